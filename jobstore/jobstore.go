@@ -1,0 +1,207 @@
+// Package jobstore holds the JobStore contract that every aebench backend
+// implements and every harness component drives: the Store interface, the job
+// record, leases, options, capabilities and the sentinel errors that name
+// contract outcomes.
+//
+// The contract is at-least-once: a claimed job is protected by a lease (a
+// random token and a deadline on the store's clock). A worker extends the lease
+// while it works (Extend), then Complete or Fail it. Any call that presents a
+// lease whose token no longer matches the job record (because Recover or
+// another claimer took the job over) gets ErrLeaseLost and changes nothing:
+// that is the fencing the seed designs lacked.
+//
+// Every time decision (is a job due, has a lease expired, when does a retry
+// run) uses Options.Clock, passed into Redis scripts as an argument and never
+// read from Redis TIME, so tests and simulations can run on a controlled clock.
+// Times are kept with millisecond precision.
+package jobstore
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+)
+
+// Status is a job's state. The numbers are AsyncEndpoints' JobStatus values.
+type Status int
+
+// Job states, as AsyncEndpoints numbers them.
+const (
+	StatusQueued     Status = 100 // due now (or at RunAt) and never failed
+	StatusScheduled  Status = 200 // waiting for a retry after a failure or recovery
+	StatusInProgress Status = 300 // claimed under a lease
+	StatusCompleted  Status = 400
+	StatusFailed     Status = 500 // dead-lettered: retries exhausted
+	StatusCanceled   Status = 600
+)
+
+func (s Status) String() string {
+	switch s {
+	case StatusQueued:
+		return "Queued"
+	case StatusScheduled:
+		return "Scheduled"
+	case StatusInProgress:
+		return "InProgress"
+	case StatusCompleted:
+		return "Completed"
+	case StatusFailed:
+		return "Failed"
+	case StatusCanceled:
+		return "Canceled"
+	}
+	return "Status(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Job is a job record: the fields of seed 001 (AsyncEndpoints' Job) plus
+// RunAt, the lease token and the lease deadline. Zero times mean "not set".
+type Job struct {
+	ID          string
+	Name        string
+	Status      Status
+	Headers     map[string][]string
+	RouteParams map[string]string
+	QueryParams map[string][]string
+	Payload     []byte
+	Result      []byte
+	Error       string
+	RetryCount  int
+	MaxRetries  int
+	// RetryDelayUntil is when a retried job may run again; it equals RunAt
+	// after a Fail that schedules a retry.
+	RetryDelayUntil time.Time
+	WorkerID        string
+	CreatedAt       time.Time
+	StartedAt       time.Time
+	CompletedAt     time.Time
+	LastUpdatedAt   time.Time
+	// RunAt is the earliest time the job may be claimed.
+	RunAt time.Time
+	// LeaseToken is the token of the current (or last) claim.
+	LeaseToken string
+	// LeaseDeadline is the deadline of the current claim on the store's clock.
+	LeaseDeadline time.Time
+}
+
+// NewJob is what a producer enqueues.
+type NewJob struct {
+	// ID must be non-empty and unique within the queue; a duplicate of a job
+	// still in the store is rejected with ErrDuplicateID.
+	ID      string
+	Name    string
+	Payload []byte
+	// RunAt is the earliest time the job may start; zero means now.
+	RunAt       time.Time
+	MaxRetries  int
+	Headers     map[string][]string
+	RouteParams map[string]string
+	QueryParams map[string][]string
+}
+
+// Lease is a worker's claim on one job. It is a value: Extend returns a new one.
+type Lease struct {
+	JobID    string
+	Token    string
+	Deadline time.Time
+}
+
+// Claimed is a job handed to a worker together with its lease.
+type Claimed struct {
+	Job   Job
+	Lease Lease
+}
+
+// ClaimRequest asks for up to Max due jobs.
+type ClaimRequest struct {
+	// WorkerID is recorded in each claimed job's record.
+	WorkerID string
+	// Max is the most jobs to return; it must be > 0.
+	Max int
+	// Lease is how long the claim holds before Recover may take the job back; it must be > 0.
+	Lease time.Duration
+	// Wait is how long to wait for work when none is due: 0 returns at once.
+	// Backends with CapBlockingClaim block in Redis; others poll every
+	// Options.PollInterval. A context deadline shorter than Wait wins.
+	Wait time.Duration
+}
+
+// FailResult says what Fail did with a job.
+type FailResult struct {
+	// Status is StatusScheduled (a retry is due at RunAt) or StatusFailed (dead-lettered).
+	Status Status
+	RunAt  time.Time
+}
+
+// RecoverResult lists the jobs one Recover call took back from expired leases.
+type RecoverResult struct {
+	// Requeued are due again, each with RetryCount+1.
+	Requeued []string
+	// DeadLettered had no retries left.
+	DeadLettered []string
+}
+
+// Stats counts a queue's jobs. Due and Delayed count jobs waiting to run
+// (RunAt <= now and RunAt > now on the store's clock); a backend that keeps
+// delayed jobs out of sight (see each backend's package doc) says how it counts.
+type Stats struct {
+	Due        int64
+	Delayed    int64
+	InProgress int64
+	Dead       int64
+	// Completed counts completions since the queue was created; records
+	// themselves expire after Options.Retention.
+	Completed int64
+}
+
+// Store is the JobStore contract. All methods are safe for concurrent use.
+type Store interface {
+	// Enqueue stores jobs atomically: all of them, or none when any is invalid
+	// or a duplicate (ErrDuplicateID, ErrInvalid).
+	Enqueue(ctx context.Context, jobs ...NewJob) error
+	// Claim takes up to req.Max due jobs, oldest RunAt first (FIFO among equal
+	// RunAt), each under a fresh lease. It returns an empty slice, not an
+	// error, when no job became due within req.Wait.
+	Claim(ctx context.Context, req ClaimRequest) ([]Claimed, error)
+	// Extend moves a lease's deadline to now+d (a heartbeat).
+	Extend(ctx context.Context, l Lease, d time.Duration) (Lease, error)
+	// Complete marks a job Completed with its result; the record then expires
+	// after Options.Retention.
+	Complete(ctx context.Context, l Lease, result []byte) error
+	// Fail records reason and either schedules a retry with backoff (while
+	// RetryCount < MaxRetries; RetryCount is incremented) or dead-letters the job.
+	Fail(ctx context.Context, l Lease, reason string) (FailResult, error)
+	// Recover takes back up to max jobs whose lease deadline has passed:
+	// each becomes due now with RetryCount+1, or is dead-lettered when its
+	// retries are spent. Any number of recoverers may run at once; each stuck
+	// job is recovered by exactly one of them.
+	Recover(ctx context.Context, max int) (RecoverResult, error)
+	// Get returns a job's record, or ErrNotFound.
+	Get(ctx context.Context, id string) (Job, error)
+	// Cancel cancels a Queued or Scheduled job (ErrNotCancelable otherwise).
+	Cancel(ctx context.Context, id string) error
+	// Stats counts the queue's jobs.
+	Stats(ctx context.Context) (Stats, error)
+	// Capabilities declares what the strategy can and cannot do.
+	Capabilities() Capabilities
+	// Close releases what the store holds; it does not close the Redis client.
+	Close() error
+}
+
+// Mover is implemented by backends that keep delayed jobs apart from ready
+// ones and can promote them in a separate loop (a background mover). Promote
+// moves up to max jobs that are due on the store's clock and reports how many
+// it moved. Several movers may run at once: a job is promoted exactly once.
+type Mover interface {
+	Promote(ctx context.Context, max int) (int, error)
+}
+
+// Sentinel errors for contract outcomes. Backends wrap them with %w; test with errors.Is.
+var (
+	ErrNotFound      = errors.New("jobstore: job not found")
+	ErrDuplicateID   = errors.New("jobstore: duplicate job id")
+	ErrLeaseLost     = errors.New("jobstore: lease lost (job recovered or taken over)")
+	ErrNotCancelable = errors.New("jobstore: job is not queued or scheduled")
+	ErrInvalid       = errors.New("jobstore: invalid argument")
+	ErrClosed        = errors.New("jobstore: store closed")
+)

@@ -1,0 +1,150 @@
+package jobstore
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aebench/aebench/clock"
+)
+
+// Encoding selects how a job record is laid out in Redis.
+type Encoding string
+
+const (
+	// EncodingHash keeps a record as a Redis hash, one field per Job field (seed 001).
+	EncodingHash Encoding = "hash"
+	// EncodingJSON keeps a record as one JSON string (what seed 001 replaced).
+	// Payloads must then be valid UTF-8.
+	EncodingJSON Encoding = "json"
+)
+
+// Backoff is the retry delay after the n-th failure: Base * 2^n, capped at
+// Max, then multiplied by a random factor in [1-Jitter, 1+Jitter].
+type Backoff struct {
+	Base   time.Duration
+	Max    time.Duration
+	Jitter float64
+}
+
+// Delay returns the un-jittered delay before retry n (n counts from 0).
+func (b Backoff) Delay(n int) time.Duration {
+	d := b.Base
+	for i := 0; i < n && d < b.Max; i++ {
+		d *= 2
+	}
+	if d > b.Max {
+		d = b.Max
+	}
+	return d
+}
+
+// Options are the settings every backend shares, in go-redis's style: the zero
+// value of each field means its documented default.
+type Options struct {
+	// Queue names the queue; its keys share the hash tag {Queue}, so one queue
+	// lives in one Cluster slot and several queues can share a Redis.
+	// Default "default". Letters, digits, '-', '_' and '.' only.
+	Queue string
+	// Encoding of job records. Default EncodingHash.
+	Encoding Encoding
+	// Clock makes every time decision. Default clock.Real{}.
+	Clock clock.Clock
+	// Retention is how long a Completed, Failed or Canceled record is kept.
+	// Default 24h.
+	Retention time.Duration
+	// MaxPayload is the largest payload Enqueue accepts, in bytes. Default 1 MiB.
+	MaxPayload int
+	// Backoff for retries after Fail. Default base 5s (seed 002), max 1h, no jitter.
+	Backoff Backoff
+	// PollInterval is how often a waiting Claim polls on backends that cannot
+	// block in Redis. Default 100ms.
+	PollInterval time.Duration
+	// Seed seeds the store's jitter; 0 takes one from the clock.
+	Seed int64
+}
+
+// WithDefaults returns o with every zero field set to its default, or an
+// ErrInvalid-wrapped error naming the field that is out of range.
+func (o Options) WithDefaults() (Options, error) {
+	if o.Queue == "" {
+		o.Queue = "default"
+	}
+	if strings.IndexFunc(o.Queue, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
+	}) >= 0 {
+		return o, fmt.Errorf("%w: Options.Queue %q: allowed are letters, digits, '-', '_' and '.'", ErrInvalid, o.Queue)
+	}
+	switch o.Encoding {
+	case "":
+		o.Encoding = EncodingHash
+	case EncodingHash, EncodingJSON:
+	default:
+		return o, fmt.Errorf("%w: Options.Encoding %q: allowed are %q and %q", ErrInvalid, o.Encoding, EncodingHash, EncodingJSON)
+	}
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	if o.Retention == 0 {
+		o.Retention = 24 * time.Hour
+	}
+	if o.Retention < time.Millisecond {
+		return o, fmt.Errorf("%w: Options.Retention %v: must be at least 1ms", ErrInvalid, o.Retention)
+	}
+	if o.MaxPayload == 0 {
+		o.MaxPayload = 1 << 20
+	}
+	if o.MaxPayload < 0 {
+		return o, fmt.Errorf("%w: Options.MaxPayload %d: must be positive", ErrInvalid, o.MaxPayload)
+	}
+	if o.Backoff.Base == 0 {
+		o.Backoff.Base = 5 * time.Second
+	}
+	if o.Backoff.Max == 0 {
+		o.Backoff.Max = time.Hour
+	}
+	if o.Backoff.Base < 0 || o.Backoff.Max < o.Backoff.Base {
+		return o, fmt.Errorf("%w: Options.Backoff base %v max %v: need 0 < base <= max", ErrInvalid, o.Backoff.Base, o.Backoff.Max)
+	}
+	if o.Backoff.Jitter < 0 || o.Backoff.Jitter >= 1 {
+		return o, fmt.Errorf("%w: Options.Backoff.Jitter %v: allowed is 0 <= jitter < 1", ErrInvalid, o.Backoff.Jitter)
+	}
+	if o.PollInterval == 0 {
+		o.PollInterval = 100 * time.Millisecond
+	}
+	if o.PollInterval < 0 {
+		return o, fmt.Errorf("%w: Options.PollInterval %v: must be positive", ErrInvalid, o.PollInterval)
+	}
+	if o.Seed == 0 {
+		o.Seed = o.Clock.Now().UnixNano()
+	}
+	return o, nil
+}
+
+// Capability names one thing a strategy can do. The conformance suite skips a
+// case whose capability a backend lacks and names it; reports list them.
+type Capability string
+
+const (
+	// CapBlockingClaim: a waiting Claim blocks in Redis and wakes when work
+	// arrives, instead of polling.
+	CapBlockingClaim Capability = "blocking-claim"
+	// CapNativeDelay: delayed jobs sit in a structure ordered by RunAt and cost
+	// nothing until due (no re-reading of not-yet-due jobs).
+	CapNativeDelay Capability = "native-delay"
+	// CapStoreClockLeases: lease expiry is judged on the store's clock alone,
+	// so Recover works under a controlled clock.
+	CapStoreClockLeases Capability = "store-clock-leases"
+	// CapStrictFIFO: jobs with equal RunAt are claimed in enqueue order.
+	CapStrictFIFO Capability = "strict-fifo"
+	// CapExactStats: Stats counts Due and Delayed exactly on the store's clock.
+	CapExactStats Capability = "exact-stats"
+	// CapMover: the backend implements Mover (a background promotion loop).
+	CapMover Capability = "mover"
+)
+
+// Capabilities is the set a backend declares.
+type Capabilities map[Capability]bool
+
+// Has reports whether c is declared.
+func (cs Capabilities) Has(c Capability) bool { return cs[c] }

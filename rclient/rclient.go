@@ -1,0 +1,101 @@
+// Package rclient holds the one narrow interface through which backends reach
+// Redis, and its two adapters: go-redis v9 (NewGoRedis) and rueidis
+// (NewRueidis). A store is built on either, so a number can be compared across
+// client libraries without touching backend code.
+//
+// Replies are normalised to plain Go values so backends never see a client
+// library's types:
+//
+//	nil reply          -> nil (never an error)
+//	integer            -> int64
+//	simple/bulk string -> string
+//	double             -> float64
+//	boolean            -> bool
+//	array / set        -> []any
+//	map                -> map[string]any
+//	error reply        -> error (wrapping *RedisError)
+package rclient
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"time"
+)
+
+// Command is one Redis command split so that a cluster client can route it by
+// its keys without parsing: the command is Head, then Keys, then Args, in that
+// order on the wire. All keys of one command must hash to one slot.
+type Command struct {
+	Head []string // command name and any arguments before the first key
+	Keys []string
+	Args []string
+}
+
+// Cmd builds a Command with one key: Cmd("ZADD", key, "1", "a").
+func Cmd(name, key string, args ...string) Command {
+	return Command{Head: []string{name}, Keys: []string{key}, Args: args}
+}
+
+// Result is one reply of DoMulti.
+type Result struct {
+	Val any
+	Err error
+}
+
+// Client is what a backend needs of Redis. Implementations are safe for
+// concurrent use.
+type Client interface {
+	// Do runs one non-blocking command.
+	Do(ctx context.Context, c Command) (any, error)
+	// DoBlocking runs a command that may block in Redis (XREADGROUP BLOCK,
+	// BZPOPMIN...) on a connection of its own, so it never stalls pipelined
+	// traffic. The context bounds the wait.
+	DoBlocking(ctx context.Context, c Command) (any, error)
+	// DoMulti sends commands in one round trip where the topology allows
+	// (on a cluster, commands are grouped per node) and returns one Result
+	// per command, in order.
+	DoMulti(ctx context.Context, cs ...Command) []Result
+	// Run runs a script by EVALSHA, falling back to EVAL when the server does
+	// not have it (a restarted Redis, a new cluster node). All keys must hash to one slot.
+	Run(ctx context.Context, s *Script, keys []string, args []string) (any, error)
+	// Load loads s on every master, so later Runs need no fallback.
+	Load(ctx context.Context, s *Script) error
+	// Name is the client library: "go-redis" or "rueidis".
+	Name() string
+	// Close closes the connections the adapter opened.
+	Close() error
+}
+
+// Script is a Lua script with its SHA1, computed once.
+type Script struct {
+	Name string // for errors and reports
+	Src  string
+	SHA  string
+}
+
+// NewScript computes src's SHA1.
+func NewScript(name, src string) *Script {
+	sum := sha1.Sum([]byte(src))
+	return &Script{Name: name, Src: src, SHA: hex.EncodeToString(sum[:])}
+}
+
+// RedisError is an error reply from Redis (as opposed to a network error).
+type RedisError struct{ Msg string }
+
+func (e *RedisError) Error() string { return "redis: " + e.Msg }
+
+// Options configure an adapter.
+type Options struct {
+	// Addrs are host:port of one server, or of any cluster nodes when Cluster is set.
+	Addrs   []string
+	Cluster bool
+	// Password and DB (DB ignored on a cluster).
+	Password string
+	DB       int
+	// DialTimeout bounds connecting; default 2s. Every call is also
+	// bounded by its context deadline.
+	DialTimeout time.Duration
+	// PoolSize is connections per node for go-redis; 0 = the library's default.
+	PoolSize int
+}
