@@ -29,7 +29,7 @@ type Status int
 // Job states, as AsyncEndpoints numbers them.
 const (
 	StatusQueued     Status = 100 // due now (or at RunAt) and never failed
-	StatusScheduled  Status = 200 // waiting for a retry after a failure or recovery
+	StatusScheduled  Status = 200 // a retry (after Fail or Recover), due at RunAt
 	StatusInProgress Status = 300 // claimed under a lease
 	StatusCompleted  Status = 400
 	StatusFailed     Status = 500 // dead-lettered: retries exhausted
@@ -82,6 +82,9 @@ type Job struct {
 	LeaseToken string
 	// LeaseDeadline is the deadline of the current claim on the store's clock.
 	LeaseDeadline time.Time
+	// Ref is the backend's own handle on the job in its index (a ZSET member,
+	// a stream entry id, a bucket key); opaque outside the backend.
+	Ref string
 }
 
 // NewJob is what a producer enqueues.
