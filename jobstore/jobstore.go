@@ -14,6 +14,23 @@
 // run) uses Options.Clock, passed into Redis scripts as an argument and never
 // read from Redis TIME, so tests and simulations can run on a controlled clock.
 // Times are kept with millisecond precision.
+//
+// Rules every backend follows, and the conformance suite checks:
+//   - Fencing is by token alone: a lease past its deadline that no Recover has
+//     taken yet still completes (nobody else holds the job), as in asynq.
+//   - Fail with RetryCount < MaxRetries schedules a retry at
+//     now + Backoff.Delay(RetryCount) (jittered), Status Scheduled,
+//     RetryCount+1; otherwise the job is dead-lettered (Status Failed).
+//     MaxRetries 3 thus allows 4 runs in all.
+//   - Recover treats an expired lease like a failure with no delay: the job is
+//     Scheduled and due at once with RetryCount+1, or dead-lettered with Error
+//     "lease expired" when its retries are spent.
+//   - A backend that implements Mover may leave due jobs unclaimable until
+//     Promote runs; callers that drive such a store run the mover (the
+//     harness in a loop, the conformance suite before each claim).
+//   - Bad input (empty id, negative MaxRetries, Max or Lease <= 0, a payload
+//     over Options.MaxPayload) is rejected with an error wrapping ErrInvalid
+//     that names the field and what is allowed.
 package jobstore
 
 import (
