@@ -124,6 +124,9 @@ type Lease struct {
 	JobID    string
 	Token    string
 	Deadline time.Time
+	// Attempt is the job's RetryCount when it was claimed; Fail derives the
+	// retry's backoff from it.
+	Attempt int
 }
 
 // Claimed is a job handed to a worker together with its lease.

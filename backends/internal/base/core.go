@@ -1,0 +1,290 @@
+package base
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	mrand "math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/rclient"
+)
+
+// MaxClaim is the largest ClaimRequest.Max a store accepts: one claim is one
+// script call, and a larger batch would hold Redis for too long.
+const MaxClaim = 1000
+
+// MaxEnqueue is the largest batch one Enqueue call accepts, for the same reason.
+const MaxEnqueue = 1000
+
+// Core is the part of a store every backend shares: the client, the options,
+// the key namer, the loaded scripts, lease tokens and backoff jitter.
+type Core struct {
+	C       rclient.Client
+	Opts    jobstore.Options
+	Keys    Keys
+	Scripts Scripts
+
+	tokenPrefix string
+	tokenSeq    atomic.Uint64
+	mu          sync.Mutex
+	rng         *mrand.Rand
+	closed      atomic.Bool
+}
+
+// NewCore validates o, fills its defaults and loads the backend's scripts.
+func NewCore(ctx context.Context, c rclient.Client, o jobstore.Options, scripts func(jobstore.Encoding) (Scripts, error)) (*Core, error) {
+	if c == nil {
+		return nil, fmt.Errorf("%w: nil Redis client", jobstore.ErrInvalid)
+	}
+	o, err := o.WithDefaults()
+	if err != nil {
+		return nil, err
+	}
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, fmt.Errorf("lease token prefix: %w", err)
+	}
+	core := &Core{C: c, Opts: o, Keys: NewKeys(o.Queue), tokenPrefix: hex.EncodeToString(b[:]),
+		rng: mrand.New(mrand.NewPCG(uint64(o.Seed), 0x9e3779b97f4a7c15))}
+	if core.Scripts, err = scripts(o.Encoding); err != nil {
+		return nil, err
+	}
+	return core, nil
+}
+
+// Close marks the core closed; later calls get jobstore.ErrClosed.
+func (c *Core) Close() error {
+	c.closed.Store(true)
+	return nil
+}
+
+// Check returns ErrClosed after Close.
+func (c *Core) Check() error {
+	if c.closed.Load() {
+		return jobstore.ErrClosed
+	}
+	return nil
+}
+
+// Now is the store's clock.
+func (c *Core) Now() time.Time { return c.Opts.Clock.Now() }
+
+// Ms formats t as Unix milliseconds, the unit every script takes.
+func Ms(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
+
+// TokenBase returns a prefix unique to one claim call; the scripts append
+// ".<n>" for the n-th job of the batch.
+func (c *Core) TokenBase() string {
+	return c.tokenPrefix + "-" + strconv.FormatUint(c.tokenSeq.Add(1), 36)
+}
+
+// RetryAt is when a job that failed on its attempt-th retry runs again:
+// now + Backoff.Delay(attempt), times a factor drawn uniformly from
+// [1-Jitter, 1+Jitter] with the store's seeded generator.
+func (c *Core) RetryAt(now time.Time, attempt int) time.Time {
+	d := c.Opts.Backoff.Delay(attempt)
+	if j := c.Opts.Backoff.Jitter; j > 0 {
+		c.mu.Lock()
+		f := 1 - j + 2*j*c.rng.Float64()
+		c.mu.Unlock()
+		d = time.Duration(math.Round(float64(d) * f))
+	}
+	return now.Add(d)
+}
+
+// Run runs a named script and maps its error replies to sentinel errors.
+func (c *Core) Run(ctx context.Context, name string, keys, args []string) (any, error) {
+	s, ok := c.Scripts[name]
+	if !ok {
+		return nil, fmt.Errorf("no script %q", name)
+	}
+	v, err := c.C.Run(ctx, s, keys, args)
+	if err != nil {
+		return nil, MapError(name, err)
+	}
+	return v, nil
+}
+
+// MapError turns the AE_* error replies of lib.lua into jobstore's sentinel
+// errors (wrapped with the reply's detail); other errors are wrapped as they are.
+func MapError(op string, err error) error {
+	var re *rclient.RedisError
+	if errors.As(err, &re) {
+		for _, m := range []struct {
+			code string
+			err  error
+		}{{"AE_LEASE_LOST", jobstore.ErrLeaseLost}, {"AE_NOT_FOUND", jobstore.ErrNotFound},
+			{"AE_DUPLICATE", jobstore.ErrDuplicateID}, {"AE_NOT_CANCELABLE", jobstore.ErrNotCancelable}} {
+			if i := strings.Index(re.Msg, m.code); i >= 0 {
+				detail := strings.TrimSpace(re.Msg[i+len(m.code):])
+				return fmt.Errorf("%w: %s", m.err, detail)
+			}
+		}
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// EnqueueArgs validates jobs and lays them out as lib.lua's read_new_jobs
+// expects: ARGV n, then per job id, runAt, npairs, pairs. It returns the
+// record keys (one per job, in order) and the argument list.
+func (c *Core) EnqueueArgs(now time.Time, jobs []jobstore.NewJob) (keys, args []string, runAts []time.Time, err error) {
+	if len(jobs) == 0 {
+		return nil, nil, nil, fmt.Errorf("%w: Enqueue: no jobs", jobstore.ErrInvalid)
+	}
+	if len(jobs) > MaxEnqueue {
+		return nil, nil, nil, fmt.Errorf("%w: Enqueue: %d jobs in one call, at most %d allowed", jobstore.ErrInvalid, len(jobs), MaxEnqueue)
+	}
+	args = append(make([]string, 0, 1+len(jobs)*24), strconv.Itoa(len(jobs)))
+	for _, j := range jobs {
+		if err := c.validateJob(j); err != nil {
+			return nil, nil, nil, err
+		}
+		runAt := j.RunAt
+		if runAt.IsZero() || runAt.Before(now) {
+			runAt = now
+		}
+		runAt = runAt.Truncate(time.Millisecond)
+		pairs, err := NewRecordPairs(j, runAt, now)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		keys = append(keys, c.Keys.Job(j.ID))
+		runAts = append(runAts, runAt)
+		args = append(args, j.ID, Ms(runAt), strconv.Itoa(len(pairs)/2))
+		args = append(args, pairs...)
+	}
+	return keys, args, runAts, nil
+}
+
+func (c *Core) validateJob(j jobstore.NewJob) error {
+	switch {
+	case j.ID == "":
+		return fmt.Errorf("%w: NewJob.ID: must not be empty", jobstore.ErrInvalid)
+	case strings.ContainsAny(j.ID, "{}|"):
+		return fmt.Errorf("%w: NewJob.ID %q: must not contain '{', '}' or '|'", jobstore.ErrInvalid, j.ID)
+	case j.MaxRetries < 0:
+		return fmt.Errorf("%w: NewJob.MaxRetries %d for job %q: must be >= 0", jobstore.ErrInvalid, j.MaxRetries, j.ID)
+	case len(j.Payload) > c.Opts.MaxPayload:
+		return fmt.Errorf("%w: NewJob.Payload of job %q is %d bytes: at most Options.MaxPayload = %d allowed", jobstore.ErrInvalid, j.ID, len(j.Payload), c.Opts.MaxPayload)
+	case c.Opts.Encoding == jobstore.EncodingJSON && !utf8.Valid(j.Payload):
+		return fmt.Errorf("%w: NewJob.Payload of job %q: the json encoding takes UTF-8 payloads only", jobstore.ErrInvalid, j.ID)
+	}
+	return nil
+}
+
+// ValidateClaim checks a ClaimRequest.
+func ValidateClaim(r jobstore.ClaimRequest) error {
+	switch {
+	case r.Max <= 0 || r.Max > MaxClaim:
+		return fmt.Errorf("%w: ClaimRequest.Max %d: allowed is 1 to %d", jobstore.ErrInvalid, r.Max, MaxClaim)
+	case r.Lease <= 0:
+		return fmt.Errorf("%w: ClaimRequest.Lease %v: must be positive", jobstore.ErrInvalid, r.Lease)
+	case r.Wait < 0:
+		return fmt.Errorf("%w: ClaimRequest.Wait %v: must be >= 0", jobstore.ErrInvalid, r.Wait)
+	}
+	return nil
+}
+
+// ValidateLease checks a Lease presented to Extend, Complete or Fail.
+func ValidateLease(l jobstore.Lease) error {
+	if l.JobID == "" || l.Token == "" {
+		return fmt.Errorf("%w: Lease: JobID and Token must be set (use the Lease Claim returned)", jobstore.ErrInvalid)
+	}
+	return nil
+}
+
+// DecodeClaimed turns the list of records an activating script returned into
+// claimed jobs with their leases.
+func DecodeClaimed(v any) ([]jobstore.Claimed, error) {
+	arr, _ := v.([]any)
+	out := make([]jobstore.Claimed, 0, len(arr))
+	for _, r := range arr {
+		j, err := DecodeRecord(r)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, jobstore.Claimed{Job: j, Lease: jobstore.Lease{
+			JobID: j.ID, Token: j.LeaseToken, Deadline: j.LeaseDeadline, Attempt: j.RetryCount}})
+	}
+	return out, nil
+}
+
+// Get reads one record.
+func (c *Core) Get(ctx context.Context, id string) (jobstore.Job, error) {
+	if id == "" {
+		return jobstore.Job{}, fmt.Errorf("%w: Get: id must not be empty", jobstore.ErrInvalid)
+	}
+	if err := c.Check(); err != nil {
+		return jobstore.Job{}, err
+	}
+	cmd := rclient.Cmd("HGETALL", c.Keys.Job(id))
+	if c.Opts.Encoding == jobstore.EncodingJSON {
+		cmd = rclient.Cmd("GET", c.Keys.Job(id))
+	}
+	v, err := c.C.Do(ctx, cmd)
+	if err != nil {
+		return jobstore.Job{}, fmt.Errorf("get %q: %w", id, err)
+	}
+	j, err := DecodeRecord(v)
+	if errors.Is(err, jobstore.ErrNotFound) {
+		return j, fmt.Errorf("%w: %q", jobstore.ErrNotFound, id)
+	}
+	return j, err
+}
+
+// PollClaim calls try until it returns work, the wait runs out or ctx ends,
+// sleeping Options.PollInterval between tries: the claim-wait of backends
+// that cannot block in Redis.
+func (c *Core) PollClaim(ctx context.Context, wait time.Duration, try func() ([]jobstore.Claimed, error)) ([]jobstore.Claimed, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		got, err := try()
+		if err != nil || len(got) > 0 {
+			return got, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, nil
+		}
+		t := time.NewTimer(min(left, c.Opts.PollInterval))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, nil
+		case <-t.C:
+		}
+	}
+}
+
+// Int reads an integer reply.
+func Int(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case string:
+		i, _ := strconv.ParseInt(n, 10, 64)
+		return i
+	}
+	return 0
+}
+
+// Strings reads an array reply of strings.
+func Strings(v any) []string {
+	arr, _ := v.([]any)
+	out := make([]string, 0, len(arr))
+	for _, x := range arr {
+		s, _ := x.(string)
+		out = append(out, s)
+	}
+	return out
+}

@@ -1,0 +1,169 @@
+-- Shared by every backend's scripts. The store prepends the record prelude of
+-- its encoding (rec_hash.lua or rec_json.lua), then this file, then the
+-- script's own body. Times are Unix milliseconds from the store's clock,
+-- passed in ARGV; nothing here reads Redis TIME.
+
+local ST_QUEUED, ST_SCHEDULED, ST_INPROGRESS = '100', '200', '300'
+local ST_COMPLETED, ST_FAILED, ST_CANCELED = '400', '500', '600'
+
+-- Error replies the Go side maps to jobstore's sentinel errors.
+local function err_lease_lost(id) return redis.error_reply('AE_LEASE_LOST ' .. id) end
+local function err_not_found(id) return redis.error_reply('AE_NOT_FOUND ' .. id) end
+local function err_duplicate(id) return redis.error_reply('AE_DUPLICATE ' .. id) end
+local function err_not_cancelable(id, st) return redis.error_reply('AE_NOT_CANCELABLE ' .. id .. ' status ' .. tostring(st)) end
+
+-- read_new_jobs parses the enqueue layout that base.EnqueueArgs writes, from
+-- ARGV[at]: n, then per job: id, runAt, npairs, then npairs field/value
+-- pairs. Job i's record key is KEYS[first_key + i - 1]. It fails the whole
+-- call, before any write, when a job already exists or repeats in the batch.
+local function read_new_jobs(at, first_key)
+  local n = tonumber(ARGV[at])
+  local jobs, seen = {}, {}
+  at = at + 1
+  for i = 1, n do
+    local id, run_at, np = ARGV[at], tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2])
+    local key = KEYS[first_key + i - 1]
+    if seen[id] or rec_exists(key) then return nil, err_duplicate(id) end
+    seen[id] = true
+    local pairs = {}
+    for j = 1, np * 2 do pairs[j] = ARGV[at + 2 + j] end
+    jobs[i] = { id = id, run_at = run_at, key = key, pairs = pairs }
+    at = at + 3 + np * 2
+  end
+  return jobs
+end
+
+-- create_job writes a new record: the producer's fields plus Status Queued
+-- and the backend's Ref (its handle on the job in its own index).
+local function create_job(job, ref)
+  local p = job.pairs
+  p[#p + 1] = 'Status'; p[#p + 1] = ST_QUEUED
+  p[#p + 1] = 'Ref'; p[#p + 1] = ref
+  rec_create(job.key, p)
+end
+
+-- Leases. The active index (a ZSET scored by lease deadline) holds one member
+-- "<id>|<token>" per claim. A lease is held exactly while its member is
+-- there, so every fenced write checks one ZSCORE, and Recover takes a job
+-- back by removing the member: whoever removes it wins, once.
+local function lease_member(id, token) return id .. '|' .. token end
+
+local function lease_split(member)
+  local i = member:match('^.*()|')
+  return member:sub(1, i - 1), member:sub(i + 1)
+end
+
+local function lease_held(active, id, token)
+  return redis.call('ZSCORE', active, lease_member(id, token)) ~= false
+end
+
+local function lease_grant(active, id, token, deadline)
+  redis.call('ZADD', active, deadline, lease_member(id, token))
+end
+
+local function lease_release(active, id, token)
+  return redis.call('ZREM', active, lease_member(id, token)) == 1
+end
+
+local function is_waiting(status)
+  return status == ST_QUEUED or status == ST_SCHEDULED
+end
+
+-- activate puts a record under a lease it already holds and returns the
+-- record; a record that is gone or no longer waiting (canceled meanwhile)
+-- gives up the lease and returns nil.
+local function activate(active, key, id, token, worker, now, deadline)
+  local st = rec_get(key, 'Status')[1]
+  if not is_waiting(st) then
+    lease_release(active, id, token)
+    return nil
+  end
+  rec_set(key, 'Status', ST_INPROGRESS, 'WorkerId', worker, 'StartedAt', now,
+    'LastUpdatedAt', now, 'LeaseToken', token, 'LeaseDeadline', deadline)
+  return rec_read(key)
+end
+
+-- extend_lease moves a held lease's deadline (a heartbeat).
+local function extend_lease(active, key, id, token, now, deadline)
+  if not lease_held(active, id, token) then return err_lease_lost(id) end
+  redis.call('ZADD', active, 'XX', deadline, lease_member(id, token))
+  rec_set(key, 'LeaseDeadline', deadline, 'LastUpdatedAt', now)
+  return deadline
+end
+
+-- complete_job finishes a held lease: Completed, result kept for retention_ms.
+local function complete_job(active, completed, key, id, token, now, result, retention_ms)
+  if not lease_release(active, id, token) then return err_lease_lost(id) end
+  rec_set(key, 'Status', ST_COMPLETED, 'Result', result, 'CompletedAt', now, 'LastUpdatedAt', now)
+  redis.call('PEXPIRE', key, retention_ms)
+  redis.call('INCR', completed)
+  return 1
+end
+
+-- retry_or_dead records a failure (from Fail, or an expired lease found by
+-- Recover) and decides: while RetryCount < MaxRetries the job is Scheduled at
+-- run_at with RetryCount+1 and the function returns true, so the caller puts
+-- it back in its index; otherwise the job is dead-lettered (Failed, in the
+-- dead ZSET, record kept for retention_ms) and it returns false.
+local function retry_or_dead(dead, key, id, now, reason, run_at, retention_ms)
+  local f = rec_get(key, 'RetryCount', 'MaxRetries')
+  local rc, max = tonumber(f[1]) or 0, tonumber(f[2]) or 0
+  if rc < max then
+    rec_set(key, 'Status', ST_SCHEDULED, 'RetryCount', tostring(rc + 1), 'Error', reason,
+      'RunAt', run_at, 'RetryDelayUntil', run_at, 'LastUpdatedAt', now)
+    return true
+  end
+  rec_set(key, 'Status', ST_FAILED, 'Error', reason, 'CompletedAt', now, 'LastUpdatedAt', now)
+  redis.call('ZADD', dead, now, id)
+  redis.call('PEXPIRE', key, retention_ms)
+  return false
+end
+
+-- cancel_job cancels a waiting record and returns its Ref so the caller can
+-- take it out of its index, or an error reply.
+local function cancel_job(key, id, now, retention_ms)
+  local f = rec_get(key, 'Status', 'Ref')
+  if not f[1] then return nil, err_not_found(id) end
+  if not is_waiting(f[1]) then return nil, err_not_cancelable(id, f[1]) end
+  rec_set(key, 'Status', ST_CANCELED, 'CompletedAt', now, 'LastUpdatedAt', now)
+  redis.call('PEXPIRE', key, retention_ms)
+  return f[2]
+end
+
+-- fail_job is Fail for every backend: the lease must be held; the job is
+-- then retried at run_at (place(key, id, run_at) puts it back in the
+-- backend's index) or dead-lettered. Returns {status, run_at}.
+local function fail_job(active, dead, key, id, token, now, reason, run_at, retention_ms, place)
+  if not lease_release(active, id, token) then return err_lease_lost(id) end
+  if retry_or_dead(dead, key, id, now, reason, run_at, retention_ms) then
+    place(key, id, run_at)
+    return { tonumber(ST_SCHEDULED), run_at }
+  end
+  return { tonumber(ST_FAILED), now }
+end
+
+-- recover_leases is Recover for every backend. ARGV[at..] are lease members
+-- the caller read from the active index as expired; job i's record is
+-- KEYS[first_key + i - 1]. A member still in the index with a deadline at or
+-- before now is taken (ZREM decides the one winner among recoverers), and
+-- its job retried at once or dead-lettered. Returns {requeued, dead} ids.
+local function recover_leases(active, dead, first_key, at, now, retention_ms, place)
+  local requeued, dead_ids = {}, {}
+  for i = at, #ARGV do
+    local member = ARGV[i]
+    local key = KEYS[first_key + i - at]
+    local score = redis.call('ZSCORE', active, member)
+    if score and tonumber(score) <= tonumber(now) and redis.call('ZREM', active, member) == 1 then
+      local id = lease_split(member)
+      if rec_exists(key) then
+        if retry_or_dead(dead, key, id, now, 'lease expired', now, retention_ms) then
+          place(key, id, now)
+          requeued[#requeued + 1] = id
+        else
+          dead_ids[#dead_ids + 1] = id
+        end
+      end
+    end
+  end
+  return { requeued, dead_ids }
+end

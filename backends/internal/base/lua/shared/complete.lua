@@ -1,0 +1,3 @@
+-- complete: KEYS: active index, completed counter, record.
+-- ARGV: id, token, now, result, retention ms.
+return complete_job(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])

@@ -1,0 +1,2 @@
+-- extend: a heartbeat. KEYS: active index, record. ARGV: id, token, now, deadline.
+return extend_lease(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])

@@ -1,0 +1,165 @@
+package base
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/rclient"
+)
+
+// The operations below are the same for every backend; a backend passes what
+// differs (its own script and its own keys) and keeps only the strategy.
+
+// Activate runs claim step 2 (the shared activate script) for the id/token
+// pairs a pop returned.
+func (c *Core) Activate(ctx context.Context, worker string, now, deadline time.Time, idTokens []string) ([]jobstore.Claimed, error) {
+	if len(idTokens) == 0 {
+		return nil, nil
+	}
+	keys := make([]string, 1, 1+len(idTokens)/2)
+	keys[0] = c.Keys.Active()
+	args := append(make([]string, 0, 3+len(idTokens)), Ms(now), Ms(deadline), worker)
+	for i := 0; i+1 < len(idTokens); i += 2 {
+		keys = append(keys, c.Keys.Job(idTokens[i]))
+		args = append(args, idTokens[i], idTokens[i+1])
+	}
+	v, err := c.Run(ctx, ScriptActivate, keys, args)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeClaimed(v)
+}
+
+// Extend is the heartbeat (shared extend script).
+func (c *Core) Extend(ctx context.Context, l jobstore.Lease, d time.Duration) (jobstore.Lease, error) {
+	if err := ValidateLease(l); err != nil {
+		return l, err
+	}
+	if d <= 0 {
+		return l, fmt.Errorf("%w: Extend duration %v: must be positive", jobstore.ErrInvalid, d)
+	}
+	if err := c.Check(); err != nil {
+		return l, err
+	}
+	now := c.Now()
+	deadline := now.Add(d)
+	if _, err := c.Run(ctx, ScriptExtend, []string{c.Keys.Active(), c.Keys.Job(l.JobID)},
+		[]string{l.JobID, l.Token, Ms(now), Ms(deadline)}); err != nil {
+		return l, err
+	}
+	l.Deadline = deadline.Truncate(time.Millisecond)
+	return l, nil
+}
+
+// Complete runs the shared complete script with extra keys and arguments
+// appended for a backend whose body wraps complete_job.
+func (c *Core) Complete(ctx context.Context, l jobstore.Lease, result []byte) error {
+	return c.CompleteWith(ctx, ScriptComplete, l, result, nil)
+}
+
+// CompleteWith runs script with KEYS active, completed, record, extraKeys...
+// and ARGV id, token, now, result, retention ms.
+func (c *Core) CompleteWith(ctx context.Context, script string, l jobstore.Lease, result []byte, extraKeys []string) error {
+	if err := ValidateLease(l); err != nil {
+		return err
+	}
+	if err := c.Check(); err != nil {
+		return err
+	}
+	keys := append([]string{c.Keys.Active(), c.Keys.Completed(), c.Keys.Job(l.JobID)}, extraKeys...)
+	_, err := c.Run(ctx, script, keys, []string{l.JobID, l.Token, Ms(c.Now()), string(result), c.retentionMs()})
+	return err
+}
+
+func (c *Core) retentionMs() string { return strconv.FormatInt(c.Opts.Retention.Milliseconds(), 10) }
+
+// FailWith runs a backend's fail script: KEYS active, dead, record, then
+// placeKeys(runAt) (where a retry at runAt goes); ARGV id, token, now,
+// reason, runAt, retention ms. The script calls lib.lua's fail_job.
+func (c *Core) FailWith(ctx context.Context, script string, l jobstore.Lease, reason string, placeKeys func(runAt time.Time) []string) (jobstore.FailResult, error) {
+	if err := ValidateLease(l); err != nil {
+		return jobstore.FailResult{}, err
+	}
+	if err := c.Check(); err != nil {
+		return jobstore.FailResult{}, err
+	}
+	now := c.Now()
+	runAt := c.RetryAt(now, l.Attempt).Truncate(time.Millisecond)
+	keys := append([]string{c.Keys.Active(), c.Keys.Dead(), c.Keys.Job(l.JobID)}, placeKeys(runAt)...)
+	v, err := c.Run(ctx, script, keys, []string{l.JobID, l.Token, Ms(now), reason, Ms(runAt), c.retentionMs()})
+	if err != nil {
+		return jobstore.FailResult{}, err
+	}
+	arr, _ := v.([]any)
+	if len(arr) != 2 {
+		return jobstore.FailResult{}, fmt.Errorf("fail %q: unexpected reply %v", l.JobID, v)
+	}
+	return jobstore.FailResult{Status: jobstore.Status(Int(arr[0])), RunAt: time.UnixMilli(Int(arr[1]))}, nil
+}
+
+// RecoverWith reads up to max expired lease members from the active index
+// (a plain read: the script re-checks each one), then runs a backend's
+// recover script: KEYS active, dead, placeKeys(now)..., then one record key
+// per member; ARGV now, retention ms, nPlaceKeys, members... The script
+// calls lib.lua's recover_leases.
+func (c *Core) RecoverWith(ctx context.Context, script string, max int, placeKeys []string) (jobstore.RecoverResult, error) {
+	var res jobstore.RecoverResult
+	if max <= 0 || max > MaxClaim {
+		return res, fmt.Errorf("%w: Recover max %d: allowed is 1 to %d", jobstore.ErrInvalid, max, MaxClaim)
+	}
+	if err := c.Check(); err != nil {
+		return res, err
+	}
+	now := c.Now()
+	v, err := c.C.Do(ctx, rclient.Command{Head: []string{"ZRANGE"}, Keys: []string{c.Keys.Active()},
+		Args: []string{"-inf", Ms(now), "BYSCORE", "LIMIT", "0", strconv.Itoa(max)}})
+	if err != nil {
+		return res, fmt.Errorf("recover: read expired leases: %w", err)
+	}
+	members := Strings(v)
+	if len(members) == 0 {
+		return res, nil
+	}
+	keys := append([]string{c.Keys.Active(), c.Keys.Dead()}, placeKeys...)
+	args := append(make([]string, 0, 3+len(members)), Ms(now), c.retentionMs(), strconv.Itoa(len(placeKeys)))
+	for _, m := range members {
+		id, _ := SplitLeaseMember(m)
+		keys = append(keys, c.Keys.Job(id))
+		args = append(args, m)
+	}
+	v, err = c.Run(ctx, script, keys, args)
+	if err != nil {
+		return res, err
+	}
+	arr, _ := v.([]any)
+	if len(arr) == 2 {
+		res.Requeued, res.DeadLettered = Strings(arr[0]), Strings(arr[1])
+	}
+	return res, nil
+}
+
+// SplitLeaseMember splits an active-index member "<id>|<token>".
+func SplitLeaseMember(m string) (id, token string) {
+	for i := len(m) - 1; i >= 0; i-- {
+		if m[i] == '|' {
+			return m[:i], m[i+1:]
+		}
+	}
+	return m, ""
+}
+
+// CancelWith runs a backend's cancel script: KEYS record, extraKeys...;
+// ARGV id, now, retention ms. The script calls lib.lua's cancel_job.
+func (c *Core) CancelWith(ctx context.Context, script, id string, extraKeys []string) error {
+	if id == "" {
+		return fmt.Errorf("%w: Cancel: id must not be empty", jobstore.ErrInvalid)
+	}
+	if err := c.Check(); err != nil {
+		return err
+	}
+	_, err := c.Run(ctx, script, append([]string{c.Keys.Job(id)}, extraKeys...), []string{id, Ms(c.Now()), c.retentionMs()})
+	return err
+}
