@@ -1,0 +1,86 @@
+// Package registry lists the backends by name, with the options each takes
+// beyond jobstore.Options, so the harness, the CLI and the conformance suite
+// build any of them from a name and a map of settings (as read from a
+// scenario file) without importing each backend themselves.
+package registry
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/aebench/aebench/backends/zset"
+	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/rclient"
+)
+
+// Option documents one backend-specific setting.
+type Option struct {
+	Name    string // key in the scenario's backend options
+	Allowed string // what values are allowed, for error messages and docs
+	Default string
+	Doc     string
+}
+
+// Backend is one strategy.
+type Backend struct {
+	Name    string
+	Doc     string
+	Options []Option
+	// New builds a store. extra holds the backend-specific settings by
+	// Option.Name, as strings ("1s", "claim"); an unknown key or a bad value
+	// is an error naming the key and what is allowed.
+	New func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error)
+}
+
+// All returns every backend, in a fixed order.
+func All() []Backend {
+	return []Backend{
+		{Name: "zset", Doc: "sorted set scored by RunAt; polled claim",
+			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
+				if err := CheckKeys("zset", extra, nil); err != nil {
+					return nil, err
+				}
+				return zset.New(ctx, c, o)
+			}},
+	}
+}
+
+// Lookup finds a backend by name; the error lists the names there are.
+func Lookup(name string) (Backend, error) {
+	var names []string
+	for _, b := range All() {
+		if b.Name == name {
+			return b, nil
+		}
+		names = append(names, b.Name)
+	}
+	return Backend{}, fmt.Errorf("unknown backend %q: allowed are %s", name, strings.Join(names, ", "))
+}
+
+// CheckKeys rejects keys of extra that opts does not list.
+func CheckKeys(backend string, extra map[string]string, opts []Option) error {
+	var bad []string
+	for k := range extra {
+		found := false
+		for _, o := range opts {
+			found = found || o.Name == k
+		}
+		if !found {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.Strings(bad)
+	var allowed []string
+	for _, o := range opts {
+		allowed = append(allowed, o.Name)
+	}
+	if len(allowed) == 0 {
+		return fmt.Errorf("%w: backend %s: unknown option(s) %s: it takes no options", jobstore.ErrInvalid, backend, strings.Join(bad, ", "))
+	}
+	return fmt.Errorf("%w: backend %s: unknown option(s) %s: allowed are %s", jobstore.ErrInvalid, backend, strings.Join(bad, ", "), strings.Join(allowed, ", "))
+}
