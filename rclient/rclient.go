@@ -14,6 +14,14 @@
 //	array / set        -> []any
 //	map                -> map[string]any
 //	error reply        -> error (wrapping *RedisError)
+//
+// Both adapters speak RESP3, the only protocol with maps, doubles and
+// booleans, so one command gives the same Go value from either: HGETALL a
+// map, ZRANGE WITHSCORES pairs of [member, score]. Verbatim strings and big
+// numbers become strings; an error reply nested in an array or map (a
+// script's table, an EXEC) stays in place as a *RedisError value. Network and
+// context errors are wrapped, never *RedisError; once the context deadline
+// has passed they also wrap context.DeadlineExceeded.
 package rclient
 
 import (
@@ -81,6 +89,10 @@ func NewScript(name, src string) *Script {
 }
 
 // RedisError is an error reply from Redis (as opposed to a network error).
+// Msg is the reply as Redis sent it, without the leading '-': "ERR ...",
+// "WRONGTYPE ...", "NOSCRIPT ...", or a script's redis.error_reply text
+// (Redis 7.0 puts "ERR " before a one-word one, so match codes with
+// strings.Contains or give them a message: "LEASE_LOST job 7").
 type RedisError struct{ Msg string }
 
 func (e *RedisError) Error() string { return "redis: " + e.Msg }

@@ -1,0 +1,106 @@
+package rclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Library names accepted by New and returned by Client.Name.
+const (
+	GoRedis = "go-redis"
+	Rueidis = "rueidis"
+)
+
+const (
+	defaultDialTimeout = 2 * time.Second
+	// ioTimeout bounds socket I/O of calls whose context has no deadline, so
+	// a silent server fails them instead of hanging them. It is rueidis's
+	// own default (ConnWriteTimeout = 10 x KeepAlive), given to go-redis too
+	// so that both libraries give up on a dead server after the same time.
+	ioTimeout = 10 * time.Second
+	// blockingPoolSize caps connections for DoBlocking. It is rueidis's
+	// default, given to go-redis too so that neither pool is what limits a
+	// benchmark with many blocked workers.
+	blockingPoolSize = 1024
+)
+
+// Names lists the client libraries New accepts.
+func Names() []string { return []string{GoRedis, Rueidis} }
+
+// New returns the adapter for the named client library.
+func New(name string, o Options) (Client, error) {
+	switch name {
+	case GoRedis:
+		return NewGoRedis(o)
+	case Rueidis:
+		return NewRueidis(o)
+	}
+	return nil, fmt.Errorf("rclient: unknown client library %q (allowed: %s)",
+		name, strings.Join(Names(), ", "))
+}
+
+func (o Options) dialTimeout() time.Duration {
+	if o.DialTimeout > 0 {
+		return o.DialTimeout
+	}
+	return defaultDialTimeout
+}
+
+func (o Options) check(lib string) error {
+	if len(o.Addrs) == 0 {
+		return fmt.Errorf("rclient: %s: no address", lib)
+	}
+	if !o.Cluster && len(o.Addrs) > 1 {
+		return fmt.Errorf("rclient: %s: %d addresses for a standalone server; set Cluster or pass one",
+			lib, len(o.Addrs))
+	}
+	return nil
+}
+
+// runScript is Client.Run for both adapters: do is the adapter's Do.
+func runScript(ctx context.Context, do func(context.Context, Command) (any, error),
+	s *Script, keys, args []string) (any, error) {
+	n := strconv.Itoa(len(keys))
+	v, err := do(ctx, Command{Head: []string{"EVALSHA", s.SHA, n}, Keys: keys, Args: args})
+	if err == nil {
+		return v, nil
+	}
+	var re *RedisError
+	if !errors.As(err, &re) {
+		return nil, fmt.Errorf("script %s: %w", s.Name, err)
+	}
+	if !strings.HasPrefix(re.Msg, "NOSCRIPT") {
+		return nil, err
+	}
+	// EVAL also caches the script on that server, so the next EVALSHA hits.
+	v, err = do(ctx, Command{Head: []string{"EVAL", s.Src, n}, Keys: keys, Args: args})
+	if err != nil && !errors.As(err, &re) {
+		return nil, fmt.Errorf("script %s: %w", s.Name, err)
+	}
+	return v, err
+}
+
+// ioError wraps a network, timeout or client error. A socket deadline taken
+// from ctx surfaces as an i/o timeout that is not context.DeadlineExceeded,
+// and may fire a moment before ctx's own timer: the context error is added
+// whenever the deadline has passed, so errors.Is works for callers.
+func ioError(ctx context.Context, lib string, c *Command, err error) error {
+	name := "command"
+	if len(c.Head) > 0 {
+		name = c.Head[0]
+	}
+	ctxErr := ctx.Err()
+	if ctxErr == nil {
+		if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+			ctxErr = context.DeadlineExceeded
+		}
+	}
+	if ctxErr != nil && !errors.Is(err, ctxErr) {
+		return fmt.Errorf("rclient: %s %s: %w: %w", lib, name, ctxErr, err)
+	}
+	return fmt.Errorf("rclient: %s %s: %w", lib, name, err)
+}

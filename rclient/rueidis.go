@@ -1,0 +1,227 @@
+package rclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+
+	"github.com/redis/rueidis"
+)
+
+type rueidisAdapter struct {
+	cluster bool
+	c       rueidis.Client
+}
+
+// NewRueidis returns a Client on github.com/redis/rueidis.
+//
+// Mode: rueidis's default auto-pipelining: concurrent Do calls to one node
+// share a connection and are written together, so one rueidis number
+// measures a pipelined client, not a pooled one. DoBlocking commands are
+// marked Blocking and take a connection of their own from rueidis's blocking
+// pool. DoMulti is rueidis's DoMulti (grouped per node on a cluster).
+//
+// Protocol: RESP3, rueidis's default, the same as the go-redis adapter.
+// Client-side caching is off (DisableCache); so are retries of read-only
+// commands (DisableRetry), to match the go-redis adapter, which does not
+// retry. Context deadlines bound every call; without one, a silent server
+// is given up on after 10s (ConnWriteTimeout).
+func NewRueidis(o Options) (Client, error) {
+	if err := o.check(Rueidis); err != nil {
+		return nil, err
+	}
+	opt := rueidis.ClientOption{
+		InitAddress:       o.Addrs,
+		Password:          o.Password,
+		Dialer:            net.Dialer{Timeout: o.dialTimeout(), KeepAlive: rueidis.DefaultTCPKeepAlive},
+		ConnWriteTimeout:  ioTimeout,
+		DisableCache:      true,
+		DisableRetry:      true,
+		ClientSetInfo:     rueidis.DisableClientSetInfo, // CLIENT SETINFO is Redis 7.2+
+		ForceSingleClient: !o.Cluster,
+		BlockingPoolSize:  blockingPoolSize,
+	}
+	if !o.Cluster {
+		opt.SelectDB = o.DB
+	}
+	c, err := rueidis.NewClient(opt)
+	if err != nil {
+		return nil, fmt.Errorf("rclient: rueidis: connect %v: %w", o.Addrs, err)
+	}
+	// With one address rueidis falls back to a single-node client when the
+	// server is not a cluster; a benchmark labelled "cluster" must not
+	// quietly run on one.
+	if o.Cluster && c.Mode() != rueidis.ClientModeCluster {
+		c.Close()
+		return nil, fmt.Errorf("rclient: rueidis: %v is not a Redis Cluster (mode %s)", o.Addrs, c.Mode())
+	}
+	return &rueidisAdapter{cluster: o.Cluster, c: c}, nil
+}
+
+func (a *rueidisAdapter) Name() string { return Rueidis }
+
+func (a *rueidisAdapter) Close() error {
+	a.c.Close()
+	return nil
+}
+
+// build turns c into a rueidis command. rueidis panics on commands it will
+// not send; checkCommand screens the known cases, and the recover keeps any
+// other one an error, as the Client contract requires.
+func (a *rueidisAdapter) build(c Command, blocking bool) (cmd rueidis.Completed, err error) {
+	if err := checkCommand(c, a.cluster); err != nil {
+		return cmd, err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("rclient: rueidis %s: %v", c.Head[0], p)
+		}
+	}()
+	b := a.c.B().Arbitrary(c.Head...).Keys(c.Keys...).Args(c.Args...)
+	if blocking {
+		return b.Blocking(), nil
+	}
+	return b.Build(), nil
+}
+
+func (a *rueidisAdapter) Do(ctx context.Context, c Command) (any, error) {
+	cmd, err := a.build(c, false)
+	if err != nil {
+		return nil, err
+	}
+	return rueidisResult(ctx, &c, a.c.Do(ctx, cmd))
+}
+
+func (a *rueidisAdapter) DoBlocking(ctx context.Context, c Command) (any, error) {
+	cmd, err := a.build(c, true)
+	if err != nil {
+		return nil, err
+	}
+	return rueidisResult(ctx, &c, a.c.Do(ctx, cmd))
+}
+
+func (a *rueidisAdapter) DoMulti(ctx context.Context, cs ...Command) []Result {
+	out := make([]Result, len(cs))
+	cmds := make([]rueidis.Completed, 0, len(cs))
+	idx := make([]int, 0, len(cs)) // cmds[j] is cs[idx[j]]
+	for i, c := range cs {
+		cmd, err := a.build(c, false)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		cmds = append(cmds, cmd)
+		idx = append(idx, i)
+	}
+	if len(cmds) == 0 {
+		return out
+	}
+	for j, r := range a.c.DoMulti(ctx, cmds...) {
+		i := idx[j]
+		out[i].Val, out[i].Err = rueidisResult(ctx, &cs[i], r)
+	}
+	return out
+}
+
+func (a *rueidisAdapter) Run(ctx context.Context, s *Script, keys, args []string) (any, error) {
+	return runScript(ctx, a.Do, s, keys, args)
+}
+
+// Load sends SCRIPT LOAD to every node rueidis knows, replicas included: a
+// replica answers it too, and a script there is ready if it is promoted.
+func (a *rueidisAdapter) Load(ctx context.Context, s *Script) error {
+	nodes := a.c.Nodes()
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	c := Command{Head: []string{"SCRIPT", "LOAD", s.Src}}
+	for addr, n := range nodes {
+		wg.Go(func() {
+			v, err := rueidisResult(ctx, &c, n.Do(ctx, n.B().Arbitrary(c.Head...).Build()))
+			if err == nil && v != s.SHA {
+				err = fmt.Errorf("server SHA %v, want %s", v, s.SHA)
+			}
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("script %s: load on %s: %w", s.Name, addr, err))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(nodes) == 0 {
+		return fmt.Errorf("script %s: rclient: rueidis knows no node", s.Name)
+	}
+	return errors.Join(errs...)
+}
+
+func rueidisResult(ctx context.Context, c *Command, r rueidis.RedisResult) (any, error) {
+	if err := r.NonRedisError(); err != nil {
+		return nil, ioError(ctx, Rueidis, c, err)
+	}
+	m, _ := r.ToMessage() // a Redis error is in m too
+	v, err := fromRueidis(&m)
+	if err != nil {
+		return nil, ioError(ctx, Rueidis, c, err)
+	}
+	if re, ok := v.(*RedisError); ok {
+		return nil, re
+	}
+	return v, nil
+}
+
+// fromRueidis converts m without rueidis's ToAny, which strips a leading
+// "ERR " from error replies; Msg must be what Redis sent. An error reply is
+// returned as a *RedisError value, so that nested ones stay in place.
+func fromRueidis(m *rueidis.RedisMessage) (any, error) {
+	switch {
+	case m.IsNil():
+		return nil, nil
+	case m.IsInt64():
+		return m.AsInt64()
+	case m.IsFloat64():
+		return m.AsFloat64()
+	case m.IsBool():
+		return m.AsBool()
+	case m.IsString():
+		return m.ToString()
+	case m.IsArray():
+		ms, err := m.ToArray()
+		if err != nil {
+			return nil, err
+		}
+		vs := make([]any, len(ms))
+		for i := range ms {
+			if vs[i], err = fromRueidis(&ms[i]); err != nil {
+				return nil, err
+			}
+		}
+		return vs, nil
+	case m.IsMap():
+		ms, err := m.ToMap()
+		if err != nil {
+			return nil, err
+		}
+		vs := make(map[string]any, len(ms))
+		for k, e := range ms {
+			if vs[k], err = fromRueidis(&e); err != nil {
+				return nil, err
+			}
+		}
+		return vs, nil
+	}
+	// Error replies, verbatim strings and big numbers: ToString gives the
+	// text as sent, and for an error reply also the (trimmed) error.
+	s, err := m.ToString()
+	if err != nil {
+		if m.Error() != nil {
+			return &RedisError{Msg: s}, nil
+		}
+		return nil, err
+	}
+	return s, nil
+}
