@@ -1,0 +1,177 @@
+package redisserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// clusterSlots is the number of hash slots of a Redis Cluster.
+const clusterSlots = 16384
+
+// spawnCluster starts o.Masters cluster-enabled servers and forms them into
+// one cluster with the slots split evenly, without redis-cli.
+func spawnCluster(ctx context.Context, o Options, path string) (*Redis, error) {
+	began := time.Now()
+	ports, err := reservePorts(o.Masters, true)
+	if err != nil {
+		return nil, err
+	}
+	r := &Redis{Mode: ModeCluster, Cluster: true}
+	fail := func(err error) (*Redis, error) {
+		return nil, errors.Join(err, r.Close())
+	}
+	for _, p := range ports {
+		n, err := newNode(o, path, p, true)
+		if err != nil {
+			return fail(err)
+		}
+		r.Nodes = append(r.Nodes, n)
+	}
+	errs := make([]error, len(r.Nodes))
+	var wg sync.WaitGroup
+	for i, n := range r.Nodes {
+		n.peers = r.Nodes
+		wg.Go(func() { errs[i] = n.startFresh(ctx) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fail(err)
+	}
+	for _, n := range r.Nodes {
+		r.Addrs = append(r.Addrs, n.Addr())
+	}
+	r.Password = r.Nodes[0].password
+	fctx, cancel := context.WithTimeout(ctx, o.StartTimeout)
+	defer cancel()
+	if err := formCluster(fctx, r.Nodes); err != nil {
+		return fail(err)
+	}
+	o.Logf("redisserver: cluster of %d masters ready in %v: %v", len(r.Nodes), time.Since(began).Round(time.Millisecond), r.Addrs)
+	return r, nil
+}
+
+// formCluster gives each fresh node a distinct config epoch and an even
+// share of the slots, introduces them to the first node, and waits until all
+// agree the cluster is ok.
+func formCluster(ctx context.Context, nodes []*Node) error {
+	clients := nodeClients(nodes)
+	defer closeClients(clients)
+	total := len(nodes)
+	for i, c := range clients {
+		addr := nodes[i].Addr()
+		if err := c.Do(ctx, "CLUSTER", "SET-CONFIG-EPOCH", i+1).Err(); err != nil {
+			return fmt.Errorf("redisserver: CLUSTER SET-CONFIG-EPOCH on %s: %w", addr, err)
+		}
+		lo, hi := i*clusterSlots/total, (i+1)*clusterSlots/total-1
+		if err := c.ClusterAddSlotsRange(ctx, lo, hi).Err(); err != nil {
+			return fmt.Errorf("redisserver: CLUSTER ADDSLOTSRANGE %d %d on %s: %w", lo, hi, addr, err)
+		}
+	}
+	for _, n := range nodes[1:] {
+		if err := clients[0].ClusterMeet(ctx, "127.0.0.1", strconv.Itoa(n.port)).Err(); err != nil {
+			return fmt.Errorf("redisserver: CLUSTER MEET %s from %s: %w", n.Addr(), nodes[0].Addr(), err)
+		}
+	}
+	return waitClusterOK(ctx, nodes)
+}
+
+// waitClusterOK polls until every node reports cluster_state:ok and its
+// CLUSTER SLOTS covers all slots with len(nodes) masters, or ctx ends.
+func waitClusterOK(ctx context.Context, nodes []*Node) error {
+	clients := nodeClients(nodes)
+	defer closeClients(clients)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var notOK error
+		for i, c := range clients {
+			if err := clusterNodeOK(ctx, c, len(nodes)); err != nil {
+				notOK = fmt.Errorf("node %s: %w", nodes[i].Addr(), err)
+				break
+			}
+		}
+		if notOK == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("redisserver: cluster not ok (%v): %w", ctx.Err(), notOK)
+		case <-tick.C:
+		}
+	}
+}
+
+// clusterNodeOK checks one node's view of the cluster.
+func clusterNodeOK(ctx context.Context, c *redis.Client, masters int) error {
+	info, err := c.ClusterInfo(ctx).Result()
+	if err != nil {
+		return err
+	}
+	if st := infoField(info, "cluster_state"); st != "ok" {
+		return fmt.Errorf("cluster_state:%s", st)
+	}
+	slots, err := c.ClusterSlots(ctx).Result()
+	if err != nil {
+		return err
+	}
+	var covered [clusterSlots]bool
+	n := 0
+	owners := map[string]bool{}
+	for _, s := range slots {
+		if len(s.Nodes) > 0 {
+			owners[s.Nodes[0].Addr] = true
+		}
+		for i := max(s.Start, 0); i <= s.End && i < clusterSlots; i++ {
+			if !covered[i] {
+				covered[i] = true
+				n++
+			}
+		}
+	}
+	if n != clusterSlots {
+		return fmt.Errorf("CLUSTER SLOTS covers %d of %d slots", n, clusterSlots)
+	}
+	if len(owners) < masters {
+		return fmt.Errorf("CLUSTER SLOTS shows %d of %d masters", len(owners), masters)
+	}
+	return nil
+}
+
+// clusterMasters lists the master addresses in CLUSTER SLOTS, in order of
+// first appearance.
+func clusterMasters(ctx context.Context, c *redis.Client) ([]string, error) {
+	slots, err := c.ClusterSlots(ctx).Result()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range slots {
+		if len(s.Nodes) == 0 || seen[s.Nodes[0].Addr] {
+			continue
+		}
+		seen[s.Nodes[0].Addr] = true
+		out = append(out, s.Nodes[0].Addr)
+	}
+	return out, nil
+}
+
+func nodeClients(nodes []*Node) []*redis.Client {
+	cs := make([]*redis.Client, len(nodes))
+	for i, n := range nodes {
+		cs[i] = newClient(n.Addr(), n.password, 0)
+	}
+	return cs
+}
+
+func closeClients(cs []*redis.Client) {
+	for _, c := range cs {
+		_ = c.Close()
+	}
+}

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package redisserver
+
+import "syscall"
+
+// sysProcAttr: without Pdeathsig, the server stays in the parent's process
+// group so at least a terminal's Ctrl-C stops it too.
+func sysProcAttr() *syscall.SysProcAttr { return nil }
