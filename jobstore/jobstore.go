@@ -111,7 +111,8 @@ type NewJob struct {
 	ID      string
 	Name    string
 	Payload []byte
-	// RunAt is the earliest time the job may start; zero means now.
+	// RunAt is the earliest time the job may start; zero means now. A past
+	// RunAt is kept as given, so a backdated job sorts before later ones.
 	RunAt       time.Time
 	MaxRetries  int
 	Headers     map[string][]string

@@ -150,7 +150,7 @@ func (c *Core) EnqueueArgs(now time.Time, jobs []jobstore.NewJob) (keys, args []
 			return nil, nil, nil, err
 		}
 		runAt := j.RunAt
-		if runAt.IsZero() || runAt.Before(now) {
+		if runAt.IsZero() {
 			runAt = now
 		}
 		runAt = runAt.Truncate(time.Millisecond)

@@ -167,3 +167,66 @@ local function recover_leases(active, dead, first_key, at, now, retention_ms, pl
   end
   return { requeued, dead_ids }
 end
+
+-- Ordered members: "<12 hex digit sequence>:<id>". Members of equal score
+-- sort by bytes, so the sequence prefix keeps jobs of equal RunAt in enqueue
+-- order in any ZSET that holds them.
+local function seq_member(n, id) return string.format('%012x', n) .. ':' .. id end
+local function seq_member_id(member) return member:sub(14) end
+
+-- pop_leases is claim step 1 on a ZSET of waiting jobs scored by RunAt whose
+-- members are "<12 hex digit sequence>:<id>" (the sequence keeps FIFO among
+-- equal scores). It takes up to max members scored at or below upto (a
+-- ZRANGE bound: '<ms>', or '(<ms>' for strictly below), oldest first, and
+-- grants each a lease in the same step, so a job is never out of both
+-- indexes and concurrent claimers never race for the head job. Returns id,
+-- token pairs for the shared activate script.
+local function pop_leases(queue, active, upto, max, deadline, token_base)
+  local out = {}
+  if max < 1 then return out end
+  local members = redis.call('ZRANGE', queue, '-inf', upto, 'BYSCORE', 'LIMIT', 0, max)
+  for i, m in ipairs(members) do
+    redis.call('ZREM', queue, m)
+    local id, token = seq_member_id(m), token_base .. '.' .. i
+    lease_grant(active, id, token, deadline)
+    out[#out + 1] = id
+    out[#out + 1] = token
+  end
+  return out
+end
+
+-- Streams (backends stream and dual). A job waiting in a stream is an entry
+-- {id = <job id>} read by the one consumer group below, and its Ref is the
+-- entry id; a job dual parks in its delayed ZSET has the member
+-- "<12 hex digit sequence>:<id>" as Ref. An entry leaves the pending entries
+-- list and the stream together (stream_drop), so XLEN minus the pending
+-- count is the number of unread entries. Base's stream.go names the group too.
+local STREAM_GROUP = 'workers'
+
+local function stream_drop(stream, ref)
+  redis.call('XACK', stream, STREAM_GROUP, ref)
+  redis.call('XDEL', stream, ref)
+end
+
+-- stream_place puts job id where it waits for run_at and returns its new
+-- Ref: with a delayed ZSET (and its sequence key), there when the job is not
+-- due or a delayed job with the same RunAt still waits to be promoted (so
+-- equal RunAt keeps FIFO); else a new entry at the stream's tail.
+local function stream_place(stream, delayed, seq, id, run_at, now)
+  if delayed and (tonumber(run_at) > tonumber(now) or
+      #redis.call('ZRANGE', delayed, run_at, run_at, 'BYSCORE', 'LIMIT', 0, 1) > 0) then
+    local member = seq_member(redis.call('INCR', seq), id)
+    redis.call('ZADD', delayed, run_at, member)
+    return member
+  end
+  return redis.call('XADD', stream, '*', 'id', id)
+end
+
+-- stream_requeue drops the stream entry a job holds (its Ref) and places the
+-- job again: a retry, a recovered lease, an orphan, a job read too early.
+local function stream_requeue(stream, delayed, seq, key, id, run_at, now)
+  stream_drop(stream, rec_get(key, 'Ref')[1])
+  local ref = stream_place(stream, delayed, seq, id, run_at, now)
+  rec_set(key, 'Ref', ref)
+  return ref
+end

@@ -1,0 +1,367 @@
+// Package bucket is the time-bucket strategy (seed 000, approach 3): a job
+// due now waits in a ready ZSET; a delayed job waits in the bucket of its
+// RunAt window (a HASH, width Config.Width, default 1s), and a mover promotes
+// the due jobs of due buckets into ready. A delayed Enqueue costs O(1) in its
+// bucket plus O(log B) in the bucket index, whatever the number of delayed
+// jobs; the price is paid when a bucket falls due, since the mover reads it
+// whole on each visit. The seed's flaws are fixed: a job whose bucket is due
+// but whose own RunAt is not stays in its bucket (the seed started the whole
+// bucket early), and one atomic script moves each job exactly once (the
+// seed read, re-added and deleted in separate commands, so two movers could
+// both promote a job and a crash could drop one).
+//
+// Keys (all under the queue's hash tag, ae:{queue}:...):
+//
+//	ready           ZSET  member -> RunAt ms: due jobs; member is "<seq 12 hex>:<id>"
+//	bucket:<start>  HASH  member -> RunAt ms: delayed jobs whose RunAt is in [start, start+width)
+//	buckets         ZSET  bucket key -> earliest RunAt it holds (a lower bound after a Cancel)
+//	bucketed        STRING number of jobs in buckets (for Stats)
+//	seq             STRING counter behind the members' sequence
+//	active          ZSET  "<id>|<token>" -> lease deadline ms (the in-progress index)
+//	dead            ZSET  id -> dead-letter time ms
+//	completed       STRING completion counter
+//	job:<id>        HASH or STRING (JSON) the job record; Ref is "<key of its place>|<member>"
+//
+// Scripts (lua/, each built on the shared library in backends/internal/base):
+//
+//	operation          script(s)                    round trips     complexity (R ready, B buckets, b a bucket's size, k batch, A active)
+//	Enqueue            enqueue                      1 per batch     O(k log R) due, O(k log B) delayed
+//	Claim, mover=claim move, [move...], activate    2; 3 when due   O(log R + k log A), plus Promote's cost when a bucket is due (at most 4 extra moves)
+//	Claim, background  move, activate               2               O(log R + k log A)
+//	Promote            ZRANGE read, move            2 per batch     O(log B + Σ b + d log d + d log R), d moved
+//	Extend             extend (shared)              1               O(log A)
+//	Complete           complete (shared)            1               O(log A)
+//	Fail               fail                         1               O(log A + log B)
+//	Recover            ZRANGE read, recover         2 per batch     O(k (log A + log R))
+//	Cancel             record read, cancel          2               O(log R) or O(1) + O(log B)
+//	Stats              ZRANGE read, stats           2               O(log B + Σ b of due buckets + log R)
+//
+// Design choices:
+//   - Deviation from the brief's guidance: the bucket index is scored by the
+//     earliest RunAt a bucket holds, not by the bucket's start. With the
+//     start, a bucket whose jobs all lie late in its window looks due for the
+//     whole window and every mover pass reads it for nothing; with the
+//     earliest RunAt a bucket is read only when at least one of its jobs is
+//     due. ZADD LT on insert and the mover's rescoring of each bucket it
+//     visits keep it exact (a Cancel may leave it early, which costs one
+//     visit and never a late job). The key still names the window's start.
+//   - Ready is a ZSET scored by RunAt, not a LIST: a job enqueued with a
+//     RunAt in the past goes straight to ready and must still be claimed
+//     before later ones (oldest RunAt first), which a LIST cannot do. Ready
+//     holds due jobs only, so R is the backlog, not the schedule.
+//   - A bucket is a HASH, as in the seed: O(1) to add to, but a visit reads
+//     it whole (HGETALL) and sorts its due jobs in Lua. A bucket that falls
+//     due with b jobs, promoted max at a time, is read b/max times: choose
+//     the width so that a bucket holds about what one Promote moves.
+//   - A retry (Fail) always goes into the bucket of its RunAt, a recovered
+//     job (due at once) straight into ready.
+//
+// Claim pops only ready jobs scored strictly below the lowest bucket score,
+// so it never overtakes a due job still in a bucket: with mover "claim" it
+// then promotes those buckets itself (one more round trip) and pops again;
+// with mover "background" it leaves them to the mover (Promote), as the
+// contract allows, and returns only what comes before them: FIFO over
+// liveness, so there claims of newer jobs wait on the mover. Pop and lease grant are one
+// script (lib.lua's pop_leases); activate is a second call because a script
+// cannot declare the record keys of jobs it has not popped yet: a crash
+// between the two leaves the job leased, and Recover brings it back.
+//
+// Capabilities: store-clock-leases, strict-fifo (the pop bound above), exact-stats
+// (Stats counts the due jobs of due buckets one by one) and mover. Not
+// native-delay: a bucket that is partly due is read whole, not-yet-due jobs
+// included, on every mover visit; the width bounds that cost. Not
+// blocking-claim: a waiting Claim polls every Options.PollInterval.
+package bucket
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aebench/aebench/backends/internal/base"
+	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/rclient"
+)
+
+//go:embed lua/*.lua
+var scripts embed.FS
+
+// Option names, as the registry passes them, and the mover modes (base's,
+// shared by every backend that has a mover).
+const (
+	OptionWidth = "width"
+	OptionMover = base.OptionMover
+	// MoverClaim: Claim promotes the due buckets that hold older jobs before popping. The default.
+	MoverClaim = base.MoverClaim
+	// MoverBackground: promotion is left to a loop calling Promote.
+	MoverBackground = base.MoverBackground
+)
+
+// DefaultWidth is the default bucket width.
+const DefaultWidth = time.Second
+
+// Claim tuning: how many due buckets one claim round promotes from, and how
+// many promote-and-pop rounds one Claim makes at most.
+const (
+	claimBuckets = 64
+	claimRounds  = 4
+	// statsTries bounds Stats' re-reads when buckets keep falling due
+	// between its two round trips.
+	statsTries = 5
+	// cancelTries bounds Cancel's re-reads of a job that keeps moving.
+	cancelTries = 5
+)
+
+// Config holds the options only this backend takes.
+type Config struct {
+	// Width of a bucket's RunAt window: at least 1ms, whole milliseconds. Zero means DefaultWidth.
+	Width time.Duration
+	// Mover is MoverClaim (the default when empty) or MoverBackground.
+	Mover string
+}
+
+// ParseConfig reads the registry's string options (keys OptionWidth and
+// OptionMover; an unknown key is the registry's to refuse).
+func ParseConfig(extra map[string]string) (Config, error) {
+	var cfg Config
+	if v, ok := extra[OptionWidth]; ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || checkWidth(d) != nil {
+			return cfg, widthError(v)
+		}
+		cfg.Width = d
+	}
+	var err error
+	cfg.Mover, err = base.MoverOption("bucket", extra)
+	return cfg, err
+}
+
+func checkWidth(d time.Duration) error {
+	if d < time.Millisecond || d%time.Millisecond != 0 {
+		return widthError(d.String())
+	}
+	return nil
+}
+
+func widthError(v string) error {
+	return fmt.Errorf("%w: backend bucket: option %s %q: allowed is a duration of at least 1ms in whole milliseconds, such as 250ms or 1s", jobstore.ErrInvalid, OptionWidth, v)
+}
+
+// Store is the time-bucket backend.
+type Store struct {
+	*base.Core
+	ready, index, bucketed, seq string
+	width                       int64 // ms
+	claimMoves                  bool
+}
+
+var (
+	_ jobstore.Store = (*Store)(nil)
+	_ jobstore.Mover = (*Store)(nil)
+)
+
+// New returns a store with the default Config. It does not own c.
+func New(ctx context.Context, c rclient.Client, o jobstore.Options) (*Store, error) {
+	return NewWith(ctx, c, o, Config{})
+}
+
+// NewWith loads the scripts and returns a store on c configured by cfg.
+func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Config) (*Store, error) {
+	claimMoves, err := base.ClaimMoves("bucket", cfg.Mover)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Width == 0 {
+		cfg.Width = DefaultWidth
+	}
+	if err := checkWidth(cfg.Width); err != nil {
+		return nil, err
+	}
+	core, err := base.NewCore(ctx, c, o, func(enc jobstore.Encoding) (base.Scripts, error) {
+		return base.ComposeScripts(ctx, c, enc, scripts, base.ScriptActivate, base.ScriptExtend, base.ScriptComplete)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bucket: %w", err)
+	}
+	k := core.Keys
+	return &Store{Core: core, ready: k.Of("ready"), index: k.Of("buckets"), bucketed: k.Of("bucketed"), seq: k.Of("seq"),
+		width: cfg.Width.Milliseconds(), claimMoves: claimMoves}, nil
+}
+
+// Capabilities: see the package doc.
+func (s *Store) Capabilities() jobstore.Capabilities {
+	return jobstore.Capabilities{jobstore.CapStoreClockLeases: true, jobstore.CapStrictFIFO: true,
+		jobstore.CapExactStats: true, jobstore.CapMover: true}
+}
+
+// bucketKey is the key of the bucket whose window holds t.
+func (s *Store) bucketKey(t time.Time) string {
+	ms := t.UnixMilli()
+	start := ms - (ms%s.width+s.width)%s.width
+	return s.Keys.Of("bucket:" + strconv.FormatInt(start, 10))
+}
+
+// Enqueue stores jobs atomically.
+func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
+	if err := s.Check(); err != nil {
+		return err
+	}
+	now := s.Now()
+	recs, args, runAts, err := s.EnqueueArgs(now, jobs)
+	if err != nil {
+		return err
+	}
+	keys := append(make([]string, 0, 4+2*len(recs)), s.ready, s.index, s.bucketed, s.seq)
+	keys = append(keys, recs...)
+	for _, t := range runAts {
+		keys = append(keys, s.bucketKey(t))
+	}
+	_, err = s.Run(ctx, "enqueue", keys, append([]string{base.Ms(now)}, args...))
+	return err
+}
+
+// moved is what one run of the move script did.
+type moved struct {
+	promoted int
+	idTokens []string // id, token pairs it leased
+	due      []string // buckets still holding due jobs, when asked
+}
+
+// move runs the move script: promote up to pmax due jobs out of buckets,
+// then lease up to popMax ready jobs, then name up to report due buckets.
+func (s *Store) move(ctx context.Context, now time.Time, buckets []string, pmax, popMax int, deadline time.Time, report int) (moved, error) {
+	keys := append([]string{s.ready, s.Keys.Active(), s.index, s.bucketed}, buckets...)
+	v, err := s.Run(ctx, "move", keys, []string{base.Ms(now), strconv.Itoa(pmax), strconv.Itoa(popMax),
+		base.Ms(deadline), s.TokenBase(), strconv.Itoa(report)})
+	if err != nil {
+		return moved{}, err
+	}
+	arr, _ := v.([]any)
+	if len(arr) != 3 {
+		return moved{}, fmt.Errorf("bucket: move: unexpected reply %v", v)
+	}
+	return moved{promoted: int(base.Int(arr[0])), idTokens: base.Strings(arr[1]), due: base.Strings(arr[2])}, nil
+}
+
+// Claim leases and activates due jobs, polling while req.Wait allows. With
+// mover "claim" it promotes the due buckets that hold older jobs first.
+func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
+	if err := base.ValidateClaim(req); err != nil {
+		return nil, err
+	}
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	report := 0
+	if s.claimMoves {
+		report = claimBuckets
+	}
+	return s.PollClaim(ctx, req.Wait, func() ([]jobstore.Claimed, error) {
+		now := s.Now()
+		deadline := now.Add(req.Lease)
+		var idTokens, buckets []string
+		for round := 0; ; round++ {
+			m, err := s.move(ctx, now, buckets, base.MaxClaim, req.Max-len(idTokens)/2, deadline, report)
+			if err != nil {
+				return nil, err
+			}
+			idTokens = append(idTokens, m.idTokens...)
+			if len(m.due) == 0 || len(idTokens)/2 >= req.Max || round == claimRounds {
+				break
+			}
+			buckets = m.due
+		}
+		return s.Activate(ctx, req.WorkerID, now, deadline, idTokens)
+	})
+}
+
+// Promote moves up to max due jobs out of their buckets into ready and
+// reports how many it moved. Movers may run concurrently: each job moves once.
+func (s *Store) Promote(ctx context.Context, max int) (int, error) {
+	if err := s.CheckPromote(max); err != nil {
+		return 0, err
+	}
+	now := s.Now()
+	buckets, err := s.dueBuckets(ctx, now, max)
+	if err != nil || len(buckets) == 0 {
+		return 0, err
+	}
+	m, err := s.move(ctx, now, buckets, max, 0, now, 0)
+	return m.promoted, err
+}
+
+// dueBuckets reads up to max (0: all) bucket keys whose score is at or
+// before now: a plain read, which the script that uses them re-checks.
+func (s *Store) dueBuckets(ctx context.Context, now time.Time, max int) ([]string, error) {
+	args := []string{"-inf", base.Ms(now), "BYSCORE"}
+	if max > 0 {
+		args = append(args, "LIMIT", "0", strconv.Itoa(max))
+	}
+	v, err := s.C.Do(ctx, rclient.Command{Head: []string{"ZRANGE"}, Keys: []string{s.index}, Args: args})
+	if err != nil {
+		return nil, fmt.Errorf("bucket: read due buckets: %w", err)
+	}
+	return base.Strings(v), nil
+}
+
+// Fail retries with backoff (into the bucket of the retry's RunAt) or dead-letters.
+func (s *Store) Fail(ctx context.Context, l jobstore.Lease, reason string) (jobstore.FailResult, error) {
+	return s.FailWith(ctx, "fail", l, reason, func(runAt time.Time) []string {
+		return []string{s.bucketKey(runAt), s.index, s.bucketed}
+	})
+}
+
+// Recover takes back jobs whose lease expired; they are due at once.
+func (s *Store) Recover(ctx context.Context, max int) (jobstore.RecoverResult, error) {
+	return s.RecoverWith(ctx, "recover", max, []string{s.ready})
+}
+
+// Cancel cancels a waiting job, taking it out of ready or its bucket. It
+// reads the record's Ref first, to declare the bucket it names.
+func (s *Store) Cancel(ctx context.Context, id string) error {
+	for range cancelTries {
+		j, err := s.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		place, _, ok := strings.Cut(j.Ref, "|")
+		if !ok || (place != s.ready && !strings.HasPrefix(place, s.Keys.Of("bucket:"))) {
+			return fmt.Errorf("bucket: cancel %q: Ref %q names no place of queue %q", id, j.Ref, s.Opts.Queue)
+		}
+		err = s.CancelWith(ctx, "cancel", id, []string{s.ready, s.index, s.bucketed, place})
+		var re *rclient.RedisError
+		if !errors.As(err, &re) || !strings.Contains(re.Msg, "AE_MOVED") {
+			return err
+		}
+	}
+	return fmt.Errorf("bucket: cancel %q: the job moved %d times while being canceled", id, cancelTries)
+}
+
+// Stats counts the queue exactly on the store clock: it reads the due
+// buckets, then counts everything in one script that declares them.
+func (s *Store) Stats(ctx context.Context) (jobstore.Stats, error) {
+	if err := s.Check(); err != nil {
+		return jobstore.Stats{}, err
+	}
+	for range statsTries {
+		now := s.Now()
+		buckets, err := s.dueBuckets(ctx, now, 0)
+		if err != nil {
+			return jobstore.Stats{}, err
+		}
+		keys := append([]string{s.ready, s.index, s.bucketed, s.Keys.Active(), s.Keys.Dead(), s.Keys.Completed()}, buckets...)
+		v, err := s.Run(ctx, "stats", keys, []string{base.Ms(now)})
+		if err != nil {
+			return jobstore.Stats{}, err
+		}
+		if arr, _ := v.([]any); len(arr) == 5 {
+			return jobstore.Stats{Due: base.Int(arr[0]), Delayed: base.Int(arr[1]), InProgress: base.Int(arr[2]),
+				Dead: base.Int(arr[3]), Completed: base.Int(arr[4])}, nil
+		}
+	}
+	return jobstore.Stats{}, fmt.Errorf("bucket: stats: buckets kept falling due while counting (%d tries)", statsTries)
+}

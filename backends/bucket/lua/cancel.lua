@@ -1,0 +1,23 @@
+-- cancel: KEYS record, ready, bucket index, bucketed-job counter, and the
+-- place the record's Ref named when Go read it. ARGV id, now, retention ms.
+-- The mover cannot rewrite records, so a Ref naming a bucket may be stale:
+-- the job is then in ready (HDEL finds nothing). A Ref naming another
+-- bucket than the declared one (the job was retried meanwhile) is answered
+-- with AE_MOVED, and Go reads the Ref again.
+local ready, place = KEYS[2], KEYS[5]
+local f = rec_get(KEYS[1], 'Status', 'Ref')
+local where, member = (f[2] or ''):match('^([^|]*)|(.+)$')
+if is_waiting(f[1]) and where ~= ready and where ~= place then
+  return redis.error_reply('AE_MOVED ' .. ARGV[1] .. ' is now in ' .. tostring(where))
+end
+local _, err = cancel_job(KEYS[1], ARGV[1], ARGV[2], ARGV[3])
+if err then return err end
+if where ~= ready and redis.call('HDEL', place, member) == 1 then
+  redis.call('DECR', KEYS[4])
+  -- An emptied bucket leaves the index; otherwise its score stays a lower
+  -- bound of its RunAts, which the next mover visit makes exact again.
+  if redis.call('EXISTS', place) == 0 then redis.call('ZREM', KEYS[3], place) end
+else
+  redis.call('ZREM', ready, member)
+end
+return 1

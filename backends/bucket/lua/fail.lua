@@ -1,0 +1,12 @@
+-- fail: KEYS active, dead, record, bucket of run_at, bucket index,
+-- bucketed-job counter. ARGV id, token, now, reason, run_at, retention ms.
+-- A retry goes into the bucket of its run_at under its old member, so it
+-- keeps its place among jobs of equal RunAt.
+return fail_job(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6],
+  function(key, id, run_at)
+    local member = rec_get(key, 'Ref')[1]:match('|(.+)$')
+    redis.call('HSET', KEYS[4], member, run_at)
+    redis.call('ZADD', KEYS[5], 'LT', run_at, KEYS[4])
+    redis.call('INCR', KEYS[6])
+    rec_set(key, 'Ref', KEYS[4] .. '|' .. member)
+  end)

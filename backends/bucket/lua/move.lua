@@ -1,0 +1,68 @@
+-- move: the mover and the claim in one script. It first promotes due jobs
+-- out of the declared buckets into ready, then pops due jobs off ready under
+-- fresh leases, then (on request) names the buckets still holding due jobs.
+-- KEYS[1] ready, KEYS[2] active index, KEYS[3] bucket index, KEYS[4]
+-- bucketed-job counter, KEYS[5..] buckets Go read from the index as due.
+-- ARGV: now, promote max, pop max, lease deadline, token base, report max.
+-- Returns { promoted, {id, token, ...}, {due bucket keys} }.
+local ready, active, index = KEYS[1], KEYS[2], KEYS[3]
+local now, pmax, max = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local rmax = tonumber(ARGV[6])
+
+-- Promote. Each declared bucket is read whole: a job whose RunAt is still
+-- ahead stays (the bucket being due does not make its jobs due). The due
+-- ones move oldest RunAt first, then by member (enqueue order); HDEL
+-- returning 1 is what makes this call the one that moves a job.
+local due, low = {}, {}
+for b = 5, #KEYS do
+  local kv = redis.call('HGETALL', KEYS[b])
+  for i = 1, #kv, 2 do
+    local at = tonumber(kv[i + 1])
+    if at <= now then
+      due[#due + 1] = { at, kv[i], b }
+    elseif not low[b] or at < low[b] then
+      low[b] = at
+    end
+  end
+end
+table.sort(due, function(x, y)
+  if x[1] ~= y[1] then return x[1] < y[1] end
+  return x[2] < y[2]
+end)
+local add = {}
+for i, d in ipairs(due) do
+  if i > pmax then
+    if not low[d[3]] or d[1] < low[d[3]] then low[d[3]] = d[1] end
+  elseif redis.call('HDEL', KEYS[d[3]], d[2]) == 1 then
+    add[#add + 1] = d[1]
+    add[#add + 1] = d[2]
+  end
+end
+if #add > 0 then
+  redis.call('ZADD', ready, unpack(add))
+  redis.call('DECRBY', KEYS[4], #add / 2)
+end
+-- Each visited bucket is rescored by the earliest RunAt it still holds, or
+-- leaves the index when empty.
+for b = 5, #KEYS do
+  if low[b] then
+    redis.call('ZADD', index, low[b], KEYS[b])
+  else
+    redis.call('ZREM', index, KEYS[b])
+  end
+end
+
+-- Pop. The index score of a bucket is never later than its earliest job, so
+-- a ready job scored strictly below the lowest score cannot overtake a job
+-- still waiting in a bucket: that keeps oldest RunAt first and FIFO among
+-- equal RunAt across the two structures.
+local upto = ARGV[1]
+local lowest = redis.call('ZRANGE', index, 0, 0, 'WITHSCORES')[2]
+if lowest and tonumber(lowest) <= now then upto = '(' .. lowest end
+local out = pop_leases(ready, active, upto, max, ARGV[4], ARGV[5])
+
+local report = {}
+if rmax > 0 and #out < 2 * max and upto ~= ARGV[1] then
+  report = redis.call('ZRANGE', index, '-inf', now, 'BYSCORE', 'LIMIT', 0, rmax)
+end
+return { #add / 2, out, report }
