@@ -91,7 +91,27 @@ func (a *rueidisAdapter) Do(ctx context.Context, c Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rueidisResult(ctx, &c, a.c.Do(ctx, cmd))
+	return rueidisResult(ctx, &c, withDeadline(ctx, func() rueidis.RedisResult { return a.c.Do(ctx, cmd) }))
+}
+
+// withDeadline returns f's result, or an error result as soon as ctx ends.
+// rueidis v1.0.79 lets a call wait for another goroutine's reconnect for up to
+// DialTimeout whatever the caller's deadline (mux.go), which breaks the
+// contract that a call against an unreachable Redis returns within its
+// context deadline. Only calls whose context can end pay for the goroutine;
+// f keeps running to its own bound and its result is dropped.
+func withDeadline(ctx context.Context, f func() rueidis.RedisResult) rueidis.RedisResult {
+	if ctx.Done() == nil {
+		return f()
+	}
+	ch := make(chan rueidis.RedisResult, 1)
+	go func() { ch <- f() }()
+	select {
+	case r := <-ch:
+		return r
+	case <-ctx.Done():
+		return rueidis.NewErrorResult(ctx.Err())
+	}
 }
 
 func (a *rueidisAdapter) DoBlocking(ctx context.Context, c Command) (any, error) {
@@ -99,7 +119,7 @@ func (a *rueidisAdapter) DoBlocking(ctx context.Context, c Command) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	return rueidisResult(ctx, &c, a.c.Do(ctx, cmd))
+	return rueidisResult(ctx, &c, withDeadline(ctx, func() rueidis.RedisResult { return a.c.Do(ctx, cmd) }))
 }
 
 func (a *rueidisAdapter) DoMulti(ctx context.Context, cs ...Command) []Result {
@@ -118,7 +138,22 @@ func (a *rueidisAdapter) DoMulti(ctx context.Context, cs ...Command) []Result {
 	if len(cmds) == 0 {
 		return out
 	}
-	for j, r := range a.c.DoMulti(ctx, cmds...) {
+	var rs []rueidis.RedisResult
+	if ctx.Done() == nil {
+		rs = a.c.DoMulti(ctx, cmds...)
+	} else {
+		ch := make(chan []rueidis.RedisResult, 1)
+		go func() { ch <- a.c.DoMulti(ctx, cmds...) }()
+		select {
+		case rs = <-ch:
+		case <-ctx.Done():
+			rs = make([]rueidis.RedisResult, len(cmds))
+			for j := range rs {
+				rs[j] = rueidis.NewErrorResult(ctx.Err())
+			}
+		}
+	}
+	for j, r := range rs {
 		i := idx[j]
 		out[i].Val, out[i].Err = rueidisResult(ctx, &cs[i], r)
 	}

@@ -1,0 +1,66 @@
+package conformance_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/aebench/aebench/backends/bucket"
+	"github.com/aebench/aebench/backends/dual"
+	"github.com/aebench/aebench/backends/stream"
+	"github.com/aebench/aebench/backends/zset"
+	"github.com/aebench/aebench/conformance"
+	"github.com/aebench/aebench/redisserver"
+)
+
+// backends are the strategies under test, one line each.
+var backends = []conformance.Backend{
+	{Name: "zset", New: conformance.Adapt(zset.New)},
+	{Name: "bucket", New: conformance.Adapt(bucket.New)},
+	{Name: "stream", New: conformance.Adapt(stream.New)},
+	{Name: "dual", New: conformance.Adapt(dual.New)},
+}
+
+var clients = []string{"go-redis", "rueidis"}
+
+// One standalone server and one 3-master cluster serve the whole test binary.
+var (
+	srvOnce         sync.Once
+	single, cluster *redisserver.Redis
+	srvErr          error
+)
+
+func targets(t *testing.T) []conformance.Target {
+	t.Helper()
+	srvOnce.Do(func() {
+		// Background: the servers must outlive this call.
+		ctx := context.Background()
+		if single, srvErr = redisserver.Start(ctx, redisserver.Options{Mode: redisserver.ModeSpawn}); srvErr != nil {
+			srvErr = fmt.Errorf("standalone: %w", srvErr)
+			return
+		}
+		if cluster, srvErr = redisserver.Start(ctx, redisserver.Options{Mode: redisserver.ModeCluster}); srvErr != nil {
+			srvErr = fmt.Errorf("cluster: %w", srvErr)
+		}
+	})
+	if srvErr != nil {
+		t.Fatalf("starting Redis: %v", srvErr)
+	}
+	return []conformance.Target{{Name: "single", Redis: single}, {Name: "cluster", Redis: cluster}}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, r := range []*redisserver.Redis{single, cluster} {
+		if r != nil {
+			r.Close()
+		}
+	}
+	os.Exit(code)
+}
+
+func TestConformance(t *testing.T) {
+	conformance.Run(t, backends, targets(t), clients)
+}
