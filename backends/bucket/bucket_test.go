@@ -20,7 +20,6 @@ import (
 	"github.com/aebench/aebench/conformance"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
-	"github.com/aebench/aebench/redisserver"
 )
 
 var queueSeq atomic.Int64
@@ -353,18 +352,7 @@ func TestConformanceBackgroundNarrow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the conformance variant is long")
 	}
-	var targets []conformance.Target
-	for _, tg := range []struct {
-		name string
-		mode redisserver.Mode
-	}{{"single", redisserver.ModeSpawn}, {"cluster", redisserver.ModeCluster}} {
-		r, err := redisserver.Start(context.Background(), redisserver.Options{Mode: tg.mode})
-		if err != nil {
-			t.Fatalf("start Redis (%s): %v", tg.name, err)
-		}
-		t.Cleanup(func() { _ = r.Close() })
-		targets = append(targets, conformance.Target{Name: tg.name, Redis: r})
-	}
+	targets := basetest.Targets(t)
 	newStore := func(ctx context.Context, c rclient.Client, o jobstore.Options) (*bucket.Store, error) {
 		return bucket.NewWith(ctx, c, o, bucket.Config{Width: 50 * time.Millisecond, Mover: bucket.MoverBackground})
 	}

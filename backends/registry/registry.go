@@ -8,8 +8,12 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/aebench/aebench/backends/bucket"
+	"github.com/aebench/aebench/backends/dual"
+	"github.com/aebench/aebench/backends/stream"
 	"github.com/aebench/aebench/backends/zset"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
@@ -29,8 +33,8 @@ type Backend struct {
 	Doc     string
 	Options []Option
 	// New builds a store. extra holds the backend-specific settings by
-	// Option.Name, as strings ("1s", "claim"); an unknown key or a bad value
-	// is an error naming the key and what is allowed.
+	// Option.Name, as strings ("1s", "claim"); a bad value is an error naming
+	// the key and what is allowed. Build also rejects unknown keys.
 	New func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error)
 }
 
@@ -39,12 +43,49 @@ func All() []Backend {
 	return []Backend{
 		{Name: "zset", Doc: "sorted set scored by RunAt; polled claim",
 			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
-				if err := CheckKeys("zset", extra, nil); err != nil {
-					return nil, err
-				}
 				return zset.New(ctx, c, o)
 			}},
+		{Name: "bucket", Doc: "time buckets: delayed jobs in a HASH per RunAt window, promoted into a ready sorted set; polled claim",
+			Options: []Option{
+				{Name: bucket.OptionWidth, Allowed: "a duration >= 1ms in whole milliseconds", Default: bucket.DefaultWidth.String(),
+					Doc: "width of a bucket's RunAt window"},
+				{Name: bucket.OptionMover, Allowed: bucket.MoverClaim + " or " + bucket.MoverBackground, Default: bucket.MoverClaim,
+					Doc: "who promotes due buckets: each Claim before popping, or a background loop calling Promote"},
+			},
+			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
+				cfg, err := bucket.ParseConfig(extra)
+				if err != nil {
+					return nil, err
+				}
+				return bucket.NewWith(ctx, c, o, cfg)
+			}},
+		{Name: "stream", Doc: "one stream and consumer group for all jobs; delayed jobs re-appended until due; blocking claim",
+			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
+				return stream.New(ctx, c, o)
+			}},
+		{Name: "dual", Doc: "delayed jobs in a sorted set, promoted into a stream with a consumer group; blocking claim",
+			Options: []Option{
+				{Name: dual.OptionMover, Allowed: dual.MoverClaim + " or " + dual.MoverBackground, Default: dual.MoverClaim,
+					Doc: "who promotes due jobs: each Claim round before reading, or a background loop calling Promote"},
+				{Name: dual.OptionBatch, Allowed: "a whole number from 1 to 1000", Default: strconv.Itoa(dual.DefaultBatch),
+					Doc: "how many due jobs a Claim round promotes in claim mode"},
+			},
+			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
+				cfg, err := dual.ParseConfig(extra)
+				if err != nil {
+					return nil, err
+				}
+				return dual.NewWith(ctx, c, o, cfg)
+			}},
 	}
+}
+
+// Build checks extra's keys against b.Options, then builds the store.
+func (b Backend) Build(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
+	if err := CheckKeys(b.Name, extra, b.Options); err != nil {
+		return nil, err
+	}
+	return b.New(ctx, c, o, extra)
 }
 
 // Lookup finds a backend by name; the error lists the names there are.

@@ -1,0 +1,11 @@
+-- enqueue: store new jobs, all or none, each where stream_place puts it: the
+-- delayed ZSET when not due (or behind a delayed job of the same RunAt),
+-- else the stream.
+-- KEYS[1] stream, KEYS[2] delayed ZSET, KEYS[3] its sequence, KEYS[4..] records.
+-- ARGV: now, then the read_new_jobs layout.
+local jobs, err = read_new_jobs(2, 4)
+if not jobs then return err end
+for _, job in ipairs(jobs) do
+  create_job(job, stream_place(KEYS[1], KEYS[2], KEYS[3], job.id, job.run_at, ARGV[1]))
+end
+return #jobs

@@ -1,0 +1,46 @@
+package registry_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/aebench/aebench/backends/registry"
+	"github.com/aebench/aebench/jobstore"
+)
+
+// Bad settings are refused before any Redis is touched, with a message that
+// names the key and what is allowed.
+func TestBuildRejectsBadSettings(t *testing.T) {
+	for _, tc := range []struct {
+		backend string
+		extra   map[string]string
+		want    []string
+	}{
+		{"zset", map[string]string{"width": "1s"}, []string{"width", "takes no options"}},
+		{"bucket", map[string]string{"widht": "1s"}, []string{"widht", "allowed are width, mover"}},
+		{"bucket", map[string]string{"width": "soon"}, []string{"width", "soon"}},
+		{"bucket", map[string]string{"mover": "sometimes"}, []string{"mover", "sometimes"}},
+		{"dual", map[string]string{"batch": "0"}, []string{"batch"}},
+		{"stream", map[string]string{"mover": "claim"}, []string{"mover", "takes no options"}},
+	} {
+		b, err := registry.Lookup(tc.backend)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = b.Build(context.Background(), nil, jobstore.Options{}, tc.extra)
+		if !errors.Is(err, jobstore.ErrInvalid) {
+			t.Errorf("%s %v: got %v, want ErrInvalid", tc.backend, tc.extra, err)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s %v: %q does not mention %q", tc.backend, tc.extra, err, w)
+			}
+		}
+	}
+	if _, err := registry.Lookup("redis-list"); err == nil || !strings.Contains(err.Error(), "zset") {
+		t.Errorf("unknown backend: %v", err)
+	}
+}

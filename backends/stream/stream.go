@@ -1,0 +1,143 @@
+// Package stream is the pure Redis Streams strategy of seed 003: every
+// waiting job, due or not, is an entry of one stream read by one consumer
+// group; XREADGROUP is the claim (blocking in Redis when the caller waits)
+// and the pending entries list (PEL) holds the jobs in progress. It fixes the
+// seed's flaws: an entry is acknowledged only when its job is finished (the
+// seed acknowledged at claim time, so a crashed worker's job was lost),
+// entries are never trimmed, every update after the claim is fenced by the
+// lease token, and no script builds a key name.
+//
+// Keys (all under the queue's hash tag, ae:{queue}:...):
+//
+//	stream     STREAM entries {id: <job id>}; group "workers", one consumer per store instance
+//	active     ZSET  "<id>|<token>" -> lease deadline ms (the lease index beside the PEL)
+//	dead       ZSET  id -> dead-letter time ms
+//	completed  STRING completion counter
+//	job:<id>   HASH or STRING (JSON) the job record; Ref is the job's entry id
+//
+// Scripts (base/lua/shared/stream_*.lua unless named here, all built on the
+// shared library, whose stream section both stream backends use):
+//
+//	operation  script(s)                          round trips       complexity (B batch, A active, P pending, W waiting)
+//	Enqueue    enqueue (lua/)                     1 per batch       O(B)
+//	Claim      XREADGROUP, stream_activate        2 per round       O(B (log A + log P)); a job read too early: see below
+//	Extend     extend                             1                 O(log A)
+//	Complete   stream_complete                    1                 O(log A + log P)
+//	Fail       stream_fail                        1                 O(log A + log P)
+//	Recover    ZRANGE, stream_recover,            2 to 4            O(B (log A + log P)) + the sweep's O(B log P)
+//	           stream_peek, stream_sweep
+//	Cancel     stream_cancel                      1                 O(log P)
+//	Stats      XLEN, XPENDING, ZCARD, GET         1 (pipelined)     O(1)
+//
+// Leases are kept on the store's clock, in the same active index (and with
+// the same fencing) as every backend, beside the PEL: XAUTOCLAIM judges
+// idleness by Redis's own clock, which a controlled clock cannot move, so
+// Recover reads expired leases from the index instead and the backend
+// declares store-clock-leases. A recovered job's entry is acknowledged and
+// deleted and a new one appended (its Ref updated), rather than XCLAIMed to
+// the recoverer: the recoverer is not a worker, and a fresh entry is
+// readable by any claimer with ">" and wakes blocked ones. Extend is the
+// shared heartbeat and leaves the PEL alone: nothing here reads idle times.
+//
+// Orphans: a claimer that crashes between XREADGROUP and stream_activate
+// (or whose read reply is lost) leaves a pending entry with no lease. Recover
+// also sweeps up to max pending entries per call, round-robin over the PEL;
+// an entry seen unleased by two sweeps of the same store at least
+// base.OrphanGrace (1s) apart is appended anew with its RetryCount
+// unchanged (it never started). A claimer that activates late finds its Ref
+// moved and drops the entry, so nothing runs twice: the grace only spares
+// entries that are between a live claimer's read and its activation. It is
+// measured on the store's clock, not as the PEL's idle time, so no path of
+// this backend depends on Redis's clock, and a simulation on a controlled
+// clock that never sleeps still brings orphans back. The price: the
+// first-seen times live in the store that swept, so an orphan needs two
+// sweeps by one store (a store that recovers once never confirms one; the
+// harness's recoverer loop does).
+//
+// Delayed jobs: a stream has no place for them, so they are appended like
+// any other (seed 003's way) and a claim that reads one before its RunAt
+// never starts it: stream_activate acknowledges and deletes the entry and
+// appends it again (Ref updated). A claim that found only such jobs reads
+// on, 100 entries a round whatever its Max (a due job found past Max is
+// re-appended too), until it has read up to the stream's tail as it was
+// before its appends: every waiting entry looked at once, O(W) per pass.
+// Then it pauses Options.PollInterval, or until the earliest RunAt it saw,
+// or the end of its wait, before the next pass: it never spins, but every
+// waiting claimer re-appends every delayed job once per pass, and a due job
+// enqueued during a pause waits for it. That XADD/XACK/XDEL churn (and the
+// Redis CPU it burns) is the cost the numbers should show; it is why this
+// backend does not declare native-delay. Jobs in one claim's batch come
+// back oldest RunAt first; across claims the order is stream order.
+//
+// Capabilities: blocking-claim (XREADGROUP BLOCK, bounded by the wait and
+// the context deadline, on a connection of its own) and store-clock-leases.
+// Not strict-fifo: concurrent claimers re-append delayed jobs in whatever
+// order their scripts run, so jobs of equal RunAt can change places. Not
+// exact-stats: telling due from delayed would mean reading every entry, so
+// Stats counts all unread entries (XLEN minus pending) as Due, Delayed is 0,
+// and InProgress is the pending count (leased jobs plus orphans not yet
+// swept). No mover.
+//
+// The consumer name is per store instance ("c-" and random hex), not per
+// ClaimRequest.WorkerID: the group would keep one consumer per worker id
+// ever seen. The PEL's consumer column then says which store read an entry;
+// the worker is in the record.
+package stream
+
+import (
+	"context"
+	"embed"
+	"fmt"
+
+	"github.com/aebench/aebench/backends/internal/base"
+	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/rclient"
+)
+
+//go:embed lua/*.lua
+var scripts embed.FS
+
+// Store is the stream backend.
+type Store struct {
+	*base.Stream
+}
+
+var _ jobstore.Store = (*Store)(nil)
+
+// New loads the scripts, creates the consumer group when missing and returns
+// a store on c. It does not own c.
+func New(ctx context.Context, c rclient.Client, o jobstore.Options) (*Store, error) {
+	s, err := base.NewStream(ctx, c, o, scripts)
+	if err != nil {
+		return nil, fmt.Errorf("stream: %w", err)
+	}
+	return &Store{Stream: s}, nil
+}
+
+// Capabilities: a blocking claim and leases on the store's clock.
+func (s *Store) Capabilities() jobstore.Capabilities {
+	return jobstore.Capabilities{jobstore.CapBlockingClaim: true, jobstore.CapStoreClockLeases: true}
+}
+
+// Claim reads and activates due jobs, blocking in Redis while req.Wait allows.
+func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
+	return s.Stream.Claim(ctx, req, nil)
+}
+
+// Cancel cancels a waiting job and deletes its entry.
+func (s *Store) Cancel(ctx context.Context, id string) error {
+	return s.CancelWith(ctx, base.ScriptStreamCancel, id, []string{s.Ready})
+}
+
+// Stats counts the queue in one round trip; see the package doc for what
+// Due means here.
+func (s *Store) Stats(ctx context.Context) (jobstore.Stats, error) {
+	if err := s.Check(); err != nil {
+		return jobstore.Stats{}, err
+	}
+	n, err := s.Counts(ctx)
+	if err != nil {
+		return jobstore.Stats{}, fmt.Errorf("stream: %w", err)
+	}
+	return jobstore.Stats{Due: n.Unread, InProgress: n.Pending, Dead: n.Dead, Completed: n.Completed}, nil
+}
