@@ -1,0 +1,324 @@
+// Command aebench runs benchmark scenarios against the Redis job-store
+// backends and writes honest, reproducible results: `aebench run SCENARIO`
+// runs a scenario file, `aebench list` shows the backends and scenarios
+// there are. See `aebench help`.
+//
+// Exit codes: 0 every run passed, 1 a run failed its correctness checks
+// (lost, unexpected or early jobs), 2 a usage or configuration error, 3 an
+// infrastructure error (no Redis, a Redis that stopped answering), 130
+// interrupted by Ctrl-C (what was measured is written).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/aebench/aebench/harness"
+	"github.com/aebench/aebench/redisserver"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitInfra       = 3
+	exitInterrupted = 130
+)
+
+func main() {
+	st, err := os.Stdout.Stat()
+	tty := err == nil && st.Mode()&os.ModeCharDevice != 0
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, tty))
+}
+
+// run is main without the process: it installs the Ctrl-C handler and
+// returns the exit code, so tests drive the CLI in process.
+func run(args []string, stdout, stderr io.Writer, tty bool) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		// A second Ctrl-C kills at once.
+		stop()
+	}()
+	return runCtx(ctx, args, stdout, stderr, tty)
+}
+
+func runCtx(ctx context.Context, args []string, stdout, stderr io.Writer, tty bool) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, mainHelp)
+		return exitUsage
+	}
+	switch args[0] {
+	case "run":
+		return cmdRun(ctx, args[1:], stdout, stderr, tty)
+	case "list":
+		return cmdList(args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			switch args[1] {
+			case "run":
+				fmt.Fprint(stdout, runHelp)
+				return exitOK
+			case "list":
+				fmt.Fprint(stdout, listHelp)
+				return exitOK
+			}
+			fmt.Fprintf(stderr, "aebench help: unknown command %q; commands: run, list, help\n", args[1])
+			return exitUsage
+		}
+		fmt.Fprint(stdout, mainHelp)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "aebench: unknown command %q; commands: run, list, help\n", args[0])
+	return exitUsage
+}
+
+const mainHelp = `aebench: benchmark and simulation harness for Redis-backed job stores.
+
+Usage:
+  aebench run [flags] SCENARIO   run a scenario file (e.g. scenarios/quick.yaml)
+  aebench list [flags]           list backends and scenarios
+  aebench help [COMMAND]         help on a command
+
+Exit codes: 0 ok, 1 a run failed its correctness checks, 2 usage or
+configuration error, 3 infrastructure error (no Redis), 130 interrupted.
+`
+
+const runHelp = `Usage: aebench run [flags] SCENARIO
+
+Runs every run of the scenario (matrix cells x repeats x backends, plus a
+calibration run of the in-process null backend per cell) and writes
+results/<UTC time>-<scenario>/: summary.json, one .hlog per run, .hgrm per
+histogram, timeseries.csv and PNG/SVG plots. Prints a status line every second
+and a comparison table at the end. Ctrl-C stops the producers, drains for up
+to 3s and writes what was measured (exit 130); press it twice to abort.
+
+Flags (may come before or after SCENARIO):
+  --set path=value   override a scenario field; repeatable; value is YAML, so
+                     --set producers.rate=[1000,5000] makes a matrix
+  --duration D       = --set duration=D     --warmup D = --set warmup=D
+  --drain D          = --set drain=D        --seed N   = --set seed=N
+  --repeats N        = --set repeats=N      --rate R   = --set producers.rate=R
+  --client NAME      = --set client=NAME (go-redis, rueidis)
+  --redis MODE       = --set redis.mode=MODE (embedded, cluster, container, url)
+  --redis-url URL    run on an existing Redis (never flushed): redis.mode=url
+  --backends a,b     run only these backends (names or labels)
+  --calibration X    off, on, or a duration for the null-backend run
+  --out DIR          results root (default results)
+  --no-plots         skip the PNG/SVG plots
+
+Fields and their allowed values: scenarios/README.md, or aebench list --fields.
+`
+
+const listHelp = `Usage: aebench list [--dir DIR] [--fields]
+
+Lists the backends (name, description, options) and the scenario files in
+DIR (default scenarios). --fields lists every scenario field with its
+default and allowed values.
+`
+
+// multiFlag collects a repeatable flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ", ") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, tty bool) int {
+	fs := flag.NewFlagSet("aebench run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var sets multiFlag
+	fs.Var(&sets, "set", "")
+	direct := map[string]*string{}
+	for flagName, path := range map[string]string{"duration": "duration", "warmup": "warmup", "drain": "drain",
+		"seed": "seed", "repeats": "repeats", "rate": "producers.rate", "client": "client", "redis": "redis.mode",
+		"calibration": "calibration"} {
+		direct[path] = fs.String(flagName, "", "")
+	}
+	redisURL := fs.String("redis-url", "", "")
+	backends := fs.String("backends", "", "")
+	out := fs.String("out", "results", "")
+	noPlots := fs.Bool("no-plots", false, "")
+	help := fs.Bool("h", false, "")
+	fs.BoolVar(help, "help", false, "")
+
+	// Flags may follow the scenario: parse, take a positional, parse again.
+	var positional []string
+	rest := args
+	for {
+		if err := fs.Parse(rest); err != nil {
+			fmt.Fprintf(stderr, "aebench run: %v\n(see aebench help run)\n", err)
+			return exitUsage
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+	if *help {
+		fmt.Fprint(stdout, runHelp)
+		return exitOK
+	}
+	if len(positional) != 1 {
+		fmt.Fprintf(stderr, "aebench run: want exactly one SCENARIO file, got %d (%s)\n(see aebench help run)\n",
+			len(positional), strings.Join(positional, " "))
+		return exitUsage
+	}
+	var overrides []harness.Override
+	paths := make([]string, 0, len(direct))
+	for p := range direct {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		if v := *direct[p]; v != "" {
+			overrides = append(overrides, harness.Override{Path: p, Value: v})
+		}
+	}
+	if *redisURL != "" {
+		overrides = append(overrides, harness.Override{Path: "redis.mode", Value: "url"},
+			harness.Override{Path: "redis.url", Value: *redisURL})
+	}
+	for _, s := range sets {
+		o, err := harness.ParseOverride(s)
+		if err != nil {
+			fmt.Fprintf(stderr, "aebench run: %v\n", err)
+			return exitUsage
+		}
+		overrides = append(overrides, o)
+	}
+	sc, err := harness.LoadScenario(positional[0], overrides...)
+	if err == nil && *backends != "" {
+		err = sc.SelectBackends(strings.Split(*backends, ","))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "aebench run: %v\n", err)
+		return exitUsage
+	}
+
+	finished := make(chan struct{})
+	noticeDone := make(chan struct{})
+	go func() {
+		defer close(noticeDone)
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(stderr, "\naebench: interrupted: stopping producers, draining for up to 3s, writing what was measured (Ctrl-C again to abort)")
+		case <-finished:
+		}
+	}()
+	outcome, err := harness.Run(ctx, sc, harness.Options{OutDir: *out, Stdout: stdout, TTY: tty, NoPlots: *noPlots,
+		Logf: func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }})
+	close(finished)
+	<-noticeDone
+	var ce *harness.ConfigError
+	switch {
+	case errors.As(err, &ce):
+		fmt.Fprintf(stderr, "aebench run: %v\n", err)
+		return exitUsage
+	case errors.Is(err, redisserver.ErrNoRedis):
+		fmt.Fprintf(stderr, "aebench run: no Redis: %v\n", err)
+		return exitInfra
+	case err != nil:
+		fmt.Fprintf(stderr, "aebench run: %v\n", err)
+		return exitInfra
+	}
+	switch {
+	case len(outcome.Errored) > 0:
+		fmt.Fprintf(stderr, "aebench run: infrastructure error in %s\n", strings.Join(outcome.Errored, ", "))
+		return exitInfra
+	case len(outcome.Failed) > 0:
+		fmt.Fprintf(stderr, "aebench run: FAILED correctness checks: %s (see summary.json ledger)\n", strings.Join(outcome.Failed, ", "))
+		return exitFailed
+	case outcome.Interrupted:
+		return exitInterrupted
+	}
+	return exitOK
+}
+
+func cmdList(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("aebench list", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dir := fs.String("dir", "scenarios", "")
+	showFields := fs.Bool("fields", false, "")
+	help := fs.Bool("h", false, "")
+	fs.BoolVar(help, "help", false, "")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		if err == nil {
+			err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		}
+		fmt.Fprintf(stderr, "aebench list: %v\n(see aebench help list)\n", err)
+		return exitUsage
+	}
+	if *help {
+		fmt.Fprint(stdout, listHelp)
+		return exitOK
+	}
+	if *showFields {
+		for _, f := range harness.FieldDocs() {
+			fmt.Fprintf(stdout, "%-28s default %-10s allowed: %s\n%28s %s\n", f[0], quoteEmpty(f[1]), f[2], "", f[3])
+		}
+		return exitOK
+	}
+	fmt.Fprintln(stdout, "Backends:")
+	for _, b := range harness.Backends() {
+		fmt.Fprintf(stdout, "  %-8s %s\n", b.Name, b.Doc)
+		if len(b.Options) == 0 {
+			fmt.Fprintf(stdout, "  %-8s options: none\n", "")
+		}
+		for _, o := range b.Options {
+			fmt.Fprintf(stdout, "  %-8s option %s (allowed %s, default %s): %s\n", "", o.Name, o.Allowed, quoteEmpty(o.Default), o.Doc)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(*dir, "*.yaml"))
+	more, _ := filepath.Glob(filepath.Join(*dir, "*.yml"))
+	files = append(files, more...)
+	sort.Strings(files)
+	fmt.Fprintf(stdout, "\nScenarios (%s):\n", *dir)
+	if len(files) == 0 {
+		fmt.Fprintln(stdout, "  none found")
+	}
+	for _, f := range files {
+		fmt.Fprintf(stdout, "  %-36s %s\n", f, scenarioBlurb(f))
+	}
+	return exitOK
+}
+
+func quoteEmpty(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return s
+}
+
+// scenarioBlurb reads only a scenario's description, so list works even on
+// a file that names a backend not yet registered.
+func scenarioBlurb(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "(unreadable: " + err.Error() + ")"
+	}
+	var head struct {
+		Description string `yaml:"description"`
+	}
+	if err := yaml.Unmarshal(data, &head); err != nil {
+		return "(not valid YAML)"
+	}
+	d := strings.Join(strings.Fields(head.Description), " ")
+	if len(d) > 100 {
+		d = d[:97] + "..."
+	}
+	return d
+}

@@ -1,0 +1,197 @@
+package harness
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Config is the full set of conditions of one run: one backend under one
+// load, after matrix expansion and defaults. It is written into summary.json
+// beside every number so a number never travels without its conditions.
+type Config struct {
+	Scenario  string         `json:"scenario"`
+	Seed      int64          `json:"seed"`
+	Duration  time.Duration  `json:"duration_ns"`
+	Warmup    time.Duration  `json:"warmup_ns"`
+	Drain     time.Duration  `json:"drain_ns"`
+	Redis     RedisConfig    `json:"redis"`
+	Client    string         `json:"client"`
+	Encoding  string         `json:"encoding"`
+	Store     StoreConfig    `json:"store"`
+	Producers ProducerConfig `json:"producers"`
+	Workers   WorkerConfig   `json:"workers"`
+	Backend   BackendSpec    `json:"backend"`
+}
+
+// RedisConfig says where the Redis comes from.
+type RedisConfig struct {
+	Mode    string `json:"mode"` // embedded, cluster, container, url
+	URL     string `json:"url,omitempty"`
+	Masters int    `json:"masters,omitempty"`
+}
+
+// StoreConfig are the jobstore.Options the scenario controls.
+type StoreConfig struct {
+	PollInterval  time.Duration `json:"poll_interval_ns"`
+	BackoffBase   time.Duration `json:"backoff_base_ns"`
+	BackoffMax    time.Duration `json:"backoff_max_ns"`
+	BackoffJitter float64       `json:"backoff_jitter"`
+	Retention     time.Duration `json:"retention_ns"`
+}
+
+// ProducerConfig is the load.
+type ProducerConfig struct {
+	Count int `json:"count"`
+	// Mode is "open" (a planned schedule at Rate, latency counted from the
+	// plan) or "closed" (flat out, bounded by MaxBacklog).
+	Mode       string  `json:"mode"`
+	Rate       float64 `json:"rate"`     // jobs/s, all producers together
+	Arrivals   string  `json:"arrivals"` // constant or poisson
+	Batch      int     `json:"batch"`
+	Payload    int     `json:"payload_bytes"`
+	Delayed    float64 `json:"delayed_share"`
+	Delay      Dist    `json:"-"`
+	DelayText  string  `json:"delay"`
+	MaxRetries int     `json:"max_retries"`
+	MaxBacklog int     `json:"max_backlog"`
+}
+
+// WorkerConfig is the consuming side.
+type WorkerConfig struct {
+	Count             int           `json:"count"`
+	Concurrency       int           `json:"concurrency"`
+	ClaimBatch        int           `json:"claim_batch"`
+	ClaimWait         time.Duration `json:"claim_wait_ns"`
+	Handler           Dist          `json:"-"`
+	HandlerText       string        `json:"handler"`
+	Fail              float64       `json:"fail_probability"`
+	Lease             time.Duration `json:"lease_ns"`
+	Heartbeat         bool          `json:"heartbeat"`
+	HeartbeatInterval time.Duration `json:"heartbeat_interval_ns"`
+	RecoveryInterval  time.Duration `json:"recovery_interval_ns"`
+	RecoveryBatch     int           `json:"recovery_batch"`
+	MoverInterval     time.Duration `json:"mover_interval_ns"`
+	MoverBatch        int           `json:"mover_batch"`
+}
+
+// BackendSpec is one entry of the scenario's backends list.
+type BackendSpec struct {
+	Name string `json:"name"`
+	// Label names the backend in tables, plots and histogram tags; default Name.
+	Label   string            `json:"label"`
+	Options map[string]string `json:"options,omitempty"`
+	// line and col locate the entry (its options, when given) in the
+	// scenario file, for errors found only when the store is built.
+	line, col int
+}
+
+// Cell is one point of the matrix: the conditions every backend of the
+// scenario runs under, so one table compares backends under identical load.
+type Cell struct {
+	Index int
+	// Vary lists the matrix fields and their values at this point
+	// ("producers.rate=1000"); empty when the scenario has no list field.
+	Vary     []string
+	Base     Config
+	Backends []BackendSpec
+}
+
+// Scenario is a parsed scenario file.
+type Scenario struct {
+	Name        string
+	Description string
+	File        string
+	Source      []byte // the file as read, for summary.json
+	Overrides   []string
+	Repeats     int
+	// Calibration is the measured duration of the null-backend calibration
+	// run in each cell; 0 turns it off.
+	Calibration time.Duration
+	Cells       []Cell
+}
+
+// RunSpec is one run of a plan.
+type RunSpec struct {
+	ID          string // c1-r1-zset
+	Cell        int
+	Repeat      int
+	Calibration bool
+	Config      Config
+}
+
+// Runs lists every run in order: cell by cell, each repeat running every
+// backend once (backends interleaved, so slow drift of the machine does not
+// favour one), the calibration run first in each cell.
+func (s *Scenario) Runs() []RunSpec {
+	var out []RunSpec
+	for _, c := range s.Cells {
+		if s.Calibration > 0 {
+			cfg := c.Base
+			cfg.Duration = s.Calibration
+			cfg.Backend = BackendSpec{Name: NullBackend, Label: NullBackend}
+			out = append(out, RunSpec{ID: fmt.Sprintf("c%d-calibration", c.Index), Cell: c.Index, Repeat: 1,
+				Calibration: true, Config: cfg})
+		}
+		for r := 1; r <= s.Repeats; r++ {
+			for _, b := range c.Backends {
+				cfg := c.Base
+				cfg.Backend = b
+				id := fmt.Sprintf("c%d-%s", c.Index, b.Label)
+				if s.Repeats > 1 {
+					id = fmt.Sprintf("c%d-r%d-%s", c.Index, r, b.Label)
+				}
+				out = append(out, RunSpec{ID: id, Cell: c.Index, Repeat: r, Config: cfg})
+			}
+		}
+	}
+	return out
+}
+
+// Conditions is the one-line statement of a run's conditions printed above
+// tables and on plots.
+func (c Config) Conditions(redisVersion string) string {
+	var load string
+	if c.Producers.Mode == "open" {
+		load = fmt.Sprintf("open loop %s %g jobs/s", c.Producers.Arrivals, c.Producers.Rate)
+	} else {
+		load = fmt.Sprintf("closed loop (backlog <= %d)", c.Producers.MaxBacklog)
+	}
+	redis := c.Redis.Mode
+	if redisVersion != "" {
+		redis += " redis " + redisVersion
+	}
+	parts := []string{
+		load,
+		fmt.Sprintf("%d producers batch %d payload %dB", c.Producers.Count, c.Producers.Batch, c.Producers.Payload),
+		delayedText(c.Producers),
+		fmt.Sprintf("%d workers x %d, claim %d", c.Workers.Count, c.Workers.Concurrency, c.Workers.ClaimBatch),
+		fmt.Sprintf("handler %s fail %g%%", c.Workers.HandlerText, c.Workers.Fail*100),
+		"client " + c.Client, redis, "encoding " + c.Encoding,
+		fmt.Sprintf("poll %s", c.Store.PollInterval),
+		fmt.Sprintf("warm-up %s duration %s", c.Warmup, c.Duration),
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ShortConditions is Conditions compact enough for a plot's subtitle.
+func (c Config) ShortConditions(redisVersion string) string {
+	load := fmt.Sprintf("open %g/s %s", c.Producers.Rate, c.Producers.Arrivals)
+	if c.Producers.Mode != "open" {
+		load = fmt.Sprintf("closed loop (backlog <= %d)", c.Producers.MaxBacklog)
+	}
+	redis := c.Redis.Mode + " redis"
+	if redisVersion != "" {
+		redis += " " + redisVersion
+	}
+	return fmt.Sprintf("%s, %s, %dx%d workers, handler %s fail %g%%, %s, %s, %s, poll %s, %s (+%s warm-up)",
+		load, delayedText(c.Producers), c.Workers.Count, c.Workers.Concurrency,
+		c.Workers.HandlerText, c.Workers.Fail*100, c.Client, redis, c.Encoding, c.Store.PollInterval, c.Duration, c.Warmup)
+}
+
+func delayedText(p ProducerConfig) string {
+	if p.Delayed == 0 {
+		return "no delayed jobs"
+	}
+	return fmt.Sprintf("%g%% delayed %s", p.Delayed*100, p.DelayText)
+}
