@@ -535,6 +535,9 @@ func caseCapabilities(e *env) {
 	}
 	sort.Strings(declared)
 	e.t.Logf("%s declares %v", e.backend.Name, declared)
+	if e.caps.Has(jobstore.CapMoverLoop) && e.mover == nil {
+		e.t.Errorf("declares %q but does not implement jobstore.Mover", jobstore.CapMoverLoop)
+	}
 	if e.caps.Has(jobstore.CapMover) != (e.mover != nil) {
 		e.t.Errorf("declares %q = %v but implements jobstore.Mover = %v", jobstore.CapMover, e.caps.Has(jobstore.CapMover), e.mover != nil)
 	}

@@ -31,7 +31,7 @@ type Backend struct {
 func Backends() []Backend {
 	var out []Backend
 	for _, b := range registry.All() {
-		out = append(out, Backend{Name: b.Name, Doc: b.Doc, Options: b.Options, New: b.New})
+		out = append(out, Backend{Name: b.Name, Doc: b.Doc, Options: b.Options, New: b.Build})
 	}
 	return append(out, Backend{
 		Name:        NullBackend,
@@ -63,27 +63,4 @@ func LookupBackend(name string) (Backend, error) {
 		}
 	}
 	return Backend{}, fmt.Errorf("unknown backend %q: allowed are %s", name, strings.Join(BackendNames(), ", "))
-}
-
-// moverOption is the registry option by which a backend that implements
-// jobstore.Mover says who promotes due jobs: "claim" (every Claim does, no
-// loop needed) or "background" (a loop must call Promote).
-const moverOption = "mover"
-
-// needsMoverLoop says whether the harness must run a Promote loop for a
-// store built from b with opts: a jobstore.Mover whose mover option is
-// "background", or a Mover with no such option (the contract then allows
-// due jobs to wait until Promote runs). In claim mode a loop would only add
-// Redis work that the strategy does not need, and skew its cost.
-func needsMoverLoop(b Backend, opts map[string]string) bool {
-	for _, o := range b.Options {
-		if o.Name == moverOption {
-			v, ok := opts[moverOption]
-			if !ok {
-				v = o.Default
-			}
-			return v == "background"
-		}
-	}
-	return true
 }

@@ -245,8 +245,10 @@ func (pr *planRunner) runOne(ctx context.Context, spec RunSpec) (*RunSummary, er
 	}
 	defer store.Close()
 	rs.Capabilities = capList(store.Capabilities())
+	// A loop only where the store says due jobs wait for one: in claim mode
+	// it would add Redis work the strategy does not need and skew its cost.
 	_, isMover := store.(jobstore.Mover)
-	rs.MoverLoop = isMover && needsMoverLoop(be, cfg.Backend.Options)
+	rs.MoverLoop = isMover && store.Capabilities().Has(jobstore.CapMoverLoop)
 
 	hlogPath := spec.ID + ".hlog"
 	hf, err := os.Create(filepath.Join(pr.dir, hlogPath))

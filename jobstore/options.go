@@ -139,8 +139,11 @@ const (
 	CapStrictFIFO Capability = "strict-fifo"
 	// CapExactStats: Stats counts Due and Delayed exactly on the store's clock.
 	CapExactStats Capability = "exact-stats"
-	// CapMover: the backend implements Mover (a background promotion loop).
+	// CapMover: the backend implements Mover (it can promote in a separate loop).
 	CapMover Capability = "mover"
+	// CapMoverLoop: due jobs wait for Promote, so whoever drives the store
+	// must run a mover loop (a backend whose mover runs in the background).
+	CapMoverLoop Capability = "mover-loop"
 )
 
 // Capabilities is the set a backend declares.

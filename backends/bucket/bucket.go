@@ -195,7 +195,7 @@ func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Conf
 // Capabilities: see the package doc.
 func (s *Store) Capabilities() jobstore.Capabilities {
 	return jobstore.Capabilities{jobstore.CapStoreClockLeases: true, jobstore.CapStrictFIFO: true,
-		jobstore.CapExactStats: true, jobstore.CapMover: true}
+		jobstore.CapExactStats: true, jobstore.CapMover: true, jobstore.CapMoverLoop: !s.claimMoves}
 }
 
 // bucketKey is the key of the bucket whose window holds t.

@@ -331,13 +331,13 @@ func TestOptions(t *testing.T) {
 		extra map[string]string
 		want  string
 	}{{map[string]string{"width": "0"}, "width"}, {map[string]string{"mover": "cron"}, "mover"}, {map[string]string{"size": "1s"}, "size"}} {
-		if _, err := b.New(ctx, c, jobstore.Options{Queue: "bucket-opts"}, tc.extra); !errors.Is(err, jobstore.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("registry New(%v) = %v, want ErrInvalid naming %q", tc.extra, err, tc.want)
+		if _, err := b.Build(ctx, c, jobstore.Options{Queue: "bucket-opts"}, tc.extra); !errors.Is(err, jobstore.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("registry Build(%v) = %v, want ErrInvalid naming %q", tc.extra, err, tc.want)
 		}
 	}
-	s, err := b.New(ctx, c, jobstore.Options{Queue: "bucket-opts"}, map[string]string{"width": "100ms", "mover": "background"})
+	s, err := b.Build(ctx, c, jobstore.Options{Queue: "bucket-opts"}, map[string]string{"width": "100ms", "mover": "background"})
 	if err != nil {
-		t.Fatalf("registry New with good options: %v", err)
+		t.Fatalf("registry Build with good options: %v", err)
 	}
 	if _, ok := s.(jobstore.Mover); !ok || !s.Capabilities().Has(jobstore.CapMover) {
 		t.Errorf("bucket store: Mover %v, capabilities %v", ok, s.Capabilities())
