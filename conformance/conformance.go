@@ -521,8 +521,7 @@ func nonSortedIDs(n int) []string {
 // ---- cases -----------------------------------------------------------------
 
 func caseCapabilities(e *env) {
-	known := []jobstore.Capability{jobstore.CapBlockingClaim, jobstore.CapNativeDelay, jobstore.CapStoreClockLeases,
-		jobstore.CapStrictFIFO, jobstore.CapExactStats, jobstore.CapMover}
+	known := jobstore.KnownCapabilities()
 	var declared []string
 	for c, on := range e.caps {
 		if !on {

@@ -289,8 +289,7 @@ func (pr *planRunner) runOne(ctx context.Context, spec RunSpec) (*RunSummary, er
 
 func capList(cs jobstore.Capabilities) []string {
 	var out []string
-	for _, c := range []jobstore.Capability{jobstore.CapBlockingClaim, jobstore.CapNativeDelay, jobstore.CapStoreClockLeases,
-		jobstore.CapStrictFIFO, jobstore.CapExactStats, jobstore.CapMover} {
+	for _, c := range jobstore.KnownCapabilities() {
 		if cs.Has(c) {
 			out = append(out, string(c))
 		}

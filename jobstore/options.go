@@ -146,6 +146,12 @@ const (
 	CapMoverLoop Capability = "mover-loop"
 )
 
+// KnownCapabilities lists every capability the contract defines, in a fixed order.
+func KnownCapabilities() []Capability {
+	return []Capability{CapBlockingClaim, CapNativeDelay, CapStoreClockLeases, CapStrictFIFO,
+		CapExactStats, CapMover, CapMoverLoop}
+}
+
 // Capabilities is the set a backend declares.
 type Capabilities map[Capability]bool
 
