@@ -13,6 +13,7 @@ import (
 
 	"github.com/aebench/aebench/backends/bucket"
 	"github.com/aebench/aebench/backends/dual"
+	"github.com/aebench/aebench/backends/internal/base"
 	"github.com/aebench/aebench/backends/stream"
 	"github.com/aebench/aebench/backends/zset"
 	"github.com/aebench/aebench/jobstore"
@@ -41,9 +42,17 @@ type Backend struct {
 // All returns every backend, in a fixed order.
 func All() []Backend {
 	return []Backend{
-		{Name: "zset", Doc: "sorted set scored by RunAt; polled claim",
+		{Name: "zset", Doc: "sorted set scored by RunAt; claim blocks on a wake-up marker (or polls)",
+			Options: []Option{
+				{Name: base.OptionWait, Allowed: base.WaitBlock + " or " + base.WaitPoll, Default: base.WaitBlock,
+					Doc: "how a waiting Claim waits: BZPOPMIN on a wake-up marker, or a pop every store.poll_interval (the seeds' way)"},
+			},
 			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
-				return zset.New(ctx, c, o)
+				cfg, err := zset.ParseConfig(extra)
+				if err != nil {
+					return nil, err
+				}
+				return zset.NewWith(ctx, c, o, cfg)
 			}},
 		{Name: "bucket", Doc: "time buckets: delayed jobs in a HASH per RunAt window, promoted into a ready sorted set; polled claim",
 			Options: []Option{

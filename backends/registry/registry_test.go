@@ -18,7 +18,8 @@ func TestBuildRejectsBadSettings(t *testing.T) {
 		extra   map[string]string
 		want    []string
 	}{
-		{"zset", map[string]string{"width": "1s"}, []string{"width", "takes no options"}},
+		{"zset", map[string]string{"width": "1s"}, []string{"width", "allowed are wait"}},
+		{"zset", map[string]string{"wait": "spin"}, []string{"wait", "spin", "block", "poll"}},
 		{"bucket", map[string]string{"widht": "1s"}, []string{"widht", "allowed are width, mover"}},
 		{"bucket", map[string]string{"width": "soon"}, []string{"width", "soon"}},
 		{"bucket", map[string]string{"mover": "sometimes"}, []string{"mover", "sometimes"}},

@@ -9,6 +9,7 @@
 //	active     ZSET  "<id>|<token>" -> lease deadline ms (the in-progress index)
 //	dead       ZSET  id -> dead-letter time ms
 //	completed  STRING completion counter
+//	wake       ZSET  wake-up marker for blocked claimers (wait "block" only)
 //	job:<id>   HASH or STRING (JSON) the job record
 //
 // Scripts (lua/, each built on the shared library in backends/internal/base):
@@ -27,9 +28,16 @@
 // their record keys in KEYS; pop leases the jobs atomically (so claimers
 // never race for the head job), activate then writes each record under the
 // lease it holds. A crash between the two leaves the job leased and Recover
-// brings it back. A waiting Claim polls every Options.PollInterval: this
-// strategy has no blocking claim (a BZPOPMIN marker, as BullMQ uses, is a
-// possible improvement not done here).
+// brings it back.
+//
+// Waiting for work (option "wait"): "block", the default, is BullMQ's way: a
+// claimer that finds nothing due blocks on BZPOPMIN of a marker ZSET
+// (ae:{queue}:wake) until the queue's head falls due; enqueue, retry and
+// recovery set the marker when they place a job due now or ahead of the
+// head, and a pop that leaves due jobs behind passes it on (lib.lua's
+// zadd_wake and head_after_pop). That costs one ZRANGE of the head per
+// placed job and a ZADD per wake. "poll" is the seeds' way: a waiting Claim
+// pops every Options.PollInterval and the scripts touch no marker.
 package zset
 
 import (
@@ -47,29 +55,52 @@ import (
 //go:embed lua/*.lua
 var scripts embed.FS
 
+// Config holds the settings beyond jobstore.Options.
+type Config struct {
+	// Poll makes a waiting Claim poll (wait "poll") instead of blocking.
+	Poll bool
+}
+
+// ParseConfig reads the registry's string options: "wait" is "block" or "poll".
+func ParseConfig(extra map[string]string) (Config, error) {
+	block, err := base.WaitOption("zset", extra)
+	return Config{Poll: !block}, err
+}
+
 // Store is the sorted-set backend.
 type Store struct {
 	*base.Core
 	queue, seq string
+	// marker is the wake-up marker's key, as a one-key list: empty when claims poll.
+	marker []string
 }
 
 var _ jobstore.Store = (*Store)(nil)
 
-// New loads the scripts and returns a store on c. It does not own c.
+// New returns a store whose claims block. It does not own c.
 func New(ctx context.Context, c rclient.Client, o jobstore.Options) (*Store, error) {
+	return NewWith(ctx, c, o, Config{})
+}
+
+// NewWith loads the scripts and returns a store on c configured by cfg.
+func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Config) (*Store, error) {
 	core, err := base.NewCore(ctx, c, o, func(enc jobstore.Encoding) (base.Scripts, error) {
 		return base.ComposeScripts(ctx, c, enc, scripts, base.ScriptActivate, base.ScriptExtend, base.ScriptComplete)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("zset: %w", err)
 	}
-	return &Store{Core: core, queue: core.Keys.Of("queue"), seq: core.Keys.Of("seq")}, nil
+	s := &Store{Core: core, queue: core.Keys.Of("queue"), seq: core.Keys.Of("seq")}
+	if !cfg.Poll {
+		s.marker = []string{core.Keys.Of("wake")}
+	}
+	return s, nil
 }
 
-// Capabilities: everything but a blocking claim.
+// Capabilities: everything but a mover; blocking-claim unless claims poll.
 func (s *Store) Capabilities() jobstore.Capabilities {
 	return jobstore.Capabilities{jobstore.CapNativeDelay: true, jobstore.CapStoreClockLeases: true,
-		jobstore.CapStrictFIFO: true, jobstore.CapExactStats: true}
+		jobstore.CapStrictFIFO: true, jobstore.CapExactStats: true, jobstore.CapBlockingClaim: len(s.marker) > 0}
 }
 
 // Enqueue stores jobs atomically.
@@ -81,7 +112,9 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.Run(ctx, "enqueue", append([]string{s.queue, s.seq}, keys...), args)
+	fixed := append([]string{s.queue, s.seq}, s.marker...)
+	args = append([]string{base.Ms(s.Now()), strconv.Itoa(len(fixed))}, args...)
+	_, err = s.Run(ctx, "enqueue", append(fixed, keys...), args)
 	return err
 }
 
@@ -93,26 +126,38 @@ func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstor
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
-	return s.PollClaim(ctx, req.Wait, func() ([]jobstore.Claimed, error) {
+	try := func() ([]jobstore.Claimed, time.Time, error) {
 		now := s.Now()
 		deadline := now.Add(req.Lease)
-		v, err := s.Run(ctx, "pop", []string{s.queue, s.Keys.Active()},
+		v, err := s.Run(ctx, "pop", append([]string{s.queue, s.Keys.Active()}, s.marker...),
 			[]string{base.Ms(now), strconv.Itoa(req.Max), base.Ms(deadline), s.TokenBase()})
 		if err != nil {
-			return nil, err
+			return nil, time.Time{}, err
 		}
-		return s.Activate(ctx, req.WorkerID, now, deadline, base.Strings(v))
+		reply, _ := v.([]any)
+		if len(reply) != 2 {
+			return nil, time.Time{}, fmt.Errorf("zset: pop: unexpected reply %v", v)
+		}
+		got, err := s.Activate(ctx, req.WorkerID, now, deadline, base.Strings(reply[0]))
+		return got, base.NextDue(reply[1]), err
+	}
+	if len(s.marker) > 0 {
+		return s.BlockClaim(ctx, req.Wait, s.marker[0], try)
+	}
+	return s.PollClaim(ctx, req.Wait, func() ([]jobstore.Claimed, error) {
+		got, _, err := try()
+		return got, err
 	})
 }
 
 // Fail retries with backoff or dead-letters.
 func (s *Store) Fail(ctx context.Context, l jobstore.Lease, reason string) (jobstore.FailResult, error) {
-	return s.FailWith(ctx, "fail", l, reason, func(_ time.Time) []string { return []string{s.queue} })
+	return s.FailWith(ctx, "fail", l, reason, func(_ time.Time) []string { return append([]string{s.queue}, s.marker...) })
 }
 
 // Recover takes back jobs whose lease expired.
 func (s *Store) Recover(ctx context.Context, max int) (jobstore.RecoverResult, error) {
-	return s.RecoverWith(ctx, "recover", max, []string{s.queue})
+	return s.RecoverWith(ctx, "recover", max, append([]string{s.queue}, s.marker...))
 }
 
 // Cancel cancels a waiting job.

@@ -1,4 +1,6 @@
--- recover: KEYS active, dead, queue, then one record per member.
--- ARGV now, retention ms, 1 (place keys), lease members.
-return recover_leases(KEYS[1], KEYS[2], 4, 4, ARGV[1], ARGV[2],
-  function(key, id, run_at) redis.call('ZADD', KEYS[3], run_at, rec_get(key, 'Ref')[1]) end)
+-- recover: KEYS active, dead, queue, [wake-up marker], then one record per
+-- member. ARGV now, retention ms, number of place keys (1 or 2), members.
+local places = tonumber(ARGV[3])
+local marker = places == 2 and KEYS[4]
+return recover_leases(KEYS[1], KEYS[2], 3 + places, 4, ARGV[1], ARGV[2],
+  function(key, id, run_at) zadd_wake(KEYS[3], marker, run_at, rec_get(key, 'Ref')[1], ARGV[1]) end)

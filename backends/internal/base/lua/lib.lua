@@ -230,3 +230,33 @@ local function stream_requeue(stream, delayed, seq, key, id, run_at, now)
   rec_set(key, 'Ref', ref)
   return ref
 end
+
+-- Wake-ups for ZSET queues (zset's wait mode "block"; BullMQ's marker). A
+-- waiting claimer blocks on BZPOPMIN of a one-member marker ZSET, for no
+-- longer than until the queue's head falls due. Whoever makes a job due
+-- sooner than every blocked claimer expects sets the marker: a job placed
+-- due now or ahead of the old head. The marker holds no job, so a claimer
+-- that dies while blocked loses nothing, and a wake with no one blocked
+-- waits for the next claimer. A pop that leaves due jobs behind sets it
+-- again, so one wake chains to as many claimers as there is work.
+-- A backend that polls passes no marker (false): nothing is woken.
+local function wake(marker) if marker then redis.call('ZADD', marker, 0, 'w') end end
+
+-- zadd_wake adds member to queue at score and wakes a claimer when the job
+-- is due now or becomes the new head.
+local function zadd_wake(queue, marker, score, member, now)
+  local head = redis.call('ZRANGE', queue, 0, 0, 'WITHSCORES')[2]
+  redis.call('ZADD', queue, score, member)
+  if not head or tonumber(score) < tonumber(head) or tonumber(score) <= tonumber(now) then
+    wake(marker)
+  end
+end
+
+-- head_after_pop returns the queue's head score ('' when empty) for the
+-- claimer's next block, and passes the wake on when due jobs remain.
+local function head_after_pop(queue, marker, now)
+  local head = redis.call('ZRANGE', queue, 0, 0, 'WITHSCORES')[2]
+  if not head then return '' end
+  if tonumber(head) <= tonumber(now) then wake(marker) end
+  return head
+end
