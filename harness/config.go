@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/aebench/aebench/faults"
 )
 
 // Config is the full set of conditions of one run: one backend under one
@@ -21,7 +23,30 @@ type Config struct {
 	Store     StoreConfig    `json:"store"`
 	Producers ProducerConfig `json:"producers"`
 	Workers   WorkerConfig   `json:"workers"`
+	Expect    ExpectConfig   `json:"expect"`
 	Backend   BackendSpec    `json:"backend"`
+	// Faults is the scenario's fault schedule, the same for every run of
+	// the plan but the calibration run.
+	Faults []faults.Fault `json:"faults,omitempty"`
+}
+
+// ExpectConfig says which outcomes a run's conditions make expected, so
+// the report states them instead of failing the run.
+type ExpectConfig struct {
+	// Lost is "none" (any lost job fails the run), "allowed", or
+	// "unless_persistent" (allowed unless redis.persistence is aof-always).
+	Lost string `json:"lost"`
+}
+
+// LostAllowed reports whether lost jobs are expected under c.
+func (c Config) LostAllowed() bool {
+	switch c.Expect.Lost {
+	case "allowed":
+		return true
+	case "unless_persistent":
+		return c.Redis.Persistence != "aof-always"
+	}
+	return false
 }
 
 // RedisConfig says where the Redis comes from.
@@ -29,6 +54,8 @@ type RedisConfig struct {
 	Mode    string `json:"mode"` // embedded, cluster, container, url
 	URL     string `json:"url,omitempty"`
 	Masters int    `json:"masters,omitempty"`
+	// Persistence of a spawned server: none, aof-everysec or aof-always.
+	Persistence string `json:"persistence"`
 }
 
 // StoreConfig are the jobstore.Options the scenario controls.
@@ -73,6 +100,12 @@ type WorkerConfig struct {
 	RecoveryBatch     int           `json:"recovery_batch"`
 	MoverInterval     time.Duration `json:"mover_interval_ns"`
 	MoverBatch        int           `json:"mover_batch"`
+	// RecoveryMode is auto (as Heartbeat says), lease (heartbeat on) or
+	// seed (no heartbeat: the lease counts from the claim, as seed 002's
+	// timeout counts from StartedAt).
+	RecoveryMode string `json:"recovery_mode"`
+	// Processes of the Count workers run as `aebench worker` processes.
+	Processes int `json:"processes"`
 }
 
 // BackendSpec is one entry of the scenario's backends list.
@@ -130,6 +163,8 @@ func (s *Scenario) Runs() []RunSpec {
 			cfg := c.Base
 			cfg.Duration = s.Calibration
 			cfg.Backend = BackendSpec{Name: NullBackend, Label: NullBackend}
+			// The calibration measures the harness: no faults, no processes.
+			cfg.Faults, cfg.Workers.Processes = nil, 0
 			out = append(out, RunSpec{ID: fmt.Sprintf("c%d-calibration", c.Index), Cell: c.Index, Repeat: 1,
 				Calibration: true, Config: cfg})
 		}

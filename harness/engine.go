@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/jobstore"
 )
 
@@ -57,6 +59,10 @@ type engineHooks struct {
 	hlog   *hdr.HistogramLogWriter // nil: no interval log
 	status func(StatusLine)
 	cost   costMeter
+	// wstore is the workers' store (through the network-fault proxy); nil: the store.
+	wstore jobstore.Store
+	// faults is the run's fault setup; nil: no faults.
+	faults *faultSetup
 }
 
 // Counters are plain event counts of a run (all phases).
@@ -85,6 +91,9 @@ type Counters struct {
 	PromoteCalls   int64 `json:"promote_calls"`
 	PromoteErrors  int64 `json:"promote_errors"`
 	Promoted       int64 `json:"promoted"`
+	// AckLost counts Complete or Fail calls that returned an error but had
+	// been applied (read back from the store: the reply was lost).
+	AckLost int64 `json:"ack_lost"`
 }
 
 type counters struct {
@@ -95,6 +104,7 @@ type counters struct {
 	recoverCalls, recoverErrors, recovered, rdead atomic.Int64
 	promoteCalls, promoteErrors, promoted         atomic.Int64
 	inFlight                                      atomic.Int64
+	ackLost                                       atomic.Int64
 }
 
 func (c *counters) snapshot() Counters {
@@ -103,7 +113,7 @@ func (c *counters) snapshot() Counters {
 		c.started.Load(), c.completed.Load(), c.retried.Load(), c.dead.Load(), c.fenced.Load(),
 		c.completeErrors.Load(), c.failErrors.Load(), c.extends.Load(), c.extErrs.Load(),
 		c.recoverCalls.Load(), c.recoverErrors.Load(), c.recovered.Load(), c.rdead.Load(),
-		c.promoteCalls.Load(), c.promoteErrors.Load(), c.promoted.Load()}
+		c.promoteCalls.Load(), c.promoteErrors.Load(), c.promoted.Load(), c.ackLost.Load()}
 }
 
 // SeriesPoint is one second of a run's time series.
@@ -123,12 +133,17 @@ type SeriesPoint struct {
 
 // engine runs one run: producers, workers, recoverer, mover and collector.
 type engine struct {
-	spec  RunSpec
-	cfg   Config
-	store jobstore.Store
-	hooks engineHooks
-	led   *Ledger
-	c     counters
+	spec   RunSpec
+	cfg    Config
+	store  jobstore.Store
+	wstore jobstore.Store // the workers' store
+	hooks  engineHooks
+	led    *Ledger
+	events workerEvents // where workers report: the ledger, or a worker process's pipe
+	ft     *faultRun    // nil without faults
+	// workerDone, in a worker process, reports each job leaving the worker.
+	workerDone func(id string)
+	c          counters
 
 	t0, warmEnd, stopAt time.Time
 	windowEnd           atomic.Int64 // unix ns; moves earlier on interrupt
@@ -152,6 +167,8 @@ type engine struct {
 	errMu    sync.Mutex
 	firstErr error
 	hardStop chan struct{}
+	// resolvers read back jobs whose Complete or Fail outcome is unknown.
+	resolvers sync.WaitGroup
 }
 
 func (e *engine) newRecorder() *Recorder {
@@ -190,6 +207,7 @@ type runResult struct {
 	startedAt   time.Time
 	peakBacklog int64
 	firstErr    error // the first store error of any kind, if any
+	recovery    *faults.Summary
 }
 
 // Window says how long each phase lasted.
@@ -216,7 +234,11 @@ type HarnessCost struct {
 
 func runEngine(ctx context.Context, spec RunSpec, store jobstore.Store, hooks engineHooks) *runResult {
 	cfg := spec.Config
-	e := &engine{spec: spec, cfg: cfg, store: store, hooks: hooks, led: NewLedger(), hardStop: make(chan struct{})}
+	e := &engine{spec: spec, cfg: cfg, store: store, wstore: store, hooks: hooks, led: NewLedger(), hardStop: make(chan struct{})}
+	e.events = ledgerEvents{Ledger: e.led, resolve: e.resolveUnknown}
+	if hooks.wstore != nil {
+		e.wstore = hooks.wstore
+	}
 	e.payload = make([]byte, cfg.Producers.Payload)
 	for i := range e.payload {
 		e.payload[i] = 'a' + byte(i%26)
@@ -241,8 +263,48 @@ func runEngine(ctx context.Context, spec RunSpec, store jobstore.Store, hooks en
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
 	var workers, producers sync.WaitGroup
+	var inj *faults.Injector
+	injCtx, stopInj := context.WithCancel(workCtx)
+	defer stopInj()
+	if fs := hooks.faults; fs != nil {
+		e.ft = newFaultRun(cfg.Seed, e.warmEnd, fs)
+		e.ft.ctx, e.ft.wg = workCtx, &workers
+		h := faults.Hooks{Tracker: e.ft.tracker, InFlight: e.ft.inFlight, Proxy: fs.proxy, CrashWorker: e.ft.crashWorker}
+		if fs.redis != nil {
+			h.Redis = fs.redis
+		}
+		if fs.recLoop != nil {
+			fs.recLoop.tracker = e.ft.tracker
+		}
+		if fs.movLoop != nil {
+			fs.movLoop.tracker = e.ft.tracker
+		}
+		h.CrashLoop = func(ev faults.Event) error {
+			l := fs.recLoop
+			if ev.Fault.Kind == faults.MoverCrash {
+				l = fs.movLoop
+			}
+			if l == nil {
+				return fmt.Errorf("no %s loop runs in this run", ev.Fault.Kind)
+			}
+			return l.arm(ev)
+		}
+		if fs.procs != nil {
+			pool, err := e.startProcs(workCtx, &workers, fs.procs)
+			if err != nil {
+				res.err = err
+				return res
+			}
+			e.ft.procs = pool
+			h.KillWorker = pool.kill
+		}
+		inj = faults.NewInjector(h)
+	}
 	e.startWorkers(workCtx, &workers)
 	e.startMaintenance(workCtx, &workers)
+	if inj != nil {
+		inj.Run(injCtx, e.t0, hooks.faults.events)
+	}
 	for p := 0; p < cfg.Producers.Count; p++ {
 		producers.Add(1)
 		go func() {
@@ -318,9 +380,14 @@ func runEngine(ctx context.Context, spec RunSpec, store jobstore.Store, hooks en
 	tick.Stop()
 	res.window = Window{WarmupS: min(cfg.Warmup, time.Since(e.t0)).Seconds(), MeasuredS: measured.Seconds(),
 		DrainS: time.Since(drainStart).Seconds(), Drained: e.led.Outstanding() == 0}
+	stopInj()
 	stopWork()
 	close(e.hardStop)
 	workers.Wait()
+	e.resolvers.Wait()
+	if inj != nil {
+		inj.Wait()
+	}
 	close(stopCollector)
 	<-collectorDone
 
@@ -329,7 +396,15 @@ func runEngine(ctx context.Context, spec RunSpec, store jobstore.Store, hooks en
 	}
 	res.hists = e.total
 	res.series = e.series
-	res.ledger = e.led.Check()
+	res.ledger = e.led.CheckWith(cfg.LostAllowed())
+	if e.ft != nil {
+		e.ft.finish()
+		sum, h := e.ft.tracker.Finish(e.led.IsLost)
+		res.recovery = &sum
+		if h.TotalCount() > 0 {
+			res.hists[TagRecovery] = h
+		}
+	}
 	res.counters = e.c.snapshot()
 	res.interrupted = interrupted
 	res.peakBacklog = e.peakBacklog
@@ -468,6 +543,10 @@ func (e *engine) produce(ctx context.Context, p int) {
 			if errors.Is(err, jobstore.ErrInvalid) {
 				return // every later call would fail the same way
 			}
+			if !open {
+				// A closed loop must not spin on a Redis that is down.
+				sleepUntil(ctx, time.Now().Add(10*time.Millisecond))
+			}
 		} else {
 			e.led.Acked(ids)
 			e.c.enqJobs.Add(int64(len(ids)))
@@ -485,32 +564,167 @@ type workItem struct {
 	claimedAt time.Time
 }
 
+// worker is one claim loop with its executors. In a run without faults its
+// stop channel is the engine's hard stop and nothing else is used; with
+// faults it can crash at a crash point (see crashAt) and tracks its jobs in
+// flight for the recovery measurement.
+type worker struct {
+	id   string
+	idx  int
+	gen  int
+	rec  *Recorder
+	stop <-chan struct{} // closed at the hard stop, or when the worker crashes
+	ctx  context.Context // the claim loop's context: ends on crash too
+	quit func()
+
+	dead  atomic.Bool
+	armed atomic.Pointer[faults.Event]
+
+	mu       sync.Mutex
+	inflight map[string]*faults.Affected // nil unless faults are scheduled
+	// onDone, in a worker process, tells the coordinator a job left the worker.
+	onDone func(id string)
+}
+
+func (w *worker) track(c []jobstore.Claimed) {
+	if w.inflight == nil {
+		return
+	}
+	w.mu.Lock()
+	for _, x := range c {
+		w.inflight[x.Lease.JobID] = &faults.Affected{ID: x.Lease.JobID, Attempt: x.Lease.Attempt}
+	}
+	w.mu.Unlock()
+}
+
+func (w *worker) markStarted(id string) {
+	if w.inflight == nil {
+		return
+	}
+	w.mu.Lock()
+	if a := w.inflight[id]; a != nil {
+		a.Started = true
+	}
+	w.mu.Unlock()
+}
+
+func (w *worker) untrack(id string) {
+	if w.inflight == nil {
+		return
+	}
+	if w.onDone != nil {
+		w.onDone(id)
+	}
+	w.mu.Lock()
+	delete(w.inflight, id)
+	w.mu.Unlock()
+}
+
+func (w *worker) snapshot() []faults.Affected {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]faults.Affected, 0, len(w.inflight))
+	for _, a := range w.inflight {
+		out = append(out, *a)
+	}
+	return out
+}
+
 func (e *engine) startWorkers(ctx context.Context, wg *sync.WaitGroup) {
 	wc := e.cfg.Workers
-	for w := 0; w < wc.Count; w++ {
-		rec := e.newRecorder()
-		slots := make(chan struct{}, wc.Concurrency)
-		work := make(chan workItem, wc.Concurrency)
-		id := "w" + strconv.Itoa(w)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer close(work)
-			e.fetch(ctx, id, rec, slots, work)
-		}()
-		for x := 0; x < wc.Concurrency; x++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				e.execute(ctx, rec, slots, work)
-			}()
-		}
+	for w := 0; w < wc.Count-wc.Processes; w++ {
+		e.startWorker(ctx, wg, w, 0)
 	}
 }
 
-// fetch claims jobs while the worker has free slots.
-func (e *engine) fetch(ctx context.Context, workerID string, rec *Recorder, slots chan struct{}, work chan<- workItem) {
+// startWorker starts worker idx (generation gen: replacements of a crashed
+// worker count up).
+func (e *engine) startWorker(ctx context.Context, wg *sync.WaitGroup, idx, gen int) *worker {
 	wc := e.cfg.Workers
+	w := &worker{idx: idx, gen: gen, id: "w" + strconv.Itoa(idx), rec: e.newRecorder(), stop: e.hardStop, ctx: ctx, quit: func() {}}
+	if gen > 0 {
+		w.id += "." + strconv.Itoa(gen)
+	}
+	w.onDone = e.workerDone
+	if e.ft != nil {
+		w.inflight = map[string]*faults.Affected{}
+		stop := make(chan struct{})
+		cctx, cancel := context.WithCancel(ctx)
+		var once sync.Once
+		w.ctx, w.stop = cctx, stop
+		w.quit = func() { once.Do(func() { cancel(); close(stop) }) }
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case <-e.hardStop:
+				w.quit()
+			case <-stop:
+			}
+		}()
+		e.ft.addWorker(w)
+	}
+	slots := make(chan struct{}, wc.Concurrency)
+	work := make(chan workItem, wc.Concurrency)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(work)
+		e.fetch(w, slots, work)
+	}()
+	for x := 0; x < wc.Concurrency; x++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.execute(ctx, w, slots, work)
+		}()
+	}
+	return w
+}
+
+// crashAt is a crash point in the worker loop: true when the worker has
+// crashed (here or before) and the caller must drop the job without
+// acking. Without faults it is one nil check.
+func (e *engine) crashAt(w *worker, p faults.Point) bool {
+	if e.ft == nil {
+		return false
+	}
+	if w.dead.Load() {
+		return true
+	}
+	ev := w.armed.Load()
+	if ev == nil || ev.Point != p || !w.armed.CompareAndSwap(ev, nil) {
+		return w.dead.Load()
+	}
+	e.ft.reached(e, w, *ev)
+	return true
+}
+
+// armedAt reports whether a crash is armed at p on w.
+func (e *engine) armedAt(w *worker, p faults.Point) bool {
+	if e.ft == nil {
+		return false
+	}
+	ev := w.armed.Load()
+	return ev != nil && ev.Point == p
+}
+
+// abandon drops a job a crashed (or hard-stopped) worker held: no event, no
+// ack; its lease runs out and the recoverer takes it back.
+func (e *engine) abandon(w *worker, id string, slots <-chan struct{}) {
+	w.untrack(id)
+	e.c.inFlight.Add(-1)
+	<-slots
+}
+
+// claimTimeout bounds a Claim in a run with faults: a black-holed or
+// paused Redis must not hang a worker past its wait.
+const claimTimeout = 5 * time.Second
+
+// fetch claims jobs while the worker has free slots.
+func (e *engine) fetch(w *worker, slots chan struct{}, work chan<- workItem) {
+	wc := e.cfg.Workers
+	ctx := w.ctx
 	release := func(n int) {
 		for ; n > 0; n-- {
 			<-slots
@@ -533,7 +747,12 @@ func (e *engine) fetch(ctx context.Context, workerID string, rec *Recorder, slot
 			}
 		}
 		t0 := time.Now()
-		got, err := e.store.Claim(ctx, jobstore.ClaimRequest{WorkerID: workerID, Max: n, Lease: wc.Lease, Wait: wc.ClaimWait})
+		cctx, cancel := ctx, context.CancelFunc(func() {})
+		if e.ft != nil {
+			cctx, cancel = context.WithTimeout(ctx, wc.ClaimWait+claimTimeout)
+		}
+		got, err := e.wstore.Claim(cctx, jobstore.ClaimRequest{WorkerID: w.id, Max: n, Lease: wc.Lease, Wait: wc.ClaimWait})
+		cancel()
 		t1 := time.Now()
 		e.c.claimCalls.Add(1)
 		if err != nil {
@@ -553,10 +772,18 @@ func (e *engine) fetch(ctx context.Context, workerID string, rec *Recorder, slot
 			continue
 		}
 		if e.measuring(t0) {
-			rec.Record(TagClaim, t1.Sub(t0))
+			w.rec.Record(TagClaim, t1.Sub(t0))
 		}
 		e.c.claimed.Add(int64(len(got)))
 		e.c.inFlight.Add(int64(len(got)))
+		w.track(got)
+		e.events.Claimed(got, t1)
+		if e.crashAt(w, faults.AfterClaim) {
+			for _, c := range got {
+				e.abandon(w, c.Lease.JobID, slots)
+			}
+			return
+		}
 		for _, c := range got {
 			work <- workItem{c: c, claimedAt: t1}
 		}
@@ -564,16 +791,25 @@ func (e *engine) fetch(ctx context.Context, workerID string, rec *Recorder, slot
 }
 
 // execute runs claimed jobs: the handler, then Complete or Fail.
-func (e *engine) execute(ctx context.Context, rec *Recorder, slots <-chan struct{}, work <-chan workItem) {
+func (e *engine) execute(ctx context.Context, w *worker, slots <-chan struct{}, work <-chan workItem) {
 	wc := e.cfg.Workers
+	rec := w.rec
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for it := range work {
-		start := time.Now()
 		id, attempt := it.c.Lease.JobID, it.c.Lease.Attempt
-		jt := e.led.Started(id, attempt, start)
+		if e.ft != nil && w.dead.Load() {
+			e.abandon(w, id, slots)
+			continue
+		}
+		start := time.Now()
+		jt := e.events.Started(id, attempt, start)
 		book := time.Since(start)
 		e.c.started.Add(1)
+		if e.ft != nil {
+			w.markStarted(id)
+			e.ft.tracker.Started(id, start)
+		}
 		if e.measuring(it.claimedAt) {
 			rec.Record(TagDispatch, start.Sub(it.claimedAt))
 		}
@@ -590,10 +826,17 @@ func (e *engine) execute(ctx context.Context, rec *Recorder, slots <-chan struct
 		fail := wc.Fail > 0 && jr.float() < wc.Fail
 		lease := it.c.Lease
 		hs := time.Now()
-		if !e.runHandler(ctx, timer, d, &lease) {
-			// Hard stop after the drain: abandon the job where it is.
-			e.c.inFlight.Add(-1)
-			<-slots
+		if e.armedAt(w, faults.InHandler) {
+			// Crash halfway through the handler.
+			if !e.runHandler(ctx, w, timer, d/2, &lease) || e.crashAt(w, faults.InHandler) {
+				e.abandon(w, id, slots)
+				continue
+			}
+			d -= d / 2
+		}
+		if !e.runHandler(ctx, w, timer, d, &lease) || e.crashAt(w, faults.AfterHandler) {
+			// Hard stop after the drain, or a crash: abandon the job where it is.
+			e.abandon(w, id, slots)
 			continue
 		}
 		he := time.Now()
@@ -602,7 +845,7 @@ func (e *engine) execute(ctx context.Context, rec *Recorder, slots <-chan struct
 		}
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 		if fail {
-			fr, err := e.store.Fail(fctx, lease, "aebench: injected handler failure")
+			fr, err := e.wstore.Fail(fctx, lease, "aebench: injected handler failure")
 			fe := time.Now()
 			if e.measuring(he) {
 				rec.Record(TagFail, fe.Sub(he))
@@ -610,12 +853,13 @@ func (e *engine) execute(ctx context.Context, rec *Recorder, slots <-chan struct
 			switch {
 			case errors.Is(err, jobstore.ErrLeaseLost):
 				e.c.fenced.Add(1)
-				e.led.Fenced(id, attempt, fe)
+				e.events.Fenced(id, attempt, fe)
 			case err != nil:
 				e.c.failErrors.Add(1)
 				e.noteErr(err)
+				e.events.Unknown(id, attempt, lease.Token, fe)
 			default:
-				e.led.Failed(id, attempt, fr, fe)
+				e.events.Failed(id, attempt, fr, fe)
 				if fr.Status == jobstore.StatusFailed {
 					e.c.dead.Add(1)
 				} else {
@@ -623,7 +867,7 @@ func (e *engine) execute(ctx context.Context, rec *Recorder, slots <-chan struct
 				}
 			}
 		} else {
-			err := e.store.Complete(fctx, lease, nil)
+			err := e.wstore.Complete(fctx, lease, nil)
 			ce := time.Now()
 			if e.measuring(he) {
 				rec.Record(TagComplete, ce.Sub(he))
@@ -631,13 +875,14 @@ func (e *engine) execute(ctx context.Context, rec *Recorder, slots <-chan struct
 			switch {
 			case errors.Is(err, jobstore.ErrLeaseLost):
 				e.c.fenced.Add(1)
-				e.led.Fenced(id, attempt, ce)
+				e.events.Fenced(id, attempt, ce)
 			case err != nil:
 				e.c.completeErrors.Add(1)
 				e.noteErr(err)
+				e.events.Unknown(id, attempt, lease.Token, ce)
 			default:
 				b0 := time.Now()
-				jt := e.led.Completed(id, attempt, ce)
+				jt := e.events.Completed(id, attempt, ce)
 				book += time.Since(b0)
 				e.c.completed.Add(1)
 				if jt.Known && jt.Measured && !jt.Delayed {
@@ -654,14 +899,16 @@ func (e *engine) execute(ctx context.Context, rec *Recorder, slots <-chan struct
 		if measured {
 			rec.Record(TagBookkeeping, book)
 		}
+		w.untrack(id)
 		e.c.inFlight.Add(-1)
 		<-slots
 	}
 }
 
 // runHandler sleeps for d, extending the lease on the heartbeat interval
-// when heartbeats are on; false when the run was hard-stopped meanwhile.
-func (e *engine) runHandler(ctx context.Context, timer *time.Timer, d time.Duration, lease *jobstore.Lease) bool {
+// when heartbeats are on; false when the run was hard-stopped or the
+// worker crashed meanwhile.
+func (e *engine) runHandler(ctx context.Context, w *worker, timer *time.Timer, d time.Duration, lease *jobstore.Lease) bool {
 	wc := e.cfg.Workers
 	interval := time.Duration(math.MaxInt64)
 	if wc.Heartbeat {
@@ -676,12 +923,15 @@ func (e *engine) runHandler(ctx context.Context, timer *time.Timer, d time.Durat
 		if left <= 0 {
 			return true
 		}
-		if !preciseSleep(min(left, interval), e.hardStop, timer) {
+		if !preciseSleep(min(left, interval), w.stop, timer) {
 			return false
 		}
 		if time.Now().Before(end) {
+			if e.ft != nil && w.dead.Load() {
+				return false // a crashed worker sends no more heartbeats
+			}
 			cctx, cancel := context.WithTimeout(ctx, finishTimeout)
-			nl, err := e.store.Extend(cctx, *lease, wc.Lease)
+			nl, err := e.wstore.Extend(cctx, *lease, wc.Lease)
 			cancel()
 			switch {
 			case err == nil:
@@ -689,7 +939,7 @@ func (e *engine) runHandler(ctx context.Context, timer *time.Timer, d time.Durat
 				e.c.extends.Add(1)
 			case errors.Is(err, jobstore.ErrLeaseLost):
 				e.c.fenced.Add(1)
-				e.led.Fenced(lease.JobID, lease.Attempt, time.Now())
+				e.events.Fenced(lease.JobID, lease.Attempt, time.Now())
 			default:
 				e.c.extErrs.Add(1)
 			}
@@ -704,6 +954,14 @@ func (e *engine) runHandler(ctx context.Context, timer *time.Timer, d time.Durat
 func (e *engine) startMaintenance(ctx context.Context, wg *sync.WaitGroup) {
 	wc := e.cfg.Workers
 	rec := e.newRecorder()
+	var recLoop, movLoop *loopCrash
+	if e.ft != nil {
+		recLoop, movLoop = e.ft.recLoop, e.ft.movLoop
+	}
+	rstore := e.store
+	if recLoop != nil {
+		rstore = recLoop.store
+	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -716,14 +974,18 @@ func (e *engine) startMaintenance(ctx context.Context, wg *sync.WaitGroup) {
 			case <-t.C:
 			}
 			for ctx.Err() == nil {
+				recLoop.begin()
 				t0 := time.Now()
-				r, err := e.store.Recover(ctx, wc.RecoveryBatch)
+				r, err := rstore.Recover(ctx, wc.RecoveryBatch)
 				t1 := time.Now()
 				e.c.recoverCalls.Add(1)
 				if e.measuring(t0) {
 					rec.Record(TagRecover, t1.Sub(t0))
 				}
 				if err != nil {
+					if recLoop.crashed(ctx, e, err, "recoverer") {
+						break
+					}
 					if ctx.Err() == nil {
 						e.c.recoverErrors.Add(1)
 						e.noteErr(err)
@@ -745,6 +1007,9 @@ func (e *engine) startMaintenance(ctx context.Context, wg *sync.WaitGroup) {
 	if !ok || !e.hooks.mover {
 		return
 	}
+	if movLoop != nil {
+		mover = movLoop.store.(jobstore.Mover)
+	}
 	mrec := e.newRecorder()
 	wg.Add(1)
 	go func() {
@@ -758,6 +1023,7 @@ func (e *engine) startMaintenance(ctx context.Context, wg *sync.WaitGroup) {
 			case <-t.C:
 			}
 			for ctx.Err() == nil {
+				movLoop.begin()
 				t0 := time.Now()
 				n, err := mover.Promote(ctx, wc.MoverBatch)
 				t1 := time.Now()
@@ -766,6 +1032,9 @@ func (e *engine) startMaintenance(ctx context.Context, wg *sync.WaitGroup) {
 					mrec.Record(TagPromote, t1.Sub(t0))
 				}
 				if err != nil {
+					if movLoop.crashed(ctx, e, err, "mover") {
+						break
+					}
 					if ctx.Err() == nil {
 						e.c.promoteErrors.Add(1)
 						e.noteErr(err)

@@ -101,6 +101,9 @@ type attemptRec struct {
 	starts     int32
 	firstStart int64
 	afterDone  bool // started after the job was completed or dead-lettered
+	// failed: Fail returned for this attempt, so the next attempt is a
+	// retry by design, not a re-run of lost work.
+	failed bool
 }
 
 // NewLedger returns an empty ledger.
@@ -124,6 +127,17 @@ func (e *ledgerEntry) attempt(n int) *attemptRec {
 		e.attempts = append(e.attempts, attemptRec{})
 	}
 	return &e.attempts[n]
+}
+
+// rerun: attempt n is a re-run of work done or in progress, because an
+// earlier attempt started its handler and did not end by Fail.
+func (e *ledgerEntry) rerun(n int) bool {
+	for k := 0; k < n && k < len(e.attempts); k++ {
+		if p := e.attempts[k]; p.starts > 0 && !p.failed {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *ledgerEntry) done() bool { return e.completions > 0 || e.dead }
@@ -259,6 +273,7 @@ func (l *Ledger) Failed(id string, attempt int, res jobstore.FailResult, at time
 		s.noteUnexpected(l, id)
 		return
 	}
+	e.attempt(attempt).failed = true
 	switch res.Status {
 	case jobstore.StatusFailed:
 		l.markDone(e, at.UnixNano())
@@ -321,8 +336,16 @@ type LedgerReport struct {
 	DuplicateStarts int64 `json:"duplicate_starts"`
 	// DuplicateCompletions: successful Complete calls beyond one per job.
 	DuplicateCompletions int64 `json:"duplicate_completions"`
-	// DuplicatedExecutions = DuplicateStarts + DuplicateCompletions.
+	// DuplicateReruns: starts of a later attempt while an earlier attempt
+	// of the job had started its handler and did not end by Fail: the work
+	// was done, or is still running, and runs again (a lease that lapsed
+	// on a long job, a worker that crashed in or after its handler).
+	DuplicateReruns int64 `json:"duplicate_reruns"`
+	// DuplicatedExecutions = DuplicateStarts + DuplicateCompletions + DuplicateReruns.
 	DuplicatedExecutions int64 `json:"duplicated_executions"`
+	// LostExpected: lost jobs were expected under the run's conditions
+	// (expect.lost), so they are reported, not a failure.
+	LostExpected bool `json:"lost_expected,omitempty"`
 	// StartedEarly: attempts whose handler started before the RunAt asked for
 	// (the producer's, or Fail's retry time); MaxEarlyNs is the worst.
 	StartedEarly int64 `json:"started_early"`
@@ -347,7 +370,20 @@ type LedgerReport struct {
 const maxExamples = 10
 
 // Check computes the report. Call it after the drain, when no more events come.
-func (l *Ledger) Check() LedgerReport {
+func (l *Ledger) Check() LedgerReport { return l.CheckWith(false) }
+
+// IsLost reports whether id was acknowledged and is neither completed nor dead-lettered.
+func (l *Ledger) IsLost(id string) bool {
+	s := l.shard(id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.m[id]
+	return e != nil && e.state == enqAcked && !e.done()
+}
+
+// CheckWith is Check; with lostAllowed, lost jobs are counted and listed
+// but do not make the report fail (the run's conditions expect them).
+func (l *Ledger) CheckWith(lostAllowed bool) LedgerReport {
 	var r LedgerReport
 	add := func(list *[]string, id string) {
 		if len(*list) < maxExamples {
@@ -397,6 +433,12 @@ func (l *Ledger) Check() LedgerReport {
 				if a.afterDone && dup == 0 {
 					dup = 1
 				}
+				// Judged after the drain, so a Fail whose event reached the
+				// ledger after the retry started is still seen.
+				if n > 0 && a.starts > 0 && !a.afterDone && e.rerun(n) {
+					r.DuplicateReruns++
+					add(&r.DuplicateIDs, id)
+				}
 				if dup > 0 {
 					r.DuplicateStarts += dup
 					add(&r.DuplicateIDs, id)
@@ -414,11 +456,13 @@ func (l *Ledger) Check() LedgerReport {
 		}
 		s.mu.Unlock()
 	}
-	r.DuplicatedExecutions = r.DuplicateStarts + r.DuplicateCompletions
+	r.DuplicatedExecutions = r.DuplicateStarts + r.DuplicateCompletions + r.DuplicateReruns
 	for _, ids := range [][]string{r.LostIDs, r.UnexpectedIDs, r.EarlyIDs, r.DuplicateIDs} {
 		sort.Strings(ids)
 	}
-	if r.Lost > 0 {
+	if r.Lost > 0 && lostAllowed {
+		r.LostExpected = true
+	} else if r.Lost > 0 {
 		r.Problems = append(r.Problems, fmt.Sprintf("%d acknowledged job(s) lost (e.g. %v)", r.Lost, r.LostIDs))
 	}
 	if r.Unexpected > 0 {

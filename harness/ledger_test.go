@@ -105,10 +105,13 @@ func TestLedger(t *testing.T) {
 			{op: "start", id: "a", attempt: 1, at: 3}, {op: "complete", id: "a", attempt: 1, at: 4}}),
 			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 2, Reexecutions: 1, DuplicateStarts: 1,
 				DuplicateCompletions: 1, DuplicatedExecutions: 2, OK: true}},
+		// Attempt 0 was still running (its Complete was fenced): attempt 1
+		// runs the work again, a duplicate that at-least-once allows.
 		{"recovered lease re-runs: allowed, counted", steps(enqueued("a", 0), []ledgerStep{
 			{op: "start", id: "a", at: 1}, {op: "recover", id: "a", at: 40}, {op: "start", id: "a", attempt: 1, at: 41},
 			{op: "fenced", id: "a", at: 42}, {op: "complete", id: "a", attempt: 1, at: 43}}),
-			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 2, Reexecutions: 1, Recovered: 1, Fenced: 1, OK: true}},
+			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 2, Reexecutions: 1, Recovered: 1, Fenced: 1,
+				DuplicateReruns: 1, DuplicatedExecutions: 1, OK: true}},
 		{"delayed job on time", steps([]ledgerStep{{op: "plan-delayed", id: "d", at: 0, runAt: 100}, {op: "ack", id: "d"},
 			{op: "start", id: "d", at: 100}, {op: "complete", id: "d", at: 101}}),
 			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 1, OK: true}},

@@ -6,9 +6,11 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/report"
 )
 
@@ -126,6 +128,12 @@ func (pr *planRunner) plots() error {
 			backlog = append(backlog, report.Line{Label: name, X: x, Y: yb})
 		}
 		markers := []report.Marker{{X: 0, Label: "measuring"}, {X: runs[0].Config.Duration.Seconds(), Label: "producers stop"}}
+		// Every run of a cell gets the same planned faults (same seed), so
+		// one marker per planned fault serves every line.
+		rc := runs[0].Config
+		for _, ev := range faults.Plan(rc.Faults, rc.Seed, rc.Warmup+rc.Duration) {
+			markers = append(markers, report.Marker{X: (ev.At - rc.Warmup).Seconds(), Label: faultLabel(ev)})
+		}
 		if err := report.TimePlot(filepath.Join(pr.dir, prefix+"throughput"), title("Completed jobs per second"), cond,
 			"jobs/s", thr, markers); err != nil {
 			errs = append(errs, err)
@@ -201,6 +209,7 @@ func (pr *planRunner) printTables(w io.Writer) {
 			fmt.Fprintln(w, "conditions: "+cellConditions(runs))
 			fmt.Fprintln(w)
 			pr.latencyTable(w, runs)
+			pr.recoveryTable(w, runs)
 			fmt.Fprintln(w)
 			pr.costTable(w, runs)
 		}
@@ -256,4 +265,50 @@ func calibrationLine(r RunSummary) string {
 		"e2e p50 %s p99 %s, handler p50 %s p99 %s; e2e minus handler, job by job: p50 %s p99 %s = what the harness adds per job",
 		r.ID, r.Throughput.Completed, fmtNs(e2e["p50"]), fmtNs(e2e["p99"]), fmtNs(h["p50"]), fmtNs(h["p99"]),
 		fmtNs(net["p50"]), fmtNs(net["p99"]))
+}
+
+// faultLabel is a plot marker's text: the kind, shortened, and the point.
+func faultLabel(ev faults.Event) string {
+	k := strings.NewReplacer("worker_", "", "recoverer_", "rec-", "redis_", "redis-", "net_", "net-").Replace(string(ev.Fault.Kind))
+	if ev.Point != "" && ev.Point != faults.BetweenSteps {
+		k += "@" + string(ev.Point)
+	}
+	return k
+}
+
+// recoveryTable prints, for runs with faults, what the faults did.
+func (pr *planRunner) recoveryTable(w io.Writer, runs []RunSummary) {
+	var rows [][]string
+	for _, r := range runs {
+		rv := r.Recovery
+		if rv == nil {
+			continue
+		}
+		kinds := make([]string, 0, len(rv.Faults))
+		for _, k := range faults.Kinds() {
+			if n := rv.Faults[k]; n > 0 {
+				kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+			}
+		}
+		lat := func(q string) string {
+			if v, ok := rv.RecoveryNs[q]; ok {
+				return fmtNs(v)
+			}
+			return "-"
+		}
+		lost := strconv.FormatInt(r.Ledger.Lost, 10)
+		if r.Ledger.LostExpected {
+			lost += " (expected)"
+		}
+		rows = append(rows, []string{runName(r, pr.s.Repeats), r.Status, strconv.Itoa(rv.Landed), strconv.Itoa(rv.Skipped),
+			strings.Join(kinds, ", "), strconv.Itoa(rv.Affected), strconv.Itoa(rv.Restarted), lat("p50"), lat("p99"), lat("max"),
+			strconv.Itoa(rv.Duplicates), strconv.FormatInt(r.Ledger.DuplicatedExecutions, 10), lost})
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "faults: affected = jobs in flight at a fault; recovery = fault -> the job's next handler start; dup/fault = affected jobs whose handler had started and ran again; dup/run and lost from the ledger")
+	_ = report.Table(w, []string{"backend", "status", "faults", "skipped", "kinds", "affected", "restarted",
+		"recovery p50", "recovery p99", "recovery max", "dup/fault", "dup/run", "lost"}, rows)
 }

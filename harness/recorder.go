@@ -37,11 +37,12 @@ const (
 	TagE2ENet                 // TagE2E minus the handler's run time: what queueing and the store (and harness) add
 	TagRecover                // Recover call
 	TagPromote                // Promote call (Mover backends)
+	TagRecovery               // fault -> next handler start of each job in flight at a fault
 	numTags
 )
 
 var tagNames = [numTags]string{"enqueue", "schedule_lag", "claim", "dispatch", "handler", "complete", "fail",
-	"bookkeeping", "queue_wait", "lateness", "e2e", "e2e_retried", "e2e_minus_handler", "recover", "promote"}
+	"bookkeeping", "queue_wait", "lateness", "e2e", "e2e_retried", "e2e_minus_handler", "recover", "promote", "recovery"}
 
 func (t Tag) String() string { return tagNames[t] }
 

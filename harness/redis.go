@@ -38,7 +38,7 @@ func newRedisPool(logf func(string, ...any)) *redisPool {
 }
 
 func (p *redisPool) get(ctx context.Context, rc RedisConfig) (*pooledRedis, error) {
-	key := rc.Mode + "|" + rc.URL + "|" + strconv.Itoa(rc.Masters)
+	key := rc.Mode + "|" + rc.URL + "|" + strconv.Itoa(rc.Masters) + "|" + rc.Persistence
 	if pr, ok := p.servers[key]; ok {
 		return pr, nil
 	}
@@ -46,6 +46,12 @@ func (p *redisPool) get(ctx context.Context, rc RedisConfig) (*pooledRedis, erro
 	switch rc.Mode {
 	case "embedded":
 		o.Mode = redisserver.ModeSpawn
+		switch rc.Persistence {
+		case "aof-everysec":
+			o.AppendOnly, o.AppendFsync = true, "everysec"
+		case "aof-always":
+			o.AppendOnly, o.AppendFsync = true, "always"
+		}
 	case "cluster":
 		o.Mode, o.Masters = redisserver.ModeCluster, rc.Masters
 	case "container":

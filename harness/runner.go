@@ -228,14 +228,15 @@ func (pr *planRunner) runOne(ctx context.Context, spec RunSpec) (*RunSummary, er
 		rs.Client = "none (in process)"
 		rs.Conditions = cfg.Conditions("") + ", no Redis (calibration)"
 	}
-	store, err := be.New(ctx, client, jobstore.Options{
+	jopts := jobstore.Options{
 		Queue:        "aeb-" + spec.ID + "-" + randHex(3),
 		Encoding:     jobstore.Encoding(cfg.Encoding),
 		Retention:    cfg.Store.Retention,
 		Backoff:      jobstore.Backoff{Base: cfg.Store.BackoffBase, Max: cfg.Store.BackoffMax, Jitter: cfg.Store.BackoffJitter},
 		PollInterval: cfg.Store.PollInterval,
 		Seed:         cfg.Seed,
-	}, cfg.Backend.Options)
+	}
+	store, err := be.New(ctx, client, jopts, cfg.Backend.Options)
 	if err != nil {
 		if errors.Is(err, jobstore.ErrInvalid) {
 			return fail(StatusError, &ConfigError{File: pr.s.File, Line: cfg.Backend.line, Column: cfg.Backend.col,
@@ -258,6 +259,18 @@ func (pr *planRunner) runOne(ctx context.Context, spec RunSpec) (*RunSummary, er
 	defer hf.Close()
 	hw := hdr.NewHistogramLogWriter(hf)
 	hooks := engineHooks{label: cfg.Backend.Label, hlog: hw, status: pr.status.line, cost: cost, mover: rs.MoverLoop}
+	if (len(cfg.Faults) > 0 || cfg.Workers.Processes > 0) && !spec.Calibration {
+		srv, err := pr.pool.get(ctx, cfg.Redis)
+		if err != nil {
+			return fail(StatusError, err)
+		}
+		fs, cleanup, err := pr.faultSetup(ctx, spec, srv, be, jopts, rs.MoverLoop, &hooks)
+		defer cleanup()
+		if err != nil {
+			return fail(StatusError, fmt.Errorf("%s: fault setup: %w", spec.ID, err))
+		}
+		hooks.faults = fs
+	}
 	// The interval log's base and start time are whole seconds: the writer
 	// prints whole seconds but subtracts milliseconds.
 	base := time.Now().Truncate(time.Second).UnixMilli()

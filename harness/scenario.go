@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/aebench/aebench/backends/registry"
+	"github.com/aebench/aebench/faults"
 )
 
 // ConfigError is a problem with a scenario file or an override: it names the
@@ -114,6 +116,8 @@ type parser struct {
 	nodes    map[string]*yaml.Node
 	backends []BackendSpec
 	bnode    *yaml.Node
+	faults   []faults.Fault
+	fnode    *yaml.Node
 }
 
 func (p *parser) errAt(n *yaml.Node, fieldPath, msg string) error {
@@ -246,6 +250,20 @@ func (p *parser) walk(root *yaml.Node, s *Scenario) error {
 				return err
 			}
 			p.backends, p.bnode = bs, v
+		case key == "faults":
+			fs, err := faults.Parse(v)
+			if err != nil {
+				var fe *faults.Error
+				if errors.As(err, &fe) {
+					at := &yaml.Node{Line: fe.Line, Column: fe.Column}
+					if o, ok := p.origin[v]; ok {
+						return &ConfigError{File: o, Field: fe.Field, Msg: fe.Msg}
+					}
+					return p.errAt(at, fe.Field, fe.Msg)
+				}
+				return p.errAt(v, key, err.Error())
+			}
+			p.faults, p.fnode = fs, v
 		case key == "name" || key == "description":
 			if v.Kind != yaml.ScalarNode {
 				return p.errAt(v, key, "must be a string")
@@ -455,7 +473,7 @@ func (p *parser) expand(s *Scenario) error {
 	}
 	idx := make([]int, len(dims))
 	for c := 0; c < total; c++ {
-		cfg := Config{Scenario: s.Name}
+		cfg := Config{Scenario: s.Name, Faults: p.faults}
 		var vary []string
 		for i, d := range dims {
 			v := d.vals[idx[i]]
@@ -465,6 +483,14 @@ func (p *parser) expand(s *Scenario) error {
 			if len(d.vals) > 1 {
 				vary = append(vary, d.f.Path+"="+v)
 			}
+		}
+		// The recovery mode decides the heartbeat: lease renews it, seed
+		// never does (seed 002's timeout from StartedAt).
+		switch cfg.Workers.RecoveryMode {
+		case "lease":
+			cfg.Workers.Heartbeat = true
+		case "seed":
+			cfg.Workers.Heartbeat = false
 		}
 		if err := p.crossCheck(cfg); err != nil {
 			return err
@@ -497,6 +523,29 @@ func (p *parser) crossCheck(c Config) error {
 	if c.Store.BackoffMax < c.Store.BackoffBase {
 		return at("store.backoff_max", fmt.Sprintf("%s is below store.backoff_base %s", c.Store.BackoffMax, c.Store.BackoffBase))
 	}
+	if c.Workers.Processes > c.Workers.Count {
+		return at("workers.processes", fmt.Sprintf("%d is above workers.count %d: processes are some of the workers", c.Workers.Processes, c.Workers.Count))
+	}
+	if c.Redis.Persistence != "none" && c.Redis.Mode != "embedded" {
+		return at("redis.persistence", fmt.Sprintf("applies to a server aebench spawns alone (redis.mode embedded), not %q", c.Redis.Mode))
+	}
+	for i, f := range c.Faults {
+		fat := func(msg string) error {
+			return &ConfigError{File: p.file, Line: f.Line, Column: f.Column, Field: fmt.Sprintf("faults[%d]", i), Msg: msg}
+		}
+		switch {
+		case f.Kind == faults.WorkerCrash && c.Workers.Processes >= c.Workers.Count:
+			return fat("worker_crash crashes in-process workers, and every worker is a process (workers.processes); use worker_kill")
+		case f.Kind == faults.WorkerKill && c.Workers.Processes == 0:
+			return fat("worker_kill kills worker processes; set workers.processes >= 1")
+		case f.IsWorkerKind() && f.Worker >= 0 && f.Kind == faults.WorkerKill && f.Worker >= c.Workers.Processes:
+			return fat(fmt.Sprintf("worker %d: there are %d worker processes", f.Worker, c.Workers.Processes))
+		case f.IsWorkerKind() && f.Worker >= 0 && f.Kind == faults.WorkerCrash && f.Worker >= c.Workers.Count-c.Workers.Processes:
+			return fat(fmt.Sprintf("worker %d: there are %d in-process workers", f.Worker, c.Workers.Count-c.Workers.Processes))
+		case (f.NeedsOwnedRedis() || f.NeedsProxy()) && c.Redis.Mode != "embedded":
+			return fat(fmt.Sprintf("%s needs redis.mode embedded (a loopback redis-server aebench spawned), not %q", f.Kind, c.Redis.Mode))
+		}
+	}
 	if c.Workers.Heartbeat && c.Workers.HeartbeatInterval >= c.Workers.Lease {
 		return at("workers.heartbeat_interval", fmt.Sprintf("%s is not below workers.lease %s: the lease would lapse", c.Workers.HeartbeatInterval, c.Workers.Lease))
 	}
@@ -512,6 +561,7 @@ func FieldDocs() [][4]string {
 		{"repeats", "1", "an integer 1..100", "runs of each backend per matrix cell"},
 		{"calibration", "on", "off, on, or a duration", "run the in-process null backend first in each cell to measure the harness's own overhead (on: as long as duration)"},
 		{"backends", "(required)", strings.Join(BackendNames(), ", "), "list of names, or mappings {name, label, options}"},
+		{"faults", "none", "a list of faults (see Faults below)", "the fault schedule every run (but calibration) gets: worker crashes and kills at crash points, recoverer/mover crashes, Redis restarts and pauses, network faults"},
 	}
 	fs := fields()
 	sort.SliceStable(fs, func(i, j int) bool { return strings.Count(fs[i].Path, ".") < strings.Count(fs[j].Path, ".") })

@@ -160,7 +160,7 @@ func TestParseBad(t *testing.T) {
 		{"unknown backend", "backends: [zset, kafka]\n", 1,
 			[]string{"backends[1]", `unknown backend "kafka"`, "allowed are zset", "null"}},
 		{"unknown backend option", "backends:\n  - name: zset\n    options: {speed: fast}\n", 3,
-			[]string{"backends[0].options", "speed", "takes no options"}},
+			[]string{"backends[0].options", "speed"}},
 		{"bad distribution", "backends: [zset]\nworkers:\n  handler: gaussian(1ms)\n", 3,
 			[]string{"workers.handler", `unknown distribution "gaussian"`, "uniform(min, max)"}},
 		{"distribution arity", "backends: [zset]\nproducers:\n  delay: uniform(1s)\n", 3,

@@ -23,7 +23,7 @@ type field struct {
 }
 
 // The top-level keys that hold a mapping of fields.
-var sections = []string{"redis", "store", "producers", "workers"}
+var sections = []string{"redis", "store", "producers", "workers", "expect"}
 
 func fields() []field {
 	return []field{
@@ -63,6 +63,12 @@ func fields() []field {
 		{Path: "redis.masters", Default: "3", Allowed: "an integer >= 1", Matrix: true,
 			Doc: "masters of a spawned cluster (mode cluster)",
 			set: func(c *Config, v string) error { return setInt(&c.Redis.Masters, v, 1, 16) }},
+
+		{Path: "redis.persistence", Default: "none", Allowed: "none, aof-everysec, aof-always", Matrix: true,
+			Doc: "persistence of a spawned server (embedded): none, or AOF with appendfsync everysec or always; what a redis_restart fault keeps",
+			set: func(c *Config, v string) error {
+				return setEnum(&c.Redis.Persistence, v, "none", "aof-everysec", "aof-always")
+			}},
 
 		{Path: "store.poll_interval", Default: "100ms", Allowed: "a duration > 0", Matrix: true,
 			Doc: "jobstore.Options.PollInterval: how often a waiting Claim polls on backends that cannot block",
@@ -163,6 +169,12 @@ func fields() []field {
 		{Path: "workers.recovery_interval", Default: "1s", Allowed: "a duration > 0", Matrix: true,
 			Doc: "the run's recoverer calls Recover this often",
 			set: func(c *Config, v string) error { return setDur(&c.Workers.RecoveryInterval, v, time.Millisecond) }},
+		{Path: "workers.recovery_mode", Default: "auto", Allowed: "auto, lease, seed", Matrix: true,
+			Doc: "auto: as workers.heartbeat says; lease: a heartbeat renews the lease every heartbeat_interval (lease/3); seed: no heartbeat, the lease counts from the claim like seed 002's timeout from StartedAt, so jobs longer than it run twice",
+			set: func(c *Config, v string) error { return setEnum(&c.Workers.RecoveryMode, v, "auto", "lease", "seed") }},
+		{Path: "workers.processes", Default: "0", Allowed: "an integer 0..64, at most workers.count", Matrix: true,
+			Doc: "how many of the workers run as separate `aebench worker` processes (the same worker loop; events streamed to this process's ledger); worker_kill faults SIGKILL them",
+			set: func(c *Config, v string) error { return setInt(&c.Workers.Processes, v, 0, 64) }},
 		{Path: "workers.recovery_batch", Default: "100", Allowed: "an integer 1..1000", Matrix: true,
 			Doc: "max per Recover call (repeated while full)",
 			set: func(c *Config, v string) error { return setInt(&c.Workers.RecoveryBatch, v, 1, 1000) }},
@@ -172,11 +184,17 @@ func fields() []field {
 		{Path: "workers.mover_batch", Default: "1000", Allowed: "an integer 1..1000", Matrix: true,
 			Doc: "max per Promote call (repeated while full)",
 			set: func(c *Config, v string) error { return setInt(&c.Workers.MoverBatch, v, 1, 1000) }},
+
+		{Path: "expect.lost", Default: "none", Allowed: "none, allowed, unless_persistent", Matrix: true,
+			Doc: "none: a lost job fails the run; allowed: lost jobs are reported as expected (e.g. a Redis restart without persistence); unless_persistent: allowed unless redis.persistence is aof-always",
+			set: func(c *Config, v string) error {
+				return setEnum(&c.Expect.Lost, v, "none", "allowed", "unless_persistent")
+			}},
 	}
 }
 
 // topLevel are the keys that are neither fields nor sections.
-var topLevel = []string{"name", "description", "repeats", "calibration", "backends"}
+var topLevel = []string{"name", "description", "repeats", "calibration", "backends", "faults"}
 
 func setDur(dst *time.Duration, v string, min time.Duration) error {
 	d, err := time.ParseDuration(v)

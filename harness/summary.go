@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/report"
 )
 
@@ -100,6 +101,10 @@ type RunSummary struct {
 	Cost      *CostReport                   `json:"cost"`
 	Harness   HarnessCost                   `json:"harness"`
 	Files     RunFiles                      `json:"files"`
+	// Recovery is what the run's faults did (absent without faults): per
+	// fault the jobs in flight, how long until each started again, the
+	// duplicates and losses they caused.
+	Recovery *faults.Summary `json:"recovery,omitempty"`
 }
 
 // RunFiles names a run's files, relative to the results folder.
@@ -145,6 +150,7 @@ func newSummary(s *Scenario, env Environment, started time.Time) *Summary {
 			"timeseries.csv":   "per-second counts; backlog = acknowledged jobs not finished and not in a handler",
 			"hlog":             "HdrHistogram interval log, values in ns, one tag per histogram",
 			"hgrm":             "percentile distribution, values in ms",
+			"recovery":         "fault -> next handler start of each job in flight at the fault (faults.csv: one row per fault, at_s from the start of the measured window)",
 			"e2e":              "intended enqueue time (open loop: the plan) to Complete acknowledged, immediate jobs done on their first attempt",
 			"lateness":         "handler start minus the RunAt asked for (delayed jobs, and retries after Fail)",
 			"queue_wait":       "handler start minus when the attempt became due",
@@ -182,6 +188,7 @@ func (pr *planRunner) fill(rs *RunSummary, res *runResult) {
 			rs.LatencyNs[Tag(t).String()] = report.Percentiles(h)
 		}
 	}
+	rs.Recovery = res.recovery
 	rs.Problems = res.ledger.Problems
 	if c := res.counters; res.firstErr != nil {
 		rs.Problems = append(rs.Problems, fmt.Sprintf("store errors: %d enqueue, %d claim, %d complete, %d fail, %d extend, %d recover, %d promote; first: %v",
@@ -218,7 +225,41 @@ func (pr *planRunner) writeRunFiles(rs *RunSummary, res *runResult) error {
 		}
 		rs.Files.HGRM[Tag(t).String()] = name
 	}
-	return pr.series.write(rs, res.series)
+	if err := pr.series.write(rs, res.series); err != nil {
+		return err
+	}
+	return pr.writeFaults(rs)
+}
+
+// writeFaults appends the run's faults to faults.csv (created with the
+// first run that has any): one row per fault, time on the plots' axis.
+func (pr *planRunner) writeFaults(rs *RunSummary) error {
+	if rs.Recovery == nil {
+		return nil
+	}
+	path := filepath.Join(pr.dir, "faults.csv")
+	_, statErr := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	if statErr != nil {
+		_ = w.Write([]string{"run", "backend", "label", "cell", "index", "kind", "point", "target", "at_s",
+			"affected", "restarted", "duplicates", "lost", "recovery_max_ms", "skipped"})
+	}
+	for _, r := range rs.Recovery.Records {
+		_ = w.Write([]string{rs.ID, rs.Backend, rs.Label, strconv.Itoa(rs.Cell), strconv.Itoa(r.Index), string(r.Kind),
+			string(r.Point), r.Target, strconv.FormatFloat(r.AtS, 'f', 3, 64), strconv.Itoa(r.Affected),
+			strconv.Itoa(r.Restarted), strconv.Itoa(r.Duplicates), strconv.Itoa(r.Lost),
+			strconv.FormatFloat(float64(r.RecoveryMaxNs)/1e6, 'f', 1, 64), r.Skipped})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func writeFileWith(path string, fn func(io.Writer) error) error {
@@ -332,12 +373,27 @@ func verdictLine(rs *RunSummary) string {
 	if rs.Status == StatusError && l.Attempted == 0 {
 		return b.String()
 	}
-	fmt.Fprintf(&b, "; %d acknowledged, %d completed, %d dead-lettered, lost %d, unexpected %d, duplicated %d, early %d",
-		l.Acknowledged, l.Completed, l.DeadLettered, l.Lost, l.Unexpected, l.DuplicatedExecutions, l.StartedEarly)
+	fmt.Fprintf(&b, "; %d acknowledged, %d completed, %d dead-lettered, lost %d%s, unexpected %d, duplicated %d, early %d",
+		l.Acknowledged, l.Completed, l.DeadLettered, l.Lost, lostNote(rs), l.Unexpected, l.DuplicatedExecutions, l.StartedEarly)
+	if rv := rs.Recovery; rv != nil {
+		fmt.Fprintf(&b, "\n     faults: %d landed, %d skipped; %d jobs in flight at them, %d started again (recovery p50 %s p99 %s max %s), %d duplicates, %d lost",
+			rv.Landed, rv.Skipped, rv.Affected, rv.Restarted, fmtNs(rv.RecoveryNs["p50"]), fmtNs(rv.RecoveryNs["p99"]), fmtNs(rv.RecoveryNs["max"]), rv.Duplicates, rv.Lost)
+	}
 	for _, p := range rs.Problems {
 		b.WriteString("\n     problem: " + p)
 	}
 	return b.String()
+}
+
+// lostNote says why lost jobs did not fail the run.
+func lostNote(rs *RunSummary) string {
+	if !rs.Ledger.LostExpected {
+		return ""
+	}
+	if rs.Config.Redis.Persistence == "none" {
+		return " (expected without persistence)"
+	}
+	return fmt.Sprintf(" (expected: expect.lost %s with persistence %s)", rs.Config.Expect.Lost, rs.Config.Redis.Persistence)
 }
 
 // fmtNs formats nanoseconds for people: 850µs, 1.24ms, 12.3ms, 125ms, 2.5s.

@@ -38,6 +38,11 @@ const (
 )
 
 func main() {
+	// A worker process of a run (`aebench worker`, started by the run's
+	// coordinator with its configuration in the environment).
+	if harness.IsWorkerProcess() {
+		os.Exit(harness.WorkerMain(os.Stdin, os.Stdout, os.Stderr))
+	}
 	st, err := os.Stdout.Stat()
 	tty := err == nil && st.Mode()&os.ModeCharDevice != 0
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, tty))
@@ -66,6 +71,10 @@ func runCtx(ctx context.Context, args []string, stdout, stderr io.Writer, tty bo
 		return cmdRun(ctx, args[1:], stdout, stderr, tty)
 	case "list":
 		return cmdList(args[1:], stdout, stderr)
+	case "worker":
+		fmt.Fprintf(stderr, "aebench worker is started by aebench run for workers.processes, with $%s=1 and its configuration in $%s; it is not run by hand\n",
+			harness.WorkerEnv, harness.WorkerConfigEnv)
+		return exitUsage
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			switch args[1] {

@@ -1,0 +1,170 @@
+package faults
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Affected is a job in flight at a fault.
+type Affected struct {
+	ID      string
+	Attempt int
+	// Started: its handler had started, so running it again repeats work
+	// done or in progress (a duplicate execution).
+	Started bool
+}
+
+// Record is what one fault did, for summary.json and the tables.
+type Record struct {
+	Index  int    `json:"index"`
+	Kind   Kind   `json:"kind"`
+	Point  Point  `json:"point,omitempty"`
+	Target string `json:"target,omitempty"`
+	// AtS is when the fault landed, in seconds from the start of the
+	// measured window (negative during the warm-up), as on the plots.
+	AtS float64 `json:"at_s"`
+	// Skipped says why a scheduled fault did not land (no such worker, the
+	// run ended first); empty when it did.
+	Skipped string `json:"skipped,omitempty"`
+	// Affected counts jobs in flight at the fault (of the victim, or all
+	// for Redis and network faults).
+	Affected int `json:"affected"`
+	// Restarted counts affected jobs whose handler started again.
+	Restarted int `json:"restarted"`
+	// Duplicates counts affected jobs that had started their handler and
+	// started it again: work done or in progress run twice.
+	Duplicates int `json:"duplicates"`
+	// Lost counts affected jobs the ledger found lost.
+	Lost int `json:"lost"`
+	// RecoveryMaxNs is the slowest restart of an affected job.
+	RecoveryMaxNs int64 `json:"recovery_max_ns"`
+
+	at time.Time
+}
+
+type watch struct {
+	rec     *Record
+	started bool
+}
+
+// Tracker measures recovery: at each fault it is given the jobs in flight;
+// for each it waits for the job's next handler start, recording the time
+// from the fault (recovery latency, an HdrHistogram in ns). Started is on
+// every job's path: it costs one atomic load while nothing is watched.
+type Tracker struct {
+	base     time.Time // start of the measured window
+	watching atomic.Int64
+	mu       sync.Mutex
+	watch    map[string][]watch
+	records  []*Record
+	hist     *hdr.Histogram
+}
+
+// NewTracker returns a tracker whose times are reported relative to base.
+func NewTracker(base time.Time) *Tracker {
+	return &Tracker{base: base, watch: map[string][]watch{}, hist: hdr.New(1000, int64(time.Hour), 3)}
+}
+
+// Fault records a fault that landed at `at` with the jobs it caught in flight.
+func (t *Tracker) Fault(ev Event, target string, at time.Time, affected []Affected) *Record {
+	r := &Record{Index: ev.Index, Kind: ev.Fault.Kind, Point: ev.Point, Target: target,
+		AtS: at.Sub(t.base).Seconds(), Affected: len(affected), at: at}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.records = append(t.records, r)
+	for _, a := range affected {
+		t.watch[a.ID] = append(t.watch[a.ID], watch{rec: r, started: a.Started})
+	}
+	t.watching.Add(int64(len(affected)))
+	return r
+}
+
+// Skipped records a scheduled fault that did not land, and why.
+func (t *Tracker) Skipped(ev Event, at time.Time, why string) {
+	t.mu.Lock()
+	t.records = append(t.records, &Record{Index: ev.Index, Kind: ev.Fault.Kind, Point: ev.Point,
+		AtS: at.Sub(t.base).Seconds(), Skipped: why, at: at})
+	t.mu.Unlock()
+}
+
+// Started is called at every handler start.
+func (t *Tracker) Started(id string, at time.Time) {
+	if t == nil || t.watching.Load() == 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ws := t.watch[id]
+	if len(ws) == 0 {
+		return
+	}
+	delete(t.watch, id)
+	t.watching.Add(-int64(len(ws)))
+	for _, w := range ws {
+		d := at.Sub(w.rec.at)
+		if d < 0 {
+			d = 0
+		}
+		w.rec.Restarted++
+		if w.started {
+			w.rec.Duplicates++
+		}
+		w.rec.RecoveryMaxNs = max(w.rec.RecoveryMaxNs, int64(d))
+		_ = t.hist.RecordValue(max(int64(d), 1000))
+	}
+}
+
+// Summary is the recovery report of one run.
+type Summary struct {
+	// Faults counts faults that landed, by kind; Skipped those that did not.
+	Faults   map[Kind]int `json:"faults"`
+	Landed   int          `json:"landed"`
+	Skipped  int          `json:"skipped"`
+	Affected int          `json:"affected"`
+	// Restarted: affected jobs that started again; RecoveryNs is the
+	// distribution of fault -> next handler start over them.
+	Restarted  int                `json:"restarted"`
+	RecoveryNs map[string]float64 `json:"recovery_ns,omitempty"`
+	Duplicates int                `json:"duplicates"`
+	Lost       int                `json:"lost"`
+	Records    []Record           `json:"records"`
+}
+
+// Finish closes the books: lost says whether the ledger found a job lost.
+// The histogram is returned for the .hgrm and merged plots.
+func (t *Tracker) Finish(lost func(id string) bool) (Summary, *hdr.Histogram) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for id, ws := range t.watch {
+		if lost(id) {
+			for _, w := range ws {
+				w.rec.Lost++
+			}
+		}
+	}
+	s := Summary{Faults: map[Kind]int{}}
+	sort.SliceStable(t.records, func(i, j int) bool { return t.records[i].at.Before(t.records[j].at) })
+	for _, r := range t.records {
+		s.Records = append(s.Records, *r)
+		if r.Skipped != "" {
+			s.Skipped++
+			continue
+		}
+		s.Landed++
+		s.Faults[r.Kind]++
+		s.Affected += r.Affected
+		s.Restarted += r.Restarted
+		s.Duplicates += r.Duplicates
+		s.Lost += r.Lost
+	}
+	if t.hist.TotalCount() > 0 {
+		h := t.hist
+		s.RecoveryNs = map[string]float64{"p50": float64(h.ValueAtQuantile(50)), "p99": float64(h.ValueAtQuantile(99)),
+			"max": float64(h.Max()), "mean": h.Mean(), "count": float64(h.TotalCount())}
+	}
+	return s, t.hist
+}
