@@ -20,6 +20,7 @@
 //	active          ZSET  "<id>|<token>" -> lease deadline ms (the in-progress index)
 //	dead            ZSET  id -> dead-letter time ms
 //	completed       STRING completion counter
+//	wake            ZSET  wake-up marker for blocked claimers (wait "block" only)
 //	job:<id>        HASH or STRING (JSON) the job record; Ref is "<key of its place>|<member>"
 //
 // Scripts (lua/, each built on the shared library in backends/internal/base):
@@ -35,6 +36,9 @@
 //	Recover            ZRANGE read, recover         2 per batch     O(k (log A + log R))
 //	Cancel             record read, cancel          2               O(log R) or O(1) + O(log B)
 //	Stats              ZRANGE read, stats           2               O(log B + Σ b of due buckets + log R)
+//
+// Wait "block" adds O(log R + log B) per Enqueue batch and per Fail, and
+// O(log R) per move (see Waiting for work below); the round trips are the same.
 //
 // Design choices:
 //   - Deviation from the brief's guidance: the bucket index is scored by the
@@ -66,11 +70,29 @@
 // cannot declare the record keys of jobs it has not popped yet: a crash
 // between the two leaves the job leased, and Recover brings it back.
 //
+// Waiting for work (option "wait"): "block", the default, is zset's way
+// (BullMQ's marker, base's BlockClaim and lib.lua's wake pieces): a claimer
+// that finds nothing blocks on BZPOPMIN of ae:{queue}:wake, no longer than
+// until the earlier of ready's head and the lowest bucket score that the
+// move script reports (with mover "background", a bucket already due and the
+// ready jobs behind it are left to the mover's wake instead, so claimers do
+// not spin until it comes). The marker is set by whoever places work ahead
+// of that: Enqueue of a due job, or of a delayed one into a bucket scored
+// below the head (lib.lua's ahead); a Fail whose retry lands there; Recover;
+// a move (Claim's or Promote's) that leaves work due now; and a Cancel that
+// empties a due bucket (it may have held ready jobs back). The cost: per
+// Enqueue batch, one read each of ready's head and the index's head and at
+// most one ZADD of the marker; per retry the same two reads and at most one
+// ZADD; per Recover call at most one ZADD; per move one more head read and a
+// ZADD when work is left due. "poll" is the seeds' way: a waiting Claim
+// moves every Options.PollInterval, and no script reads heads for waking or
+// touches the marker, which is then not in KEYS.
+//
 // Capabilities: store-clock-leases, strict-fifo (the pop bound above), exact-stats
-// (Stats counts the due jobs of due buckets one by one) and mover. Not
-// native-delay: a bucket that is partly due is read whole, not-yet-due jobs
-// included, on every mover visit; the width bounds that cost. Not
-// blocking-claim: a waiting Claim polls every Options.PollInterval.
+// (Stats counts the due jobs of due buckets one by one), mover, and
+// blocking-claim unless claims poll. Not native-delay: a bucket that is
+// partly due is read whole, not-yet-due jobs included, on every mover
+// visit; the width bounds that cost.
 package bucket
 
 import (
@@ -95,6 +117,7 @@ var scripts embed.FS
 const (
 	OptionWidth = "width"
 	OptionMover = base.OptionMover
+	OptionWait  = base.OptionWait
 	// MoverClaim: Claim promotes the due buckets that hold older jobs before popping. The default.
 	MoverClaim = base.MoverClaim
 	// MoverBackground: promotion is left to a loop calling Promote.
@@ -122,10 +145,13 @@ type Config struct {
 	Width time.Duration
 	// Mover is MoverClaim (the default when empty) or MoverBackground.
 	Mover string
+	// Poll makes a waiting Claim poll (wait "poll") instead of blocking.
+	Poll bool
 }
 
-// ParseConfig reads the registry's string options (keys OptionWidth and
-// OptionMover; an unknown key is the registry's to refuse).
+// ParseConfig reads the registry's string options (keys OptionWidth,
+// OptionMover and OptionWait, "block" or "poll"; an unknown key is the
+// registry's to refuse).
 func ParseConfig(extra map[string]string) (Config, error) {
 	var cfg Config
 	if v, ok := extra[OptionWidth]; ok {
@@ -136,7 +162,11 @@ func ParseConfig(extra map[string]string) (Config, error) {
 		cfg.Width = d
 	}
 	var err error
-	cfg.Mover, err = base.MoverOption("bucket", extra)
+	if cfg.Mover, err = base.MoverOption("bucket", extra); err != nil {
+		return cfg, err
+	}
+	block, err := base.WaitOption("bucket", extra)
+	cfg.Poll = !block
 	return cfg, err
 }
 
@@ -157,6 +187,8 @@ type Store struct {
 	ready, index, bucketed, seq string
 	width                       int64 // ms
 	claimMoves                  bool
+	// marker is the wake-up marker's key, as a one-key list: empty when claims poll.
+	marker []string
 }
 
 var (
@@ -188,14 +220,19 @@ func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Conf
 		return nil, fmt.Errorf("bucket: %w", err)
 	}
 	k := core.Keys
-	return &Store{Core: core, ready: k.Of("ready"), index: k.Of("buckets"), bucketed: k.Of("bucketed"), seq: k.Of("seq"),
-		width: cfg.Width.Milliseconds(), claimMoves: claimMoves}, nil
+	s := &Store{Core: core, ready: k.Of("ready"), index: k.Of("buckets"), bucketed: k.Of("bucketed"), seq: k.Of("seq"),
+		width: cfg.Width.Milliseconds(), claimMoves: claimMoves}
+	if !cfg.Poll {
+		s.marker = []string{k.Of("wake")}
+	}
+	return s, nil
 }
 
 // Capabilities: see the package doc.
 func (s *Store) Capabilities() jobstore.Capabilities {
 	return jobstore.Capabilities{jobstore.CapStoreClockLeases: true, jobstore.CapStrictFIFO: true,
-		jobstore.CapExactStats: true, jobstore.CapMover: true, jobstore.CapMoverLoop: !s.claimMoves}
+		jobstore.CapExactStats: true, jobstore.CapMover: true, jobstore.CapMoverLoop: !s.claimMoves,
+		jobstore.CapBlockingClaim: len(s.marker) > 0}
 }
 
 // bucketKey is the key of the bucket whose window holds t.
@@ -215,40 +252,51 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 	if err != nil {
 		return err
 	}
-	keys := append(make([]string, 0, 4+2*len(recs)), s.ready, s.index, s.bucketed, s.seq)
+	keys := append(make([]string, 0, 5+2*len(recs)), s.ready, s.index, s.bucketed, s.seq)
+	keys = append(keys, s.marker...)
+	fixed := len(keys)
 	keys = append(keys, recs...)
 	for _, t := range runAts {
 		keys = append(keys, s.bucketKey(t))
 	}
-	_, err = s.Run(ctx, "enqueue", keys, append([]string{base.Ms(now)}, args...))
+	_, err = s.Run(ctx, "enqueue", keys, append([]string{base.Ms(now), strconv.Itoa(fixed)}, args...))
 	return err
 }
 
 // moved is what one run of the move script did.
 type moved struct {
 	promoted int
-	idTokens []string // id, token pairs it leased
-	due      []string // buckets still holding due jobs, when asked
+	idTokens []string  // id, token pairs it leased
+	due      []string  // buckets still holding due jobs, when asked
+	next     time.Time // when a claimer may find work next (zero: unknown, or claims poll)
 }
 
 // move runs the move script: promote up to pmax due jobs out of buckets,
 // then lease up to popMax ready jobs, then name up to report due buckets.
 func (s *Store) move(ctx context.Context, now time.Time, buckets []string, pmax, popMax int, deadline time.Time, report int) (moved, error) {
-	keys := append([]string{s.ready, s.Keys.Active(), s.index, s.bucketed}, buckets...)
+	keys := append([]string{s.ready, s.Keys.Active(), s.index, s.bucketed}, s.marker...)
+	fixed := len(keys)
+	keys = append(keys, buckets...)
+	claimMoves := "0"
+	if s.claimMoves {
+		claimMoves = "1"
+	}
 	v, err := s.Run(ctx, "move", keys, []string{base.Ms(now), strconv.Itoa(pmax), strconv.Itoa(popMax),
-		base.Ms(deadline), s.TokenBase(), strconv.Itoa(report)})
+		base.Ms(deadline), s.TokenBase(), strconv.Itoa(report), strconv.Itoa(fixed), claimMoves})
 	if err != nil {
 		return moved{}, err
 	}
 	arr, _ := v.([]any)
-	if len(arr) != 3 {
+	if len(arr) != 4 {
 		return moved{}, fmt.Errorf("bucket: move: unexpected reply %v", v)
 	}
-	return moved{promoted: int(base.Int(arr[0])), idTokens: base.Strings(arr[1]), due: base.Strings(arr[2])}, nil
+	return moved{promoted: int(base.Int(arr[0])), idTokens: base.Strings(arr[1]), due: base.Strings(arr[2]),
+		next: base.NextDue(arr[3])}, nil
 }
 
-// Claim leases and activates due jobs, polling while req.Wait allows. With
-// mover "claim" it promotes the due buckets that hold older jobs first.
+// Claim leases and activates due jobs, blocking on the wake-up marker (or
+// polling) while req.Wait allows. With mover "claim" it promotes the due
+// buckets that hold older jobs first.
 func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
 	if err := base.ValidateClaim(req); err != nil {
 		return nil, err
@@ -256,26 +304,38 @@ func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstor
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
-	report := 0
-	if s.claimMoves {
-		report = claimBuckets
-	}
-	return s.PollClaim(ctx, req.Wait, func() ([]jobstore.Claimed, error) {
+	try := func() ([]jobstore.Claimed, time.Time, error) {
 		now := s.Now()
 		deadline := now.Add(req.Lease)
 		var idTokens, buckets []string
+		var next time.Time
 		for round := 0; ; round++ {
+			// The last round asks for no report: a move that reports due
+			// buckets leaves the wake-up decision to the next one.
+			report := 0
+			if s.claimMoves && round < claimRounds {
+				report = claimBuckets
+			}
 			m, err := s.move(ctx, now, buckets, base.MaxClaim, req.Max-len(idTokens)/2, deadline, report)
 			if err != nil {
-				return nil, err
+				return nil, time.Time{}, err
 			}
 			idTokens = append(idTokens, m.idTokens...)
+			next = m.next
 			if len(m.due) == 0 || len(idTokens)/2 >= req.Max || round == claimRounds {
 				break
 			}
 			buckets = m.due
 		}
-		return s.Activate(ctx, req.WorkerID, now, deadline, idTokens)
+		got, err := s.Activate(ctx, req.WorkerID, now, deadline, idTokens)
+		return got, next, err
+	}
+	if len(s.marker) > 0 {
+		return s.BlockClaim(ctx, req.Wait, s.marker[0], try)
+	}
+	return s.PollClaim(ctx, req.Wait, func() ([]jobstore.Claimed, error) {
+		got, _, err := try()
+		return got, err
 	})
 }
 
@@ -311,13 +371,17 @@ func (s *Store) dueBuckets(ctx context.Context, now time.Time, max int) ([]strin
 // Fail retries with backoff (into the bucket of the retry's RunAt) or dead-letters.
 func (s *Store) Fail(ctx context.Context, l jobstore.Lease, reason string) (jobstore.FailResult, error) {
 	return s.FailWith(ctx, "fail", l, reason, func(runAt time.Time) []string {
-		return []string{s.bucketKey(runAt), s.index, s.bucketed}
+		keys := []string{s.bucketKey(runAt), s.index, s.bucketed}
+		if len(s.marker) > 0 {
+			keys = append(keys, s.ready, s.marker[0])
+		}
+		return keys
 	})
 }
 
 // Recover takes back jobs whose lease expired; they are due at once.
 func (s *Store) Recover(ctx context.Context, max int) (jobstore.RecoverResult, error) {
-	return s.RecoverWith(ctx, "recover", max, []string{s.ready})
+	return s.RecoverWith(ctx, "recover", max, append([]string{s.ready}, s.marker...))
 }
 
 // Cancel cancels a waiting job, taking it out of ready or its bucket. It
@@ -332,7 +396,7 @@ func (s *Store) Cancel(ctx context.Context, id string) error {
 		if !ok || (place != s.ready && !strings.HasPrefix(place, s.Keys.Of("bucket:"))) {
 			return fmt.Errorf("bucket: cancel %q: Ref %q names no place of queue %q", id, j.Ref, s.Opts.Queue)
 		}
-		err = s.CancelWith(ctx, "cancel", id, []string{s.ready, s.index, s.bucketed, place})
+		err = s.CancelWith(ctx, "cancel", id, append([]string{s.ready, s.index, s.bucketed, place}, s.marker...))
 		var re *rclient.RedisError
 		if !errors.As(err, &re) || !strings.Contains(re.Msg, "AE_MOVED") {
 			return err

@@ -303,6 +303,9 @@ func TestOptions(t *testing.T) {
 		{map[string]string{"width": ""}, "width"},
 		{map[string]string{"mover": "sometimes"}, "mover"},
 		{map[string]string{"mover": ""}, "mover"},
+		{map[string]string{"wait": "poll", "mover": "background"}, ""},
+		{map[string]string{"wait": "block"}, ""},
+		{map[string]string{"wait": "spin"}, "wait"},
 	} {
 		_, err := bucket.ParseConfig(tc.extra)
 		switch {
@@ -330,7 +333,8 @@ func TestOptions(t *testing.T) {
 	for _, tc := range []struct {
 		extra map[string]string
 		want  string
-	}{{map[string]string{"width": "0"}, "width"}, {map[string]string{"mover": "cron"}, "mover"}, {map[string]string{"size": "1s"}, "size"}} {
+	}{{map[string]string{"width": "0"}, "width"}, {map[string]string{"mover": "cron"}, "mover"},
+		{map[string]string{"wait": "busy"}, "wait"}, {map[string]string{"size": "1s"}, "size"}} {
 		if _, err := b.Build(ctx, c, jobstore.Options{Queue: "bucket-opts"}, tc.extra); !errors.Is(err, jobstore.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("registry Build(%v) = %v, want ErrInvalid naming %q", tc.extra, err, tc.want)
 		}
@@ -339,23 +343,295 @@ func TestOptions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("registry Build with good options: %v", err)
 	}
-	if _, ok := s.(jobstore.Mover); !ok || !s.Capabilities().Has(jobstore.CapMover) {
+	if _, ok := s.(jobstore.Mover); !ok || !s.Capabilities().Has(jobstore.CapMover) || !s.Capabilities().Has(jobstore.CapBlockingClaim) {
 		t.Errorf("bucket store: Mover %v, capabilities %v", ok, s.Capabilities())
+	}
+	_ = s.Close()
+	s, err = b.Build(ctx, c, jobstore.Options{Queue: "bucket-opts"}, map[string]string{"wait": "poll"})
+	if err != nil {
+		t.Fatalf("registry Build with wait poll: %v", err)
+	}
+	if s.Capabilities().Has(jobstore.CapBlockingClaim) {
+		t.Errorf("registry Build with wait poll: capabilities %v", s.Capabilities())
 	}
 	_ = s.Close()
 }
 
 // The suite's table builds bucket with its defaults (mover "claim", width
-// 1s); this runs the whole suite again with the other mover and narrow
-// buckets, so that jobs spread over many buckets.
-func TestConformanceBackgroundNarrow(t *testing.T) {
+// 1s, claims that block on the wake-up marker); this runs the whole suite
+// twice more, side by side, with narrow buckets so that jobs spread over
+// many: blocking claims with the background mover, and the seeds' polling
+// claim, where the scripts touch no marker. Each has its own servers: the
+// suite pauses its server in RedisUnreachable.
+func TestConformanceVariants(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the conformance variant is long")
+		t.Skip("the conformance variants are long")
 	}
-	targets := basetest.Targets(t)
-	newStore := func(ctx context.Context, c rclient.Client, o jobstore.Options) (*bucket.Store, error) {
-		return bucket.NewWith(ctx, c, o, bucket.Config{Width: 50 * time.Millisecond, Mover: bucket.MoverBackground})
+	for _, v := range []struct {
+		name string
+		cfg  bucket.Config
+	}{
+		{"bucket-background-50ms", bucket.Config{Width: 50 * time.Millisecond, Mover: bucket.MoverBackground}},
+		{"bucket-poll-50ms", bucket.Config{Width: 50 * time.Millisecond, Poll: true}},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			targets := basetest.Targets(t)
+			newStore := func(ctx context.Context, c rclient.Client, o jobstore.Options) (*bucket.Store, error) {
+				return bucket.NewWith(ctx, c, o, v.cfg)
+			}
+			conformance.Run(t, []conformance.Backend{{Name: v.name, New: conformance.Adapt(newStore)}}, targets, rclient.Names())
+		})
 	}
-	conformance.Run(t, []conformance.Backend{{Name: "bucket-background-50ms", New: conformance.Adapt(newStore)}},
-		targets, rclient.Names())
+}
+
+// waker is a blocking store on the wall clock and a private server, for
+// the wake-up tests: they measure real time.
+type waker struct {
+	t   *testing.T
+	ctx context.Context
+	c   rclient.Client
+	s   *bucket.Store
+	// lease is a claim that setup hands over to act.
+	lease jobstore.Lease
+}
+
+func newWaker(t *testing.T, cfg bucket.Config, o jobstore.Options) *waker {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	c := basetest.Client(t)
+	o.Queue = fmt.Sprintf("bucket-wake-%d", queueSeq.Add(1))
+	s, err := bucket.NewWith(ctx, c, o, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &waker{t: t, ctx: ctx, c: c, s: s}
+}
+
+func (w *waker) enqueue(id string, runAt time.Time) {
+	w.t.Helper()
+	if err := w.s.Enqueue(w.ctx, jobstore.NewJob{ID: id, RunAt: runAt, MaxRetries: 3}); err != nil {
+		w.t.Fatalf("Enqueue(%s): %v", id, err)
+	}
+}
+
+// claimNow claims id at once, without waiting, under lease.
+func (w *waker) claimNow(id string, lease time.Duration) jobstore.Lease {
+	w.t.Helper()
+	cl, err := w.s.Claim(w.ctx, jobstore.ClaimRequest{WorkerID: "w", Max: 1, Lease: lease})
+	if err != nil || len(cl) != 1 || cl[0].Job.ID != id {
+		w.t.Fatalf("Claim = %v, %v; want %s", cl, err, id)
+	}
+	return cl[0].Lease
+}
+
+// calls is how many times the server ran cmd (INFO commandstats).
+func (w *waker) calls(cmd string) int {
+	w.t.Helper()
+	v, err := w.c.Do(w.ctx, rclient.Cmd("INFO", "commandstats"))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(fmt.Sprint(v), "cmdstat_"+cmd+":calls=")
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+	return n
+}
+
+// In wait "block", a waiting Claim wakes as soon as a job it may take is
+// placed, and otherwise no later than the queue's head (ready's, or the
+// lowest bucket's) falls due; with a background mover it does not spin
+// while a due bucket waits for the mover.
+func TestBlockingClaimWakes(t *testing.T) {
+	const width = 100 * time.Millisecond
+	background := bucket.Config{Width: width, Mover: bucket.MoverBackground}
+	for _, tc := range []struct {
+		name string
+		cfg  bucket.Config
+		// setup runs before the waiting Claim starts, act once it blocks;
+		// act returns when the job it expects became claimable.
+		setup func(w *waker)
+		act   func(w *waker) time.Time
+		want  string
+	}{
+		{name: "due enqueue", act: func(w *waker) time.Time {
+			w.enqueue("a", time.Time{})
+			return time.Now()
+		}, want: "a"},
+		{name: "head falls due", setup: func(w *waker) {
+			w.enqueue("late", time.Now().Add(time.Hour))
+			w.enqueue("t", time.Now().Add(400*time.Millisecond))
+		}, act: func(w *waker) time.Time {
+			j, _ := w.s.Get(w.ctx, "t")
+			return j.RunAt
+		}, want: "t"},
+		{name: "delayed enqueue into the earliest bucket", setup: func(w *waker) {
+			w.enqueue("late", time.Now().Add(time.Hour))
+		}, act: func(w *waker) time.Time {
+			at := time.Now().Add(300 * time.Millisecond).Truncate(time.Millisecond)
+			w.enqueue("soon", at)
+			return at
+		}, want: "soon"},
+		{name: "retry into an earlier bucket", setup: func(w *waker) {
+			w.enqueue("late", time.Now().Add(time.Hour))
+			w.enqueue("f", time.Time{})
+			w.lease = w.claimNow("f", time.Hour)
+		}, act: func(w *waker) time.Time {
+			r, err := w.s.Fail(w.ctx, w.lease, "boom") // retry in 300ms
+			if err != nil || r.Status != jobstore.StatusScheduled {
+				w.t.Fatalf("Fail = %v, %v", r, err)
+			}
+			return r.RunAt
+		}, want: "f"},
+		{name: "recover", setup: func(w *waker) {
+			w.enqueue("late", time.Now().Add(time.Hour))
+			w.enqueue("r", time.Time{})
+			w.claimNow("r", 100*time.Millisecond)
+		}, act: func(w *waker) time.Time {
+			if r, err := w.s.Recover(w.ctx, 10); err != nil || !slices.Equal(r.Requeued, []string{"r"}) {
+				w.t.Fatalf("Recover = %v, %v", r, err)
+			}
+			return time.Now()
+		}, want: "r"},
+		{name: "background promote", cfg: background, setup: func(w *waker) {
+			w.enqueue("p", time.Now().Add(100*time.Millisecond))
+		}, act: func(w *waker) time.Time {
+			time.Sleep(200 * time.Millisecond) // p is due, its bucket waits for the mover
+			if n, err := w.s.Promote(w.ctx, 100); n != 1 || err != nil {
+				w.t.Fatalf("Promote = %d, %v", n, err)
+			}
+			return time.Now()
+		}, want: "p"},
+		{name: "background cancel of the due bucket ahead", cfg: background, setup: func(w *waker) {
+			w.enqueue("x", time.Now().Add(50*time.Millisecond))
+			time.Sleep(100 * time.Millisecond)
+			w.enqueue("y", time.Time{}) // ready, but behind x's due bucket
+		}, act: func(w *waker) time.Time {
+			time.Sleep(200 * time.Millisecond)
+			if err := w.s.Cancel(w.ctx, "x"); err != nil {
+				w.t.Fatal(err)
+			}
+			return time.Now()
+		}, want: "y"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := tc.cfg
+			if cfg.Width == 0 {
+				cfg.Width = width
+			}
+			w := newWaker(t, cfg, jobstore.Options{Backoff: jobstore.Backoff{Base: 300 * time.Millisecond}})
+			if !w.s.Capabilities().Has(jobstore.CapBlockingClaim) {
+				t.Fatalf("capabilities %v lack %s", w.s.Capabilities(), jobstore.CapBlockingClaim)
+			}
+			if tc.setup != nil {
+				tc.setup(w)
+			}
+			type res struct {
+				cl  []jobstore.Claimed
+				err error
+				at  time.Time
+			}
+			ch := make(chan res, 1)
+			go func() {
+				cl, err := w.s.Claim(w.ctx, jobstore.ClaimRequest{WorkerID: "waiter", Max: 1, Lease: time.Hour, Wait: 3 * time.Second})
+				ch <- res{cl, err, time.Now()}
+			}()
+			time.Sleep(200 * time.Millisecond)
+			before := w.calls("bzpopmin")
+			due := tc.act(w)
+			r := <-ch
+			if r.err != nil || len(r.cl) != 1 || r.cl[0].Job.ID != tc.want {
+				t.Fatalf("Claim = %v, %v; want [%s]", r.cl, r.err, tc.want)
+			}
+			if late := r.at.Sub(due); late < -5*time.Millisecond || late > 250*time.Millisecond {
+				t.Errorf("Claim returned %v after %s became claimable, want 0 to 250ms", late.Round(time.Millisecond), tc.want)
+			}
+			if n := w.calls("bzpopmin") - before; n > 5 {
+				t.Errorf("the waiting Claim blocked %d times, want a few (no spinning)", n)
+			}
+		})
+	}
+}
+
+// One wake reaches as many blocked claimers as there is work: a claim that
+// leaves due jobs behind passes the wake on.
+func TestBlockingClaimWakeChains(t *testing.T) {
+	w := newWaker(t, bucket.Config{}, jobstore.Options{})
+	const n = 4
+	var wg sync.WaitGroup
+	var got atomic.Int64
+	lat := make([]time.Duration, n)
+	var enqAt time.Time
+	for i := range n {
+		wg.Go(func() {
+			cl, err := w.s.Claim(w.ctx, jobstore.ClaimRequest{WorkerID: "waiter", Max: 1, Lease: time.Hour, Wait: 3 * time.Second})
+			if err != nil {
+				t.Errorf("Claim: %v", err)
+			}
+			got.Add(int64(len(cl)))
+			lat[i] = time.Since(enqAt)
+		})
+	}
+	time.Sleep(200 * time.Millisecond)
+	var batch []jobstore.NewJob
+	for i := range n {
+		batch = append(batch, jobstore.NewJob{ID: fmt.Sprintf("c%d", i)})
+	}
+	enqAt = time.Now()
+	if err := w.s.Enqueue(w.ctx, batch...); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if got.Load() != n {
+		t.Fatalf("%d blocked claimers took %d jobs, want %d", n, got.Load(), n)
+	}
+	for i, l := range lat {
+		if l > 250*time.Millisecond {
+			t.Errorf("claimer %d returned %v after the Enqueue, want < 250ms", i, l.Round(time.Millisecond))
+		}
+	}
+}
+
+// In wait "poll" no script touches the marker, and the store does not
+// declare blocking-claim.
+func TestPollTouchesNoMarker(t *testing.T) {
+	for _, mover := range []string{bucket.MoverClaim, bucket.MoverBackground} {
+		w := newWaker(t, bucket.Config{Width: 50 * time.Millisecond, Mover: mover, Poll: true},
+			jobstore.Options{Backoff: jobstore.Backoff{Base: 10 * time.Millisecond}, PollInterval: 10 * time.Millisecond})
+		if w.s.Capabilities().Has(jobstore.CapBlockingClaim) {
+			t.Errorf("mover %s: poll store declares %s", mover, jobstore.CapBlockingClaim)
+		}
+		w.enqueue("a", time.Time{})
+		w.enqueue("b", time.Now().Add(20*time.Millisecond))
+		w.enqueue("c", time.Now().Add(time.Hour))
+		if err := w.s.Cancel(w.ctx, "c"); err != nil {
+			t.Fatal(err)
+		}
+		la := w.claimNow("a", 10*time.Millisecond)
+		if _, err := w.s.Fail(w.ctx, la, "x"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(30 * time.Millisecond)
+		if _, err := w.s.Promote(w.ctx, 100); err != nil {
+			t.Fatal(err)
+		}
+		cl, err := w.s.Claim(w.ctx, jobstore.ClaimRequest{WorkerID: "w", Max: 10, Lease: 10 * time.Millisecond, Wait: time.Second})
+		if err != nil || len(cl) != 2 {
+			t.Fatalf("mover %s: Claim = %v, %v; want a and b", mover, cl, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+		if r, err := w.s.Recover(w.ctx, 10); err != nil || len(r.Requeued) != 2 {
+			t.Fatalf("mover %s: Recover = %v, %v", mover, r, err)
+		}
+		if n := w.calls("bzpopmin"); n != 0 {
+			t.Errorf("mover %s: %d BZPOPMIN calls, want none", mover, n)
+		}
+		if v, err := w.c.Do(w.ctx, rclient.Cmd("KEYS", "*:wake")); err != nil || len(v.([]any)) != 0 {
+			t.Errorf("mover %s: KEYS *:wake = %v, %v; want none", mover, v, err)
+		}
+	}
 }

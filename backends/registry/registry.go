@@ -54,12 +54,14 @@ func All() []Backend {
 				}
 				return zset.NewWith(ctx, c, o, cfg)
 			}},
-		{Name: "bucket", Doc: "time buckets: delayed jobs in a HASH per RunAt window, promoted into a ready sorted set; polled claim",
+		{Name: "bucket", Doc: "time buckets: delayed jobs in a HASH per RunAt window, promoted into a ready sorted set; claim blocks on a wake-up marker (or polls)",
 			Options: []Option{
 				{Name: bucket.OptionWidth, Allowed: "a duration >= 1ms in whole milliseconds", Default: bucket.DefaultWidth.String(),
 					Doc: "width of a bucket's RunAt window"},
 				{Name: bucket.OptionMover, Allowed: bucket.MoverClaim + " or " + bucket.MoverBackground, Default: bucket.MoverClaim,
 					Doc: "who promotes due buckets: each Claim before popping, or a background loop calling Promote"},
+				{Name: bucket.OptionWait, Allowed: base.WaitBlock + " or " + base.WaitPoll, Default: base.WaitBlock,
+					Doc: "how a waiting Claim waits: BZPOPMIN on a wake-up marker, or a move every store.poll_interval (the seeds' way)"},
 			},
 			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
 				cfg, err := bucket.ParseConfig(extra)

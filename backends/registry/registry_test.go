@@ -20,7 +20,8 @@ func TestBuildRejectsBadSettings(t *testing.T) {
 	}{
 		{"zset", map[string]string{"width": "1s"}, []string{"width", "allowed are wait"}},
 		{"zset", map[string]string{"wait": "spin"}, []string{"wait", "spin", "block", "poll"}},
-		{"bucket", map[string]string{"widht": "1s"}, []string{"widht", "allowed are width, mover"}},
+		{"bucket", map[string]string{"widht": "1s"}, []string{"widht", "allowed are width, mover, wait"}},
+		{"bucket", map[string]string{"wait": "spin"}, []string{"wait", "spin", "block", "poll"}},
 		{"bucket", map[string]string{"width": "soon"}, []string{"width", "soon"}},
 		{"bucket", map[string]string{"mover": "sometimes"}, []string{"mover", "sometimes"}},
 		{"dual", map[string]string{"batch": "0"}, []string{"batch"}},

@@ -1,5 +1,6 @@
 -- cancel: KEYS record, ready, bucket index, bucketed-job counter, and the
--- place the record's Ref named when Go read it. ARGV id, now, retention ms.
+-- place the record's Ref named when Go read it, then the wake-up marker when
+-- claims block. ARGV id, now, retention ms.
 -- The mover cannot rewrite records, so a Ref naming a bucket may be stale:
 -- the job is then in ready (HDEL finds nothing). A Ref naming another
 -- bucket than the declared one (the job was retried meanwhile) is answered
@@ -16,7 +17,13 @@ if where ~= ready and redis.call('HDEL', place, member) == 1 then
   redis.call('DECR', KEYS[4])
   -- An emptied bucket leaves the index; otherwise its score stays a lower
   -- bound of its RunAts, which the next mover visit makes exact again.
-  if redis.call('EXISTS', place) == 0 then redis.call('ZREM', KEYS[3], place) end
+  -- A due bucket that empties may have held back ready jobs from claimers
+  -- that leave due buckets to a background mover: it wakes one.
+  if redis.call('EXISTS', place) == 0 then
+    local score = KEYS[6] and redis.call('ZSCORE', KEYS[3], place)
+    redis.call('ZREM', KEYS[3], place)
+    if score and tonumber(score) <= tonumber(ARGV[2]) then wake(KEYS[6]) end
+  end
 else
   redis.call('ZREM', ready, member)
 end

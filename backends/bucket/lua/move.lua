@@ -2,19 +2,24 @@
 -- out of the declared buckets into ready, then pops due jobs off ready under
 -- fresh leases, then (on request) names the buckets still holding due jobs.
 -- KEYS[1] ready, KEYS[2] active index, KEYS[3] bucket index, KEYS[4]
--- bucketed-job counter, KEYS[5..] buckets Go read from the index as due.
--- ARGV: now, promote max, pop max, lease deadline, token base, report max.
--- Returns { promoted, {id, token, ...}, {due bucket keys} }.
+-- bucketed-job counter, then the wake-up marker when claims block, then the
+-- buckets Go read from the index as due.
+-- ARGV: now, promote max, pop max, lease deadline, token base, report max,
+-- number of keys before the buckets (4, or 5 with the marker), '1' when
+-- Claim promotes (mover "claim") or '0' (mover "background").
+-- Returns { promoted, {id, token, ...}, {due bucket keys}, next } where next
+-- is when a claimer may find work next ('' when unknown or claims poll).
 local ready, active, index = KEYS[1], KEYS[2], KEYS[3]
 local now, pmax, max = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local rmax = tonumber(ARGV[6])
+local rmax, fixed = tonumber(ARGV[6]), tonumber(ARGV[7])
+local marker, claim_moves = fixed == 5 and KEYS[5], ARGV[8] == '1'
 
 -- Promote. Each declared bucket is read whole: a job whose RunAt is still
 -- ahead stays (the bucket being due does not make its jobs due). The due
 -- ones move oldest RunAt first, then by member (enqueue order); HDEL
 -- returning 1 is what makes this call the one that moves a job.
 local due, low = {}, {}
-for b = 5, #KEYS do
+for b = fixed + 1, #KEYS do
   local kv = redis.call('HGETALL', KEYS[b])
   for i = 1, #kv, 2 do
     local at = tonumber(kv[i + 1])
@@ -44,7 +49,7 @@ if #add > 0 then
 end
 -- Each visited bucket is rescored by the earliest RunAt it still holds, or
 -- leaves the index when empty.
-for b = 5, #KEYS do
+for b = fixed + 1, #KEYS do
   if low[b] then
     redis.call('ZADD', index, low[b], KEYS[b])
   else
@@ -65,4 +70,26 @@ local report = {}
 if rmax > 0 and #out < 2 * max and upto ~= ARGV[1] then
   report = redis.call('ZRANGE', index, '-inf', now, 'BYSCORE', 'LIMIT', 0, rmax)
 end
-return { #add / 2, out, report }
+
+-- Wake-ups (claims that block). A report means Go promotes those buckets
+-- and moves again at once: that last move decides. Otherwise the head a
+-- claimer waits for is the earlier of ready's head and the lowest bucket
+-- score when Claim promotes. When a background mover promotes, a bucket
+-- already due is the mover's business (its own move wakes a claimer), and
+-- so is every ready job behind it: counting them would spin claimers until
+-- the mover comes. A head that is due now passes the wake on (lib.lua).
+local next_due = ''
+if marker and #report == 0 then
+  local h = zsets_head(ready)
+  local head = h
+  if lowest then
+    local l = tonumber(lowest)
+    if claim_moves or l > now then
+      if not h or l < tonumber(h) then head = lowest end
+    elseif h and tonumber(h) >= l then
+      head = nil
+    end
+  end
+  next_due = pass_wake(marker, head, now)
+end
+return { #add / 2, out, report, next_due }

@@ -231,9 +231,9 @@ local function stream_requeue(stream, delayed, seq, key, id, run_at, now)
   return ref
 end
 
--- Wake-ups for ZSET queues (zset's wait mode "block"; BullMQ's marker). A
--- waiting claimer blocks on BZPOPMIN of a one-member marker ZSET, for no
--- longer than until the queue's head falls due. Whoever makes a job due
+-- Wake-ups for ZSET queues (wait mode "block" of zset and bucket; BullMQ's
+-- marker). A waiting claimer blocks on BZPOPMIN of a one-member marker ZSET,
+-- for no longer than until the queue's head falls due. Whoever makes a job due
 -- sooner than every blocked claimer expects sets the marker: a job placed
 -- due now or ahead of the old head. The marker holds no job, so a claimer
 -- that dies while blocked loses nothing, and a wake with no one blocked
@@ -242,21 +242,45 @@ end
 -- A backend that polls passes no marker (false): nothing is woken.
 local function wake(marker) if marker then redis.call('ZADD', marker, 0, 'w') end end
 
--- zadd_wake adds member to queue at score and wakes a claimer when the job
--- is due now or becomes the new head.
-local function zadd_wake(queue, marker, score, member, now)
-  local head = redis.call('ZRANGE', queue, 0, 0, 'WITHSCORES')[2]
-  redis.call('ZADD', queue, score, member)
-  if not head or tonumber(score) < tonumber(head) or tonumber(score) <= tonumber(now) then
-    wake(marker)
+-- zsets_head returns the lowest score (as Redis wrote it) among the given
+-- ZSETs, or nil when they are all empty: the head of a queue kept in one
+-- ZSET (zset), or spread over several (bucket's ready ZSET and bucket index).
+local function zsets_head(...)
+  local head
+  for _, key in ipairs({ ... }) do
+    local s = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]
+    if s and (not head or tonumber(s) < tonumber(head)) then head = s end
   end
+  return head
+end
+
+-- ahead reports whether a job placed at score must wake a claimer: it is
+-- due now, or earlier than head, the queue's head before the placement (nil:
+-- empty), which is the latest a blocked claimer wakes up by itself.
+local function ahead(score, head, now)
+  score = tonumber(score)
+  return not head or score < tonumber(head) or score <= tonumber(now)
+end
+
+-- zadd_wake adds member to queue at score and wakes a claimer when the job
+-- is due now or becomes the new head. Without a marker it reads nothing.
+local function zadd_wake(queue, marker, score, member, now)
+  local head = marker and zsets_head(queue)
+  redis.call('ZADD', queue, score, member)
+  if marker and ahead(score, head, now) then wake(marker) end
+end
+
+-- pass_wake takes head, the earliest time a claimer can take work next (a
+-- score; nil: none), passes the wake on when that is now, and returns it for
+-- the claimer's next block ('' for none).
+local function pass_wake(marker, head, now)
+  if not head then return '' end
+  if tonumber(head) <= tonumber(now) then wake(marker) end
+  return head
 end
 
 -- head_after_pop returns the queue's head score ('' when empty) for the
 -- claimer's next block, and passes the wake on when due jobs remain.
 local function head_after_pop(queue, marker, now)
-  local head = redis.call('ZRANGE', queue, 0, 0, 'WITHSCORES')[2]
-  if not head then return '' end
-  if tonumber(head) <= tonumber(now) then wake(marker) end
-  return head
+  return pass_wake(marker, zsets_head(queue), now)
 end
