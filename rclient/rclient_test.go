@@ -449,6 +449,18 @@ func testPaused(t *testing.T, f *fixture) {
 	})
 	resume()
 
+	// A call abandoned at its deadline leaves rueidis re-dialling; the first
+	// call after Resume may still fail while it does (see withDeadline). The
+	// client must be working again within a few seconds.
+	var err error
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); {
+		if _, err = f.c.Do(ctxFor(t, time.Second), rclient.Cmd("PING", k)); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("client not working 5s after Resume: %v", err)
+	}
 	if v := f.mustDo(t, rclient.Cmd("GET", k)); v != "before" && v != "x" {
 		t.Errorf("GET after Resume = %#v", v)
 	}

@@ -99,7 +99,8 @@ func (a *rueidisAdapter) Do(ctx context.Context, c Command) (any, error) {
 // DialTimeout whatever the caller's deadline (mux.go), which breaks the
 // contract that a call against an unreachable Redis returns within its
 // context deadline. Only calls whose context can end pay for the goroutine;
-// f keeps running to its own bound and its result is dropped.
+// f keeps running to its own bound and its result is dropped. The price:
+// after an outage, the first call may fail while rueidis re-dials.
 func withDeadline(ctx context.Context, f func() rueidis.RedisResult) rueidis.RedisResult {
 	if ctx.Done() == nil {
 		return f()
