@@ -56,6 +56,26 @@ type RedisConfig struct {
 	Masters int    `json:"masters,omitempty"`
 	// Persistence of a spawned server: none, aof-everysec or aof-always.
 	Persistence string `json:"persistence"`
+	// HZ of a spawned server (redis-server --hz). Redis fires the timeouts of
+	// blocked commands on this tick, so a claimer blocked until a delayed
+	// job's RunAt wakes up to 1/HZ late: it is part of the conditions.
+	HZ int `json:"hz"`
+}
+
+// text names the Redis a run used, with what of its configuration
+// changes the numbers.
+func (rc RedisConfig) text(version string) string {
+	s := rc.Mode + " redis"
+	if version != "" {
+		s += " " + version
+	}
+	if rc.Mode == "embedded" || rc.Mode == "cluster" {
+		s += fmt.Sprintf(" hz %d", rc.HZ)
+	}
+	if rc.Persistence != "" && rc.Persistence != "none" {
+		s += " " + rc.Persistence
+	}
+	return s
 }
 
 // StoreConfig are the jobstore.Options the scenario controls.
@@ -192,10 +212,7 @@ func (c Config) Conditions(redisVersion string) string {
 	} else {
 		load = fmt.Sprintf("closed loop (backlog <= %d)", c.Producers.MaxBacklog)
 	}
-	redis := c.Redis.Mode
-	if redisVersion != "" {
-		redis += " redis " + redisVersion
-	}
+	redis := c.Redis.text(redisVersion)
 	parts := []string{
 		load,
 		fmt.Sprintf("%d producers batch %d payload %dB", c.Producers.Count, c.Producers.Batch, c.Producers.Payload),
@@ -215,10 +232,7 @@ func (c Config) ShortConditions(redisVersion string) string {
 	if c.Producers.Mode != "open" {
 		load = fmt.Sprintf("closed loop (backlog <= %d)", c.Producers.MaxBacklog)
 	}
-	redis := c.Redis.Mode + " redis"
-	if redisVersion != "" {
-		redis += " " + redisVersion
-	}
+	redis := c.Redis.text(redisVersion)
 	return fmt.Sprintf("%s, %s, %dx%d workers, handler %s fail %g%%, %s, %s, %s, poll %s, %s (+%s warm-up)",
 		load, delayedText(c.Producers), c.Workers.Count, c.Workers.Concurrency,
 		c.Workers.HandlerText, c.Workers.Fail*100, c.Client, redis, c.Encoding, c.Store.PollInterval, c.Duration, c.Warmup)

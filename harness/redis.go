@@ -38,7 +38,7 @@ func newRedisPool(logf func(string, ...any)) *redisPool {
 }
 
 func (p *redisPool) get(ctx context.Context, rc RedisConfig) (*pooledRedis, error) {
-	key := rc.Mode + "|" + rc.URL + "|" + strconv.Itoa(rc.Masters) + "|" + rc.Persistence
+	key := rc.Mode + "|" + rc.URL + "|" + strconv.Itoa(rc.Masters) + "|" + rc.Persistence + "|" + strconv.Itoa(rc.HZ)
 	if pr, ok := p.servers[key]; ok {
 		return pr, nil
 	}
@@ -60,6 +60,9 @@ func (p *redisPool) get(ctx context.Context, rc RedisConfig) (*pooledRedis, erro
 		o.Mode, o.URL = redisserver.ModeURL, rc.URL
 	default:
 		return nil, fmt.Errorf("redis.mode %q unknown", rc.Mode)
+	}
+	if o.Mode == redisserver.ModeSpawn || o.Mode == redisserver.ModeCluster {
+		o.ExtraArgs = append(o.ExtraArgs, "--hz", strconv.Itoa(rc.HZ))
 	}
 	r, err := redisserver.Start(ctx, o)
 	if err != nil {

@@ -526,6 +526,9 @@ func (p *parser) crossCheck(c Config) error {
 	if c.Workers.Processes > c.Workers.Count {
 		return at("workers.processes", fmt.Sprintf("%d is above workers.count %d: processes are some of the workers", c.Workers.Processes, c.Workers.Count))
 	}
+	if c.Redis.HZ != 10 && c.Redis.Mode != "embedded" && c.Redis.Mode != "cluster" {
+		return at("redis.hz", fmt.Sprintf("applies to a server aebench spawns (redis.mode embedded or cluster), not %q", c.Redis.Mode))
+	}
 	if c.Redis.Persistence != "none" && c.Redis.Mode != "embedded" {
 		return at("redis.persistence", fmt.Sprintf("applies to a server aebench spawns alone (redis.mode embedded), not %q", c.Redis.Mode))
 	}

@@ -70,6 +70,10 @@ func fields() []field {
 				return setEnum(&c.Redis.Persistence, v, "none", "aof-everysec", "aof-always")
 			}},
 
+		{Path: "redis.hz", Default: "10", Allowed: "an integer from 1 to 500", Matrix: true,
+			Doc: "hz of a spawned server (embedded, cluster); Redis's default is 10. Redis times out blocked commands on this tick, so a claim blocked until a delayed job's RunAt wakes up to 1/hz late: compare lateness at 10 and 100",
+			set: func(c *Config, v string) error { return setInt(&c.Redis.HZ, v, 1, 500) }},
+
 		{Path: "store.poll_interval", Default: "100ms", Allowed: "a duration > 0", Matrix: true,
 			Doc: "jobstore.Options.PollInterval: how often a waiting Claim polls on backends that cannot block",
 			set: func(c *Config, v string) error { return setDur(&c.Store.PollInterval, v, time.Millisecond) }},
