@@ -950,10 +950,10 @@ func (e *engine) runHandler(ctx context.Context, w *worker, timer *time.Timer, d
 // ---- maintenance -----------------------------------------------------------
 
 // startMaintenance runs what the contract expects a deployment to run: a
-// recoverer, and a mover when the store is a jobstore.Mover.
+// recoverer, and a mover when the store is a jobstore.Mover whose due jobs
+// wait for one.
 func (e *engine) startMaintenance(ctx context.Context, wg *sync.WaitGroup) {
 	wc := e.cfg.Workers
-	rec := e.newRecorder()
 	var recLoop, movLoop *loopCrash
 	if e.ft != nil {
 		recLoop, movLoop = e.ft.recLoop, e.ft.movLoop
@@ -962,47 +962,17 @@ func (e *engine) startMaintenance(ctx context.Context, wg *sync.WaitGroup) {
 	if recLoop != nil {
 		rstore = recLoop.store
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(wc.RecoveryInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
+	e.maintain(ctx, wg, maintLoop{name: "recoverer", tag: TagRecover, every: wc.RecoveryInterval, batch: wc.RecoveryBatch,
+		crash: recLoop, calls: &e.c.recoverCalls, errs: &e.c.recoverErrors,
+		call: func(ctx context.Context, t0 time.Time) (int, error) {
+			r, err := rstore.Recover(ctx, wc.RecoveryBatch)
+			if n := len(r.Requeued) + len(r.DeadLettered); err == nil && n > 0 {
+				e.led.Recovered(r, t0)
+				e.c.recovered.Add(int64(len(r.Requeued)))
+				e.c.rdead.Add(int64(len(r.DeadLettered)))
 			}
-			for ctx.Err() == nil {
-				recLoop.begin()
-				t0 := time.Now()
-				r, err := rstore.Recover(ctx, wc.RecoveryBatch)
-				t1 := time.Now()
-				e.c.recoverCalls.Add(1)
-				if e.measuring(t0) {
-					rec.Record(TagRecover, t1.Sub(t0))
-				}
-				if err != nil {
-					if recLoop.crashed(ctx, e, err, "recoverer") {
-						break
-					}
-					if ctx.Err() == nil {
-						e.c.recoverErrors.Add(1)
-						e.noteErr(err)
-					}
-					break
-				}
-				if n := len(r.Requeued) + len(r.DeadLettered); n > 0 {
-					e.led.Recovered(r, t0)
-					e.c.recovered.Add(int64(len(r.Requeued)))
-					e.c.rdead.Add(int64(len(r.DeadLettered)))
-				}
-				if len(r.Requeued)+len(r.DeadLettered) < wc.RecoveryBatch {
-					break
-				}
-			}
-		}
-	}()
+			return len(r.Requeued) + len(r.DeadLettered), err
+		}})
 	mover, ok := e.store.(jobstore.Mover)
 	if !ok || !e.hooks.mover {
 		return
@@ -1010,11 +980,33 @@ func (e *engine) startMaintenance(ctx context.Context, wg *sync.WaitGroup) {
 	if movLoop != nil {
 		mover = movLoop.store.(jobstore.Mover)
 	}
-	mrec := e.newRecorder()
+	e.maintain(ctx, wg, maintLoop{name: "mover", tag: TagPromote, every: wc.MoverInterval, batch: wc.MoverBatch,
+		crash: movLoop, calls: &e.c.promoteCalls, errs: &e.c.promoteErrors,
+		call: func(ctx context.Context, _ time.Time) (int, error) {
+			n, err := mover.Promote(ctx, wc.MoverBatch)
+			e.c.promoted.Add(int64(n))
+			return n, err
+		}})
+}
+
+// maintLoop is one maintenance loop: every tick it calls call until a call
+// handles fewer than batch jobs, fails, or the run ends.
+type maintLoop struct {
+	name        string
+	tag         Tag
+	every       time.Duration
+	batch       int
+	crash       *loopCrash // nil unless a crash of this loop is scheduled
+	calls, errs *atomic.Int64
+	call        func(ctx context.Context, t0 time.Time) (int, error)
+}
+
+func (e *engine) maintain(ctx context.Context, wg *sync.WaitGroup, l maintLoop) {
+	rec := e.newRecorder()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(wc.MoverInterval)
+		t := time.NewTicker(l.every)
 		defer t.Stop()
 		for {
 			select {
@@ -1023,26 +1015,22 @@ func (e *engine) startMaintenance(ctx context.Context, wg *sync.WaitGroup) {
 			case <-t.C:
 			}
 			for ctx.Err() == nil {
-				movLoop.begin()
+				l.crash.begin()
 				t0 := time.Now()
-				n, err := mover.Promote(ctx, wc.MoverBatch)
+				n, err := l.call(ctx, t0)
 				t1 := time.Now()
-				e.c.promoteCalls.Add(1)
+				l.calls.Add(1)
 				if e.measuring(t0) {
-					mrec.Record(TagPromote, t1.Sub(t0))
+					rec.Record(l.tag, t1.Sub(t0))
 				}
 				if err != nil {
-					if movLoop.crashed(ctx, e, err, "mover") {
-						break
-					}
-					if ctx.Err() == nil {
-						e.c.promoteErrors.Add(1)
+					if !l.crash.crashed(ctx, e, err, l.name) && ctx.Err() == nil {
+						l.errs.Add(1)
 						e.noteErr(err)
 					}
 					break
 				}
-				e.c.promoted.Add(int64(n))
-				if n < wc.MoverBatch {
+				if n < l.batch {
 					break
 				}
 			}
