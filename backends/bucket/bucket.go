@@ -298,15 +298,7 @@ func (s *Store) move(ctx context.Context, now time.Time, buckets []string, pmax,
 // polling) while req.Wait allows. With mover "claim" it promotes the due
 // buckets that hold older jobs first.
 func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
-	if err := base.ValidateClaim(req); err != nil {
-		return nil, err
-	}
-	if err := s.Check(); err != nil {
-		return nil, err
-	}
-	try := func() ([]jobstore.Claimed, time.Time, error) {
-		now := s.Now()
-		deadline := now.Add(req.Lease)
+	return s.WaitClaim(ctx, req, s.marker, func(now, deadline time.Time) ([]jobstore.Claimed, time.Time, error) {
 		var idTokens, buckets []string
 		var next time.Time
 		for round := 0; ; round++ {
@@ -329,13 +321,6 @@ func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstor
 		}
 		got, err := s.Activate(ctx, req.WorkerID, now, deadline, idTokens)
 		return got, next, err
-	}
-	if len(s.marker) > 0 {
-		return s.BlockClaim(ctx, req.Wait, s.marker[0], try)
-	}
-	return s.PollClaim(ctx, req.Wait, func() ([]jobstore.Claimed, error) {
-		got, _, err := try()
-		return got, err
 	})
 }
 

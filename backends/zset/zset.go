@@ -118,17 +118,10 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 	return err
 }
 
-// Claim pops and activates due jobs, polling while req.Wait allows.
+// Claim pops and activates due jobs, blocking on the wake-up marker (or
+// polling) while req.Wait allows.
 func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
-	if err := base.ValidateClaim(req); err != nil {
-		return nil, err
-	}
-	if err := s.Check(); err != nil {
-		return nil, err
-	}
-	try := func() ([]jobstore.Claimed, time.Time, error) {
-		now := s.Now()
-		deadline := now.Add(req.Lease)
+	return s.WaitClaim(ctx, req, s.marker, func(now, deadline time.Time) ([]jobstore.Claimed, time.Time, error) {
 		v, err := s.Run(ctx, "pop", append([]string{s.queue, s.Keys.Active()}, s.marker...),
 			[]string{base.Ms(now), strconv.Itoa(req.Max), base.Ms(deadline), s.TokenBase()})
 		if err != nil {
@@ -140,13 +133,6 @@ func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstor
 		}
 		got, err := s.Activate(ctx, req.WorkerID, now, deadline, base.Strings(reply[0]))
 		return got, base.NextDue(reply[1]), err
-	}
-	if len(s.marker) > 0 {
-		return s.BlockClaim(ctx, req.Wait, s.marker[0], try)
-	}
-	return s.PollClaim(ctx, req.Wait, func() ([]jobstore.Claimed, error) {
-		got, _, err := try()
-		return got, err
 	})
 }
 

@@ -84,3 +84,28 @@ func NextDue(v any) time.Time {
 	}
 	return time.UnixMilli(int64(f))
 }
+
+// WaitClaim is Claim for a ZSET-based backend: it checks req, then runs try
+// (one claim attempt at the store's now, leases ending at deadline) until
+// it returns work or req.Wait runs out, blocking on the wake-up marker
+// between attempts when marker names one, polling otherwise.
+func (c *Core) WaitClaim(ctx context.Context, req jobstore.ClaimRequest, marker []string,
+	try func(now, deadline time.Time) ([]jobstore.Claimed, time.Time, error)) ([]jobstore.Claimed, error) {
+	if err := ValidateClaim(req); err != nil {
+		return nil, err
+	}
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	attempt := func() ([]jobstore.Claimed, time.Time, error) {
+		now := c.Now()
+		return try(now, now.Add(req.Lease))
+	}
+	if len(marker) > 0 {
+		return c.BlockClaim(ctx, req.Wait, marker[0], attempt)
+	}
+	return c.PollClaim(ctx, req.Wait, func() ([]jobstore.Claimed, error) {
+		got, _, err := attempt()
+		return got, err
+	})
+}
