@@ -161,19 +161,35 @@ func (l *Ledger) Planned(jobs []PlannedJob, callStart time.Time) {
 	}
 }
 
+// update runs f on id's entry under its shard's lock. An id the ledger
+// never planned is skipped, and counted as unexpected when strict (a worker
+// saw it: the store made it up).
+func (l *Ledger) update(id string, strict bool, f func(e *ledgerEntry)) {
+	s := l.shard(id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.m[id]
+	if e == nil {
+		if strict {
+			s.noteUnexpected(l, id)
+		}
+		return
+	}
+	f(e)
+}
+
 // Acked records that the Enqueue call for ids returned nil.
 func (l *Ledger) Acked(ids []string) {
 	for _, id := range ids {
-		s := l.shard(id)
-		s.mu.Lock()
-		if e := s.m[id]; e != nil && e.state == enqPending {
-			e.state = enqAcked
-			l.acked.Add(1)
-			if !e.done() {
-				l.outstanding.Add(1)
+		l.update(id, false, func(e *ledgerEntry) {
+			if e.state == enqPending {
+				e.state = enqAcked
+				l.acked.Add(1)
+				if !e.done() {
+					l.outstanding.Add(1)
+				}
 			}
-		}
-		s.mu.Unlock()
+		})
 	}
 }
 
@@ -182,12 +198,11 @@ func (l *Ledger) Acked(ids []string) {
 // they are neither lost if they never run nor unexpected if they do.
 func (l *Ledger) EnqueueFailed(ids []string) {
 	for _, id := range ids {
-		s := l.shard(id)
-		s.mu.Lock()
-		if e := s.m[id]; e != nil && e.state == enqPending {
-			e.state = enqIndeterminate
-		}
-		s.mu.Unlock()
+		l.update(id, false, func(e *ledgerEntry) {
+			if e.state == enqPending {
+				e.state = enqIndeterminate
+			}
+		})
 	}
 }
 
@@ -223,99 +238,67 @@ func (e *ledgerEntry) times() JobTimes {
 
 // Started implements Events.
 func (l *Ledger) Started(id string, attempt int, at time.Time) JobTimes {
-	s := l.shard(id)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e := s.m[id]
-	if e == nil {
-		s.noteUnexpected(l, id)
-		return JobTimes{}
-	}
-	a := e.attempt(attempt)
-	a.starts++
-	if a.starts == 1 {
-		a.firstStart = at.UnixNano()
-	}
-	if e.done() {
-		a.afterDone = true
-	}
-	t := e.times()
-	if a.due != 0 {
-		t.Due, t.Scheduled = time.Unix(0, a.due), a.scheduled
-	} else if attempt > 0 && e.recoveredAt != 0 {
-		t.Due = time.Unix(0, e.recoveredAt)
-	}
+	var t JobTimes
+	l.update(id, true, func(e *ledgerEntry) {
+		a := e.attempt(attempt)
+		a.starts++
+		if a.starts == 1 {
+			a.firstStart = at.UnixNano()
+		}
+		if e.done() {
+			a.afterDone = true
+		}
+		t = e.times()
+		if a.due != 0 {
+			t.Due, t.Scheduled = time.Unix(0, a.due), a.scheduled
+		} else if attempt > 0 && e.recoveredAt != 0 {
+			t.Due = time.Unix(0, e.recoveredAt)
+		}
+	})
 	return t
 }
 
 // Completed implements Events.
 func (l *Ledger) Completed(id string, attempt int, at time.Time) JobTimes {
-	s := l.shard(id)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e := s.m[id]
-	if e == nil {
-		s.noteUnexpected(l, id)
-		return JobTimes{}
-	}
-	l.markDone(e, at.UnixNano())
-	e.completions++
-	return e.times()
+	var t JobTimes
+	l.update(id, true, func(e *ledgerEntry) {
+		l.markDone(e, at.UnixNano())
+		e.completions++
+		t = e.times()
+	})
+	return t
 }
 
 // Failed implements Events.
 func (l *Ledger) Failed(id string, attempt int, res jobstore.FailResult, at time.Time) {
-	s := l.shard(id)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e := s.m[id]
-	if e == nil {
-		s.noteUnexpected(l, id)
-		return
-	}
-	e.attempt(attempt).failed = true
-	switch res.Status {
-	case jobstore.StatusFailed:
-		l.markDone(e, at.UnixNano())
-		e.dead = true
-	default:
-		next := e.attempt(attempt + 1)
-		next.due, next.scheduled = res.RunAt.UnixNano(), true
-	}
+	l.update(id, true, func(e *ledgerEntry) {
+		e.attempt(attempt).failed = true
+		switch res.Status {
+		case jobstore.StatusFailed:
+			l.markDone(e, at.UnixNano())
+			e.dead = true
+		default:
+			next := e.attempt(attempt + 1)
+			next.due, next.scheduled = res.RunAt.UnixNano(), true
+		}
+	})
 }
 
 // Fenced implements Events.
 func (l *Ledger) Fenced(id string, _ int, _ time.Time) {
-	s := l.shard(id)
-	s.mu.Lock()
-	if e := s.m[id]; e != nil {
-		e.fenced++
-	}
-	s.mu.Unlock()
+	l.update(id, false, func(e *ledgerEntry) { e.fenced++ })
 }
 
 // Recovered implements Events.
 func (l *Ledger) Recovered(res jobstore.RecoverResult, at time.Time) {
 	for _, id := range res.Requeued {
-		s := l.shard(id)
-		s.mu.Lock()
-		if e := s.m[id]; e != nil {
-			e.recoveredAt = at.UnixNano()
-		} else {
-			s.noteUnexpected(l, id)
-		}
-		s.mu.Unlock()
+		l.update(id, true, func(e *ledgerEntry) { e.recoveredAt = at.UnixNano() })
 	}
 	for _, id := range res.DeadLettered {
-		s := l.shard(id)
-		s.mu.Lock()
-		if e := s.m[id]; e != nil {
+		l.update(id, true, func(e *ledgerEntry) {
 			l.markDone(e, at.UnixNano())
 			e.dead = true
-		} else {
-			s.noteUnexpected(l, id)
-		}
-		s.mu.Unlock()
+		})
 	}
 }
 
@@ -374,11 +357,9 @@ func (l *Ledger) Check() LedgerReport { return l.CheckWith(false) }
 
 // IsLost reports whether id was acknowledged and is neither completed nor dead-lettered.
 func (l *Ledger) IsLost(id string) bool {
-	s := l.shard(id)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e := s.m[id]
-	return e != nil && e.state == enqAcked && !e.done()
+	lost := false
+	l.update(id, false, func(e *ledgerEntry) { lost = e.state == enqAcked && !e.done() })
+	return lost
 }
 
 // CheckWith is Check; with lostAllowed, lost jobs are counted and listed
