@@ -1,0 +1,5 @@
+//go:build !linux
+
+package clock
+
+func newSleeperImpl(<-chan struct{}) sleeperImpl { return newTimerSleeper() }
