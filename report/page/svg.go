@@ -12,7 +12,9 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
@@ -31,7 +33,7 @@ type fontFaces struct {
 
 var (
 	fontFaceRE = regexp.MustCompile(`@font-face\s*\{[^}]*\}`)
-	preambleRE = regexp.MustCompile(`(?s)^.*?(<svg[\s>])`)
+	preambleRE = regexp.MustCompile(`(?s)^.*?<svg([\s>])`)
 )
 
 // inline turns an SVG document into markup for an HTML page: no XML
@@ -45,7 +47,7 @@ func (ff *fontFaces) inline(svg []byte) (template.HTML, error) {
 	if strings.Contains(strings.ToLower(s), "<script") {
 		return "", fmt.Errorf("SVG with a script is not inlined")
 	}
-	s = preambleRE.ReplaceAllString(s, "$1")
+	s = preambleRE.ReplaceAllString(s, `<svg class="plot"$1`)
 	s = fontFaceRE.ReplaceAllStringFunc(s, func(rule string) string {
 		if ff.seen == nil {
 			ff.seen = map[string]bool{}
@@ -56,7 +58,6 @@ func (ff *fontFaces) inline(svg []byte) (template.HTML, error) {
 		}
 		return ""
 	})
-	s = strings.Replace(s, "<svg ", `<svg class="plot" `, 1)
 	return template.HTML(s), nil // #nosec: our own plots, scripts refused above
 }
 
@@ -138,7 +139,18 @@ func ciChart(m verdict.Metric, groups []stats.Group, ff *fontFaces) (template.HT
 	}
 	p.NominalX(names...)
 	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
+	sans(p)
 	return renderSVG(p, ff)
+}
+
+// sans sets the face package report's plots use, so the page embeds one
+// font: the library's default is a serif face.
+func sans(p *plot.Plot) {
+	face := font.Font{Typeface: "Liberation", Variant: "Sans"}
+	for _, st := range []*text.Style{&p.Title.TextStyle, &p.X.Label.TextStyle, &p.Y.Label.TextStyle,
+		&p.X.Tick.Label, &p.Y.Tick.Label} {
+		st.Font = font.From(face, st.Font.Size)
+	}
 }
 
 // renderSVG draws a plot as SVG with its fonts embedded (then moved to the
