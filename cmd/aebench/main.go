@@ -77,6 +77,10 @@ func runCtx(ctx context.Context, args []string, stdout, stderr io.Writer, tty bo
 		return exitUsage
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
+			if h, ok := verdictHelp(args[1]); ok {
+				fmt.Fprint(stdout, h)
+				return exitOK
+			}
 			switch args[1] {
 			case "run":
 				fmt.Fprint(stdout, runHelp)
@@ -85,13 +89,16 @@ func runCtx(ctx context.Context, args []string, stdout, stderr io.Writer, tty bo
 				fmt.Fprint(stdout, listHelp)
 				return exitOK
 			}
-			fmt.Fprintf(stderr, "aebench help: unknown command %q; commands: run, list, help\n", args[1])
+			fmt.Fprintf(stderr, "aebench help: unknown command %q; commands: run, list, compare, export, report, help\n", args[1])
 			return exitUsage
 		}
 		fmt.Fprint(stdout, mainHelp)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "aebench: unknown command %q; commands: run, list, help\n", args[0])
+	if code, ok := verdictCommand(args[0], args[1:], stdout, stderr); ok {
+		return code
+	}
+	fmt.Fprintf(stderr, "aebench: unknown command %q; commands: run, list, compare, export, report, help\n", args[0])
 	return exitUsage
 }
 
@@ -100,10 +107,14 @@ const mainHelp = `aebench: benchmark and simulation harness for Redis-backed job
 Usage:
   aebench run [flags] SCENARIO   run a scenario file (e.g. scenarios/quick.yaml)
   aebench list [flags]           list backends and scenarios
+  aebench compare BASE NEW       compare two result sets, gate on regressions
+  aebench export --format benchstat DIR   Go benchmark text for benchstat
+  aebench report DIR [BASE]      write DIR/report.html
   aebench help [COMMAND]         help on a command
 
 Exit codes: 0 ok, 1 a run failed its correctness checks, 2 usage or
-configuration error, 3 infrastructure error (no Redis), 130 interrupted.
+configuration error, 3 infrastructure error (no Redis), 4 a threshold
+crossed or a regression found, 130 interrupted.
 `
 
 const runHelp = `Usage: aebench run [flags] SCENARIO

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/aebench/aebench/harness/verdict"
+	"github.com/aebench/aebench/report/page"
+)
+
+const compareHelp = `Usage: aebench compare [flags] BASE NEW
+
+Compares two result sets (results directories or summary.json files): runs
+are matched by matrix cell, backend label and client; per metric it prints
+the base and new medians over the repeats with their 95% confidence
+intervals, the change in percent with its interval, the Mann-Whitney U
+p-value and a verdict: better, worse, no change or too noisy.
+
+A regression is a gated metric (marked *) that got worse significantly AND
+by more than its limit. Without --fail-on the gated metrics are throughput,
+e2e.p50, e2e.p99 and redis_cpu_us_per_job, each at the noise floor. The
+gated tests share the significance level (Bonferroni), so two result sets of
+the same code fail the gate at most alpha of the time. A metric with too few
+repeats for the test to reach its level says "too noisy", never "worse":
+with 4 backends and 4 gated metrics it takes 6 repeats per side.
+
+Groups whose conditions differ (scenario, machine, load, rates, client,
+Redis version, handler...), groups present on one side only and incomplete
+result sets are refused (exit 2) unless --force.
+
+Flags:
+  --fail-on METRIC:±N%  gate on this metric at this limit (repeatable), e.g.
+                        --fail-on e2e.p99:+10% --fail-on throughput:-5%
+  --noise-floor N%      smallest change called better or worse (default 10%)
+  --alpha A             significance level of the gate (default 0.05)
+  --format F            text (default), json or markdown
+  --force               compare despite different conditions
+  --metrics             list the metrics, their units and directions
+
+Exit codes: 0 no regression, 1 a run of NEW failed its correctness checks,
+2 usage error or refused comparison, 3 unreadable results, 4 regression.
+`
+
+const exportHelp = `Usage: aebench export --format benchstat DIR
+
+Writes the result set in DIR (or a summary.json) as Go benchmark text to
+stdout: one line per run, named <Scenario>/cell=N/backend=B/client=C, one
+value per metric (ns/e2e-p99, jobs/s, µs-redis-cpu/job, ...). Then
+  benchstat base.txt new.txt
+compares two sets the way Go benchmarks are compared.
+`
+
+const reportHelp = `Usage: aebench report [--out FILE] DIR [BASE]
+
+Writes DIR/report.html (or FILE): one self-contained page (no external
+requests) with the conditions, the statistics over repeats, the ledger, the
+faults, the run's plots inlined as SVG, and with BASE the comparison.
+`
+
+// verdictCommand runs compare, export and report; ok is false for another
+// command.
+func verdictCommand(name string, args []string, stdout, stderr io.Writer) (code int, ok bool) {
+	switch name {
+	case "compare":
+		return cmdCompare(args, stdout, stderr), true
+	case "export":
+		return cmdExport(args, stdout, stderr), true
+	case "report":
+		return cmdReport(args, stdout, stderr), true
+	}
+	return 0, false
+}
+
+func verdictHelp(name string) (string, bool) {
+	h, ok := map[string]string{"compare": compareHelp, "export": exportHelp, "report": reportHelp}[name]
+	return h, ok
+}
+
+// parseInterleaved parses flags that may come before or after the
+// positional arguments.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func usageErr(stderr io.Writer, cmd string, err error) int {
+	fmt.Fprintf(stderr, "aebench %s: %v\n(see aebench help %s)\n", cmd, err, cmd)
+	return verdict.ExitUsage
+}
+
+// loadErr reports a result set that cannot be read: a path that does not
+// exist is a usage error, a file that cannot be read or parsed is not.
+func loadErr(stderr io.Writer, cmd string, err error) int {
+	fmt.Fprintf(stderr, "aebench %s: %v\n", cmd, err)
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, verdict.ErrSchema) {
+		return verdict.ExitUsage
+	}
+	return verdict.ExitInfra
+}
+
+func cmdCompare(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("aebench compare", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var failOn multiFlag
+	fs.Var(&failOn, "fail-on", "")
+	floor := fs.String("noise-floor", "10%", "")
+	alpha := fs.Float64("alpha", verdict.DefaultAlpha, "")
+	format := fs.String("format", verdict.FormatText, "")
+	force := fs.Bool("force", false, "")
+	metrics := fs.Bool("metrics", false, "")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return usageErr(stderr, "compare", err)
+	}
+	if *metrics {
+		for _, m := range verdict.Catalog() {
+			fmt.Fprintf(stdout, "%-22s %-7s %s is better  %s\n", m.Name, m.Unit, m.Better, m.Doc)
+		}
+		return verdict.ExitOK
+	}
+	o := verdict.CompareOptions{Alpha: *alpha, Force: *force}
+	if o.NoiseFloor, err = parsePercent(*floor); err != nil {
+		return usageErr(stderr, "compare", fmt.Errorf("--noise-floor: %w", err))
+	}
+	if *alpha <= 0 || *alpha >= 1 {
+		return usageErr(stderr, "compare", fmt.Errorf("--alpha %g is not between 0 and 1 (exclusive)", *alpha))
+	}
+	for _, f := range failOn {
+		t, err := verdict.ParseFailOn(f)
+		if err != nil {
+			return usageErr(stderr, "compare", err)
+		}
+		o.FailOn = append(o.FailOn, t)
+	}
+	if len(pos) != 2 {
+		return usageErr(stderr, "compare", fmt.Errorf("want BASE and NEW, got %d arguments (%s)", len(pos), strings.Join(pos, " ")))
+	}
+	base, err := verdict.Load(pos[0])
+	if err != nil {
+		return loadErr(stderr, "compare", err)
+	}
+	cand, err := verdict.Load(pos[1])
+	if err != nil {
+		return loadErr(stderr, "compare", err)
+	}
+	c := verdict.Compare(base, cand, o)
+	if err := verdict.WriteComparison(stdout, c, *format); err != nil {
+		return usageErr(stderr, "compare", fmt.Errorf("--format: %w", err))
+	}
+	if code := c.ExitCode(); code != verdict.ExitOK {
+		if *format != verdict.FormatText {
+			fmt.Fprintln(stderr, c.Headline())
+		}
+		return code
+	}
+	return verdict.ExitOK
+}
+
+// parsePercent reads "10%" or "10" as 0.10.
+func parsePercent(s string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+	if err != nil || v < 0 || v >= 1000 {
+		return 0, fmt.Errorf("%q is not a percentage like 10%%", s)
+	}
+	return v / 100, nil
+}
+
+func cmdExport(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("aebench export", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	format := fs.String("format", "", "")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return usageErr(stderr, "export", err)
+	}
+	if *format != "benchstat" {
+		return usageErr(stderr, "export", fmt.Errorf("--format %q: allowed: benchstat", *format))
+	}
+	if len(pos) != 1 {
+		return usageErr(stderr, "export", fmt.Errorf("want one results DIR, got %d arguments", len(pos)))
+	}
+	s, err := verdict.Load(pos[0])
+	if err != nil {
+		return loadErr(stderr, "export", err)
+	}
+	if err := verdict.WriteBenchstat(stdout, s); err != nil {
+		fmt.Fprintf(stderr, "aebench export: %v\n", err)
+		return verdict.ExitInfra
+	}
+	return verdict.ExitOK
+}
+
+func cmdReport(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("aebench report", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	out := fs.String("out", "", "")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return usageErr(stderr, "report", err)
+	}
+	if len(pos) < 1 || len(pos) > 2 {
+		return usageErr(stderr, "report", fmt.Errorf("want DIR and an optional BASE, got %d arguments", len(pos)))
+	}
+	s, err := verdict.Load(pos[0])
+	if err != nil {
+		return loadErr(stderr, "report", err)
+	}
+	var base *verdict.Set
+	if len(pos) == 2 {
+		if base, err = verdict.Load(pos[1]); err != nil {
+			return loadErr(stderr, "report", err)
+		}
+	}
+	path := *out
+	if path == "" {
+		path = filepath.Join(s.Dir, page.FileName)
+	}
+	if err := page.WriteFile(path, s, base); err != nil {
+		fmt.Fprintf(stderr, "aebench report: %v\n", err)
+		return verdict.ExitInfra
+	}
+	fmt.Fprintln(stdout, path)
+	return verdict.ExitOK
+}

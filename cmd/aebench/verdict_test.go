@@ -1,0 +1,91 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aebench/aebench/harness/verdict"
+	"github.com/aebench/aebench/harness/verdict/verdicttest"
+)
+
+// TestExitCodesAgree keeps the run command's exit codes and the table in
+// package verdict the same numbers.
+func TestExitCodesAgree(t *testing.T) {
+	for _, tc := range [][2]int{{exitOK, verdict.ExitOK}, {exitFailed, verdict.ExitCorrectness},
+		{exitUsage, verdict.ExitUsage}, {exitInfra, verdict.ExitInfra}, {exitInterrupted, verdict.ExitInterrupted}} {
+		if tc[0] != tc[1] {
+			t.Errorf("exit code %d in main.go, %d in verdict", tc[0], tc[1])
+		}
+	}
+}
+
+// TestCompareCatchesPolling is the CI recipe in small: a baseline where
+// zset blocks for work and a candidate where it polls (100ms). Compared
+// with itself the baseline passes; the candidate fails with the regression
+// exit code and names e2e p99.
+func TestCompareCatchesPolling(t *testing.T) {
+	base := verdicttest.Run(t, "[zset]", 4, false)
+	cand := verdicttest.Run(t, "[{name: zset, options: {wait: poll}}]", 4, false)
+
+	code, out, errOut := cli(t, "compare", "--fail-on", "e2e.p99:+10%", base, base)
+	if code != verdict.ExitOK {
+		t.Errorf("base vs base: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = cli(t, "compare", base, cand, "--fail-on", "e2e.p99:+10%")
+	if code != verdict.ExitThreshold || !strings.Contains(out, "regression: cell 1 zset (go-redis): e2e.p99") {
+		t.Errorf("base vs polling: exit %d, want %d naming e2e.p99\n%s%s", code, verdict.ExitThreshold, out, errOut)
+	}
+	code, out, _ = cli(t, "compare", "--format", "markdown", "--fail-on", "e2e.p99:+10%", base, cand)
+	if code != verdict.ExitThreshold || !strings.Contains(out, "| e2e.p99 * |") {
+		t.Errorf("markdown: exit %d\n%s", code, out)
+	}
+	code, out, _ = cli(t, "export", "--format", "benchstat", cand)
+	if code != verdict.ExitOK || strings.Count(out, "\nBenchmarkVerdicttest/cell=1/backend=zset/client=go-redis 1 ") != 4 {
+		t.Errorf("export: exit %d\n%s", code, out)
+	}
+	code, out, errOut = cli(t, "report", cand, base)
+	if code != verdict.ExitOK {
+		t.Fatalf("report: exit %d %s", code, errOut)
+	}
+	html, err := os.ReadFile(strings.TrimSpace(out))
+	if err != nil || !strings.Contains(string(html), "Comparison with the baseline") {
+		t.Errorf("report %s: %v, comparison missing", out, err)
+	}
+}
+
+func TestVerdictUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "summary.json")
+	if err := os.WriteFile(bad, []byte(`{"schema_version": 9}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"compare", "a"}, verdict.ExitUsage, "want BASE and NEW"},
+		{[]string{"compare", "--fail-on", "e2e.p99:10%", "a", "b"}, verdict.ExitUsage, "signed percentage"},
+		{[]string{"compare", "--noise-floor", "lots", "a", "b"}, verdict.ExitUsage, "--noise-floor"},
+		{[]string{"compare", "--alpha", "2", "a", "b"}, verdict.ExitUsage, "--alpha"},
+		{[]string{"compare", filepath.Join(dir, "none"), bad}, verdict.ExitUsage, "no such file"},
+		{[]string{"compare", bad, bad}, verdict.ExitUsage, "schema_version 9"},
+		{[]string{"export", dir}, verdict.ExitUsage, "allowed: benchstat"},
+		{[]string{"report"}, verdict.ExitUsage, "want DIR"},
+	} {
+		code, _, errOut := cli(t, tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.msg) {
+			t.Errorf("%v: exit %d %q, want %d with %q", tc.args, code, errOut, tc.code, tc.msg)
+		}
+	}
+	for _, c := range []string{"compare", "export", "report"} {
+		if code, out, _ := cli(t, "help", c); code != verdict.ExitOK || !strings.Contains(out, "Usage: aebench "+c) {
+			t.Errorf("help %s: %d %q", c, code, out)
+		}
+	}
+	if code, out, _ := cli(t, "compare", "--metrics"); code != 0 || !strings.Contains(out, "e2e.p99") {
+		t.Errorf("--metrics: %d %q", code, out)
+	}
+}

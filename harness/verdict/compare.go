@@ -1,0 +1,383 @@
+package verdict
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"golang.org/x/perf/benchmath"
+
+	"github.com/aebench/aebench/harness/verdict/stats"
+)
+
+// Verdicts of one metric.
+const (
+	Better   = "better"
+	Worse    = "worse"
+	NoChange = "no change"
+	TooNoisy = "too noisy"
+)
+
+// Defaults of CompareOptions.
+const (
+	// DefaultAlpha is the false-alarm rate of the whole gate: the
+	// Mann-Whitney U tests of the gated metrics share it (Bonferroni), so
+	// that two result sets of the same code fail the gate at most 5% of
+	// the time however many backends and metrics are gated.
+	DefaultAlpha = 0.05
+	// DefaultNoiseFloor is the smallest change called better or worse,
+	// even when significant: CI gates in practice fail on about 10%.
+	DefaultNoiseFloor = 0.10
+)
+
+// CompareOptions configure Compare; the zero value means the defaults.
+type CompareOptions struct {
+	Alpha      float64 // default DefaultAlpha
+	NoiseFloor float64 // a fraction; default DefaultNoiseFloor
+	// Force compares groups whose conditions differ, and incomplete sets.
+	Force bool
+	// FailOn are relative thresholds; when given, only their metrics
+	// gate, each with its own limit instead of the noise floor. Without
+	// them the catalog's Gate metrics gate at the noise floor.
+	FailOn []Threshold
+}
+
+// Comparison is what Compare found.
+type Comparison struct {
+	Base, New  string // sources
+	Alpha      float64
+	NoiseFloor float64
+	// GatedTests is how many (group, metric) tests share Alpha;
+	// PerTestAlpha = Alpha / GatedTests.
+	GatedTests   int
+	PerTestAlpha float64
+	Pairs        []Pair
+	// Refused: groups whose conditions differ (not compared unless Force).
+	Refused []Refusal
+	// OnlyBase, OnlyNew: groups with no partner.
+	OnlyBase, OnlyNew []stats.Key
+	// Incomplete names a set whose run did not finish.
+	Incomplete []string
+	// Incorrect lists the runs of NEW that failed their correctness checks.
+	Incorrect []string
+	// Regressions are the gated metrics that got worse beyond their limit.
+	Regressions []Crossing
+	Forced      bool
+}
+
+// Pair is one group present in both sets.
+type Pair struct {
+	Key stats.Key
+	// Differences are the conditions that differ (compared under Force).
+	Differences []string
+	Conditions  string
+	Rows        []Row
+}
+
+// Refusal is a group not compared because its conditions differ.
+type Refusal struct {
+	Key         stats.Key
+	Differences []string
+}
+
+// Row is one metric of one pair.
+type Row struct {
+	Metric string     `json:"metric"`
+	Unit   string     `json:"unit"`
+	Better string     `json:"better"`
+	Base   stats.Stat `json:"base"`
+	New    stats.Stat `json:"new"`
+	// DeltaPct is new median / base median - 1, in percent; DeltaCI its
+	// conservative 95% interval from the two medians' intervals.
+	DeltaPct Num     `json:"delta_pct"`
+	DeltaCI  *[2]Num `json:"delta_ci95_pct,omitempty"`
+	P        float64 `json:"p"`
+	Alpha    float64 `json:"alpha"`
+	Gated    bool    `json:"gated"`
+	LimitPct float64 `json:"limit_pct"`
+	Verdict  string  `json:"verdict"`
+	Note     string  `json:"note,omitempty"`
+}
+
+// Compare matches the groups of two result sets by cell, backend and
+// client and tests each metric's repeats.
+func Compare(base, cand *Set, o CompareOptions) *Comparison {
+	if o.Alpha <= 0 {
+		o.Alpha = DefaultAlpha
+	}
+	if o.NoiseFloor <= 0 {
+		o.NoiseFloor = DefaultNoiseFloor
+	}
+	c := &Comparison{Base: base.Source, New: cand.Source, Alpha: o.Alpha, NoiseFloor: o.NoiseFloor, Forced: o.Force}
+	for _, s := range []*Set{base, cand} {
+		if !s.Complete {
+			c.Incomplete = append(c.Incomplete, s.Source)
+		}
+	}
+	for _, r := range cand.Runs {
+		if why := r.Incorrect(); why != "" && !r.Calibration {
+			c.Incorrect = append(c.Incorrect, r.ID+": "+why)
+		}
+	}
+	bg, ng := groupMap(base), groupMap(cand)
+	var matched [][2][]Run
+	for _, k := range orderedKeys(base) {
+		nr, ok := ng[k]
+		if !ok {
+			c.OnlyBase = append(c.OnlyBase, k)
+			continue
+		}
+		diffs := conditionDiffs(base, cand, bg[k], nr)
+		if len(diffs) > 0 && !o.Force {
+			c.Refused = append(c.Refused, Refusal{Key: k, Differences: diffs})
+			continue
+		}
+		c.Pairs = append(c.Pairs, Pair{Key: k, Differences: diffs, Conditions: nr[0].Conditions})
+		matched = append(matched, [2][]Run{bg[k], nr})
+	}
+	for _, k := range orderedKeys(cand) {
+		if _, ok := bg[k]; !ok {
+			c.OnlyNew = append(c.OnlyNew, k)
+		}
+	}
+	limits := gateLimits(o)
+	c.GatedTests = len(matched) * len(limits)
+	c.PerTestAlpha = o.Alpha
+	if c.GatedTests > 0 {
+		c.PerTestAlpha = o.Alpha / float64(c.GatedTests)
+	}
+	for i, runs := range matched {
+		p := &c.Pairs[i]
+		for _, m := range catalog {
+			limit, gated := limits[m.Name]
+			alpha := o.Alpha
+			if gated {
+				alpha = c.PerTestAlpha
+			} else {
+				limit = o.NoiseFloor * 100
+			}
+			row, ok := compareMetric(m, runs[0], runs[1], alpha, limit)
+			if !ok {
+				continue
+			}
+			row.Gated = gated
+			p.Rows = append(p.Rows, row)
+			if gated && row.Verdict == Worse {
+				c.Regressions = append(c.Regressions, regression(p.Key, m, row))
+			}
+		}
+	}
+	return c
+}
+
+// gateLimits maps each gated metric to its limit in percent.
+func gateLimits(o CompareOptions) map[string]float64 {
+	out := map[string]float64{}
+	for _, t := range o.FailOn {
+		if t.Relative {
+			out[t.Metric.Name] = t.Pct
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for _, m := range catalog {
+		if m.Gate {
+			out[m.Name] = o.NoiseFloor * 100
+		}
+	}
+	return out
+}
+
+func regression(k stats.Key, m Metric, r Row) Crossing {
+	c := Crossing{Threshold: fmt.Sprintf("%s:%s%g%%", m.Name, worseSign(m), r.LimitPct),
+		Group: k, Metric: m.Name, Value: r.DeltaPct, N: r.New.N}
+	if r.DeltaCI != nil {
+		c.CI = &stats.Interval{Lo: float64(r.DeltaCI[0]), Hi: float64(r.DeltaCI[1]), Confidence: stats.Confidence}
+	}
+	c.Message = fmt.Sprintf("regression: %s: %s %s -> %s (%s, 95%% CI %s; p=%.4f < %.4g; limit %s)", groupName(k), m.Name,
+		m.Format(r.Base.Median), m.Format(r.New.Median), fmtPct(r.DeltaPct), fmtCI(r.DeltaCI), r.P, r.Alpha, c.Threshold)
+	return c
+}
+
+// compareMetric tests one metric; ok is false when neither side measured it.
+func compareMetric(m Metric, base, cand []Run, alpha, limitPct float64) (Row, bool) {
+	bv, nv := metricValues(m, base), metricValues(m, cand)
+	if len(bv) == 0 && len(nv) == 0 {
+		return Row{}, false
+	}
+	row := Row{Metric: m.Name, Unit: m.Unit, Better: m.Better.String(), Alpha: alpha, LimitPct: limitPct, P: 1}
+	if len(bv) == 0 || len(nv) == 0 {
+		row.Verdict, row.Note = TooNoisy, "measured on one side only"
+		return row, true
+	}
+	row.Base, row.New = Summarize(m, bv), Summarize(m, nv)
+	row.DeltaPct = pctChange(row.Base.Median, row.New.Median)
+	if bc, nc := row.Base.CI, row.New.CI; bc != nil && nc != nil && bc.Lo > 0 && bc.Hi > 0 {
+		row.DeltaCI = &[2]Num{pctChange(bc.Hi, nc.Lo), pctChange(bc.Lo, nc.Hi)}
+	}
+	if constant(bv, nv) {
+		row.Verdict = NoChange
+		return row, true
+	}
+	if minP := minUTestP(len(bv), len(nv)); minP > alpha {
+		row.Verdict = TooNoisy
+		row.Note = fmt.Sprintf("%d+%d repeats cannot reach p < %.3g (need %d per side)", len(bv), len(nv), alpha, repeatsFor(alpha))
+		return row, true
+	}
+	cmp := benchmath.AssumeNothing.Compare(sample(bv, alpha), sample(nv, alpha))
+	row.P = cmp.P
+	significant := cmp.P < alpha
+	beyond := math.Abs(float64(row.DeltaPct)) >= limitPct
+	switch {
+	case significant && beyond:
+		row.Verdict = Better
+		if (row.DeltaPct > 0) == (m.Better == LowerIsBetter) {
+			row.Verdict = Worse
+		}
+	case significant:
+		row.Verdict, row.Note = NoChange, fmt.Sprintf("significant, but within ±%g%%", limitPct)
+	case !beyond:
+		row.Verdict = NoChange
+	default:
+		row.Verdict, row.Note = TooNoisy, fmt.Sprintf("moved %s, not significant (p=%.3f)", fmtPct(row.DeltaPct), cmp.P)
+	}
+	return row, true
+}
+
+// worseSign is the sign of a change for the worse.
+func worseSign(m Metric) string {
+	if m.Better == HigherIsBetter {
+		return "-"
+	}
+	return "+"
+}
+
+// constant says every value of both samples is the same (no lost job on
+// either side): no change, however few the repeats.
+func constant(a, b []float64) bool {
+	for _, v := range append(slices.Clone(a), b...) {
+		if v != a[0] {
+			return false
+		}
+	}
+	return true
+}
+
+func metricValues(m Metric, runs []Run) []float64 {
+	var out []float64
+	for _, r := range runs {
+		if v, ok := r.Values[m.Name]; ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// pctChange is (to/from - 1) in percent; from 0 to a positive is +Inf.
+func pctChange(from, to float64) Num {
+	switch {
+	case from == to:
+		return 0
+	case from == 0:
+		return Num(math.Inf(int(math.Copysign(1, to))))
+	}
+	return Num((to/from - 1) * 100)
+}
+
+// minUTestP is the smallest two-sided p-value a Mann-Whitney U test of
+// samples of sizes n1 and n2 can give: 2 / C(n1+n2, n1).
+func minUTestP(n1, n2 int) float64 {
+	c := 1.0
+	for i := 1; i <= n1; i++ {
+		c = c * float64(n2+i) / float64(i)
+	}
+	return math.Min(1, 2/c)
+}
+
+// repeatsFor is the fewest repeats per side for which the test can reach
+// alpha.
+func repeatsFor(alpha float64) int {
+	n := 1
+	for minUTestP(n, n) > alpha && n < 100 {
+		n++
+	}
+	return n
+}
+
+// groupMap indexes the measured runs of a set by group.
+func groupMap(s *Set) map[stats.Key][]Run {
+	out := map[stats.Key][]Run{}
+	for _, rs := range groups(s) {
+		out[rs[0].Key()] = rs
+	}
+	return out
+}
+
+func orderedKeys(s *Set) []stats.Key {
+	var out []stats.Key
+	for _, rs := range groups(s) {
+		out = append(out, rs[0].Key())
+	}
+	return out
+}
+
+// conditionDiffs lists what differs between two groups' conditions: the
+// scenario, the machine, and each part of the runs' condition line (load,
+// rates, client, Redis version, handler...).
+func conditionDiffs(base, cand *Set, br, nr []Run) []string {
+	var out []string
+	if base.Scenario != cand.Scenario {
+		out = append(out, fmt.Sprintf("scenario %q vs %q", base.Scenario, cand.Scenario))
+	}
+	if bm, nm := base.Env.Machine(), cand.Env.Machine(); bm != nm {
+		out = append(out, fmt.Sprintf("machine %s vs %s", bm, nm))
+	}
+	bp, np := strings.Split(br[0].Conditions, ", "), strings.Split(nr[0].Conditions, ", ")
+	for i := 0; i < max(len(bp), len(np)); i++ {
+		b, n := part(bp, i), part(np, i)
+		if b != n {
+			out = append(out, fmt.Sprintf("%q vs %q", b, n))
+		}
+	}
+	return out
+}
+
+func part(ps []string, i int) string {
+	if i < len(ps) {
+		return ps[i]
+	}
+	return "(none)"
+}
+
+func fmtPct(p Num) string {
+	switch {
+	case math.IsInf(float64(p), 1):
+		return "+∞%"
+	case math.IsInf(float64(p), -1):
+		return "-∞%"
+	}
+	return fmt.Sprintf("%+.1f%%", p)
+}
+
+func fmtCI(ci *[2]Num) string {
+	if ci == nil {
+		return "none"
+	}
+	return fmtPct(ci[0]) + " to " + fmtPct(ci[1])
+}
+
+// Num is a number that may be infinite (a change from zero); JSON, which
+// has no infinity, gets null for it.
+type Num float64
+
+// MarshalJSON writes null for an infinite or NaN value.
+func (n Num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(f)
+}

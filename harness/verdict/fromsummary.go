@@ -1,0 +1,112 @@
+package verdict
+
+// This file is the only one that knows the harness's summary.json types:
+// re-point it when they move.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/aebench/aebench/harness"
+	"github.com/aebench/aebench/harness/verdict/stats"
+)
+
+// ReadSummary reads a summary.json of schema version 1 or 2.
+func ReadSummary(path string) (*Set, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	var head struct {
+		Schema int          `json:"schema_version"`
+		Stats  *stats.Block `json:"statistics"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("%s: not a summary.json: %w", path, err)
+	}
+	if head.Schema < 1 || head.Schema > stats.SchemaVersion {
+		return nil, fmt.Errorf("%s: schema_version %d, this aebench reads 1 to %d: %w", path, head.Schema, stats.SchemaVersion, ErrSchema)
+	}
+	var sum harness.Summary
+	if err := json.Unmarshal(data, &sum); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	s, err := FromSummary(&sum)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	s.Schema, s.Stats, s.Source = head.Schema, head.Stats, path
+	return s, nil
+}
+
+// FromSummary converts the harness's summary to the verdict model.
+func FromSummary(sum *harness.Summary) (*Set, error) {
+	e := sum.Environment
+	s := &Set{Schema: sum.SchemaVersion, Scenario: sum.Scenario.Name, Description: sum.Scenario.Description,
+		File: sum.Scenario.File, Repeats: sum.Scenario.Repeats, StartedAt: sum.StartedAt, Complete: sum.Complete,
+		Interrupted: sum.Interrupted, Units: sum.Units,
+		Env: Env{GoVersion: e.GoVersion, OS: e.OS, Arch: e.Arch, CPUs: e.CPUs, GitRevision: e.GitRevision,
+			GitDirty: e.GitDirty, Clients: e.Clients, Note: e.Note}}
+	for _, r := range e.Redis {
+		s.Env.RedisVersions = append(s.Env.RedisVersions, r.Version)
+	}
+	for _, c := range sum.Scenario.Cells {
+		s.Cells = append(s.Cells, Cell{Index: c.Index, Vary: c.Vary})
+	}
+	for i := range sum.Runs {
+		r, err := fromRun(&sum.Runs[i])
+		if err != nil {
+			return nil, err
+		}
+		s.Runs = append(s.Runs, r)
+	}
+	return s, nil
+}
+
+func fromRun(rs *harness.RunSummary) (Run, error) {
+	// The catalog names each metric by its place in the run's JSON, so
+	// reading goes through that encoding.
+	data, err := json.Marshal(rs)
+	if err != nil {
+		return Run{}, fmt.Errorf("run %s: %w", rs.ID, err)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return Run{}, fmt.Errorf("run %s: %w", rs.ID, err)
+	}
+	l := rs.Ledger
+	r := Run{ID: rs.ID, Label: rs.Label, Backend: rs.Backend, Client: rs.Client, Cell: rs.Cell, Repeat: rs.Repeat,
+		Calibration: rs.Calibration, Status: rs.Status, Error: rs.Error, Problems: rs.Problems,
+		Conditions: rs.Conditions, Values: values(obj),
+		Ledger: Ledger{Attempted: l.Attempted, Acknowledged: l.Acknowledged, Completed: l.Completed,
+			DeadLettered: l.DeadLettered, Lost: l.Lost, LostExpected: l.LostExpected, Unexpected: l.Unexpected,
+			Duplicated: l.DuplicatedExecutions, Early: l.StartedEarly}}
+	if r.Label == "" {
+		r.Label = r.Backend
+	}
+	if rs.Redis != nil {
+		r.RedisVersion = rs.Redis.Version
+	}
+	if rv := rs.Recovery; rv != nil {
+		f := &Faults{Landed: rv.Landed, Skipped: rv.Skipped, Affected: rv.Affected, Restarted: rv.Restarted,
+			Duplicates: rv.Duplicates, Lost: rv.Lost, ByKind: map[string]int{},
+			RecoveryP50Ns: rv.RecoveryNs["p50"], RecoveryP99Ns: rv.RecoveryNs["p99"], RecoveryMaxNs: rv.RecoveryNs["max"]}
+		for k, n := range rv.Faults {
+			f.ByKind[string(k)] = n
+		}
+		r.Faults = f
+	}
+	return r, nil
+}
+
+// AggregateSummary is Aggregate over the harness's summary: the runner
+// calls it after the last run and stores the block as summary.json's
+// "statistics" (with schema_version stats.SchemaVersion).
+func AggregateSummary(sum *harness.Summary) (*stats.Block, error) {
+	s, err := FromSummary(sum)
+	if err != nil {
+		return nil, err
+	}
+	return Aggregate(s), nil
+}

@@ -1,0 +1,169 @@
+// Package verdict turns result sets into decisions a CI pipeline can gate
+// on: statistics over repeats (the median and its 95% confidence interval,
+// computed with golang.org/x/perf/benchmath, the statistics benchstat uses),
+// the comparison of two result sets with a verdict per metric (better,
+// worse, no change, too noisy) from a Mann-Whitney U test, thresholds
+// (`--fail-on e2e.p99:+10%`, and k6-style `e2e.p99 < 20ms` for a scenario's
+// thresholds block), the exit codes, and the export to Go benchmark text.
+//
+// It works on its own model of a result set (Set, Run); fromsummary.go is
+// the one file that knows the harness's summary.json types.
+package verdict
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Direction says whether a larger value of a metric is an improvement.
+type Direction int
+
+// Directions.
+const (
+	LowerIsBetter Direction = iota
+	HigherIsBetter
+)
+
+func (d Direction) String() string {
+	if d == HigherIsBetter {
+		return "higher"
+	}
+	return "lower"
+}
+
+// Kind says how a metric's value is written for people and parsed in a
+// threshold.
+type Kind int
+
+// Kinds.
+const (
+	KindDuration Kind = iota // ns; thresholds take a duration (20ms)
+	KindRate                 // jobs/s
+	KindNumber               // a plain number per job (µs, commands)
+	KindBytes                // bytes per job
+	KindCount                // jobs per run
+)
+
+// Metric is one entry of the catalog.
+type Metric struct {
+	// Name is what thresholds, --fail-on and the tables call it.
+	Name string
+	// Path is where a run's value sits in the run's summary.json object.
+	Path []string
+	// Unit of the value as stored: ns, jobs/s, µs, cmds, B, jobs.
+	Unit   string
+	Kind   Kind
+	Better Direction
+	// BenchUnit is the unit of the benchstat export; benchstat scales
+	// "ns" in a numerator to seconds by itself.
+	BenchUnit string
+	// Gate: compare gates on this metric when no --fail-on names any.
+	Gate bool
+	Doc  string
+}
+
+func lat(name, tag, q string, gate bool, doc string) Metric {
+	return Metric{Name: name, Path: []string{"latency_ns", tag, q}, Unit: "ns", Kind: KindDuration,
+		Better: LowerIsBetter, BenchUnit: "ns/" + strings.ReplaceAll(name, ".", "-"), Gate: gate, Doc: doc}
+}
+
+func ledger(name, field, doc string) Metric {
+	return Metric{Name: name, Path: []string{"ledger", field}, Unit: "jobs", Kind: KindCount,
+		Better: LowerIsBetter, BenchUnit: strings.ReplaceAll(name, ".", "-") + "-jobs/run", Doc: doc}
+}
+
+// catalog is the single list of metrics; its order is the tables' order.
+var catalog = []Metric{
+	{Name: "throughput", Path: []string{"throughput", "completed_per_s"}, Unit: "jobs/s", Kind: KindRate,
+		Better: HigherIsBetter, BenchUnit: "jobs/s", Gate: true,
+		Doc: "jobs completed per second over the measured window"},
+	lat("e2e.p50", "e2e", "p50", true, "intended enqueue to Complete acknowledged, median"),
+	lat("e2e.p99", "e2e", "p99", true, "intended enqueue to Complete acknowledged, 99th percentile"),
+	lat("e2e.p99.9", "e2e", "p99.9", false, "intended enqueue to Complete acknowledged, 99.9th percentile"),
+	lat("queue_wait.p99", "queue_wait", "p99", false, "handler start minus when the attempt became due, p99"),
+	lat("lateness.p99", "lateness", "p99", false, "handler start minus the RunAt asked for (delayed jobs, retries), p99"),
+	lat("claim.p99", "claim", "p99", false, "one Claim call that returned jobs, p99"),
+	lat("complete.p99", "complete", "p99", false, "one Complete call, p99"),
+	{Name: "redis_cpu_us_per_job", Path: []string{"cost", "redis_cpu_us_per_job"}, Unit: "µs", Kind: KindNumber,
+		Better: LowerIsBetter, BenchUnit: "µs-redis-cpu/job", Gate: true,
+		Doc: "Redis CPU (user+sys) per completed job over the measured window"},
+	{Name: "cmds_per_job", Path: []string{"cost", "commands_per_job"}, Unit: "cmds", Kind: KindNumber,
+		Better: LowerIsBetter, BenchUnit: "cmds/job", Doc: "Redis commands per completed job, counting those inside Lua"},
+	{Name: "client_cpu_us_per_job", Path: []string{"harness", "client_cpu_us_per_job"}, Unit: "µs", Kind: KindNumber,
+		Better: LowerIsBetter, BenchUnit: "µs-client-cpu/job",
+		Doc: "CPU of the aebench process (client library and harness) per completed job"},
+	{Name: "memory_per_job", Path: []string{"cost", "memory_per_job_bytes"}, Unit: "B", Kind: KindBytes,
+		Better: LowerIsBetter, BenchUnit: "B/job", Doc: "Redis used_memory growth per acknowledged job"},
+	{Name: "recovery.p99", Path: []string{"recovery", "recovery_ns", "p99"}, Unit: "ns", Kind: KindDuration,
+		Better: LowerIsBetter, BenchUnit: "ns/recovery-p99", Doc: "fault to the next handler start of a job in flight at it, p99"},
+	ledger("lost", "lost", "acknowledged jobs never completed nor dead-lettered"),
+	ledger("unexpected", "unexpected", "jobs run that were never enqueued"),
+	ledger("early", "started_early", "attempts started before their RunAt"),
+	ledger("duplicated", "duplicated_executions", "handler runs beyond one per job and attempt"),
+	ledger("dead_lettered", "dead_lettered", "jobs dead-lettered after their retries"),
+}
+
+// Catalog returns every metric, in table order.
+func Catalog() []Metric { return append([]Metric(nil), catalog...) }
+
+// Lookup finds a metric by name; the error lists the names there are.
+func Lookup(name string) (Metric, error) {
+	for _, m := range catalog {
+		if m.Name == name {
+			return m, nil
+		}
+	}
+	return Metric{}, fmt.Errorf("unknown metric %q; metrics: %s", name, strings.Join(MetricNames(), ", "))
+}
+
+// MetricNames lists the catalog's names, sorted.
+func MetricNames() []string {
+	names := make([]string, len(catalog))
+	for i, m := range catalog {
+		names[i] = m.Name
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Format writes a value of the metric for people: 850µs, 1.24ms, 12,345
+// jobs/s, 31.2 µs, 1.7 KiB.
+func (m Metric) Format(v float64) string {
+	switch m.Kind {
+	case KindDuration:
+		return FormatNs(v)
+	case KindRate:
+		return fmt.Sprintf("%.0f/s", v)
+	case KindBytes:
+		if v >= 10*1024 {
+			return fmt.Sprintf("%.1f KiB", v/1024)
+		}
+		return fmt.Sprintf("%.0f B", v)
+	case KindCount:
+		return fmt.Sprintf("%.0f", v)
+	}
+	if v >= 100 {
+		return fmt.Sprintf("%.0f %s", v, m.Unit)
+	}
+	return fmt.Sprintf("%.3g %s", v, m.Unit)
+}
+
+// FormatNs formats nanoseconds for people: 850µs, 1.24ms, 12.3ms, 125ms, 2.5s.
+func FormatNs(ns float64) string {
+	switch {
+	case ns <= 0:
+		return "0"
+	case ns < 1e3:
+		return fmt.Sprintf("%.0fns", ns)
+	case ns < 1e6:
+		return fmt.Sprintf("%.0fµs", ns/1e3)
+	case ns < 1e7:
+		return fmt.Sprintf("%.2fms", ns/1e6)
+	case ns < 1e8:
+		return fmt.Sprintf("%.1fms", ns/1e6)
+	case ns < 1e10:
+		return fmt.Sprintf("%.0fms", ns/1e6)
+	}
+	return fmt.Sprintf("%.1fs", ns/1e9)
+}

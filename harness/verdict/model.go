@@ -1,0 +1,165 @@
+package verdict
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/aebench/aebench/harness/verdict/stats"
+)
+
+// Run statuses, as summary.json writes them.
+const (
+	StatusOK          = "ok"
+	StatusFailed      = "failed"
+	StatusInterrupted = "interrupted"
+	StatusError       = "error"
+)
+
+// ErrSchema reports a summary.json this version cannot read.
+var ErrSchema = errors.New("unsupported summary.json schema")
+
+// Set is one results directory: what compare, export and the report read.
+type Set struct {
+	// Source is the summary.json read; Dir its directory.
+	Source, Dir string
+	Schema      int
+	Scenario    string
+	// Description of the scenario, and where it came from.
+	Description, File string
+	Repeats           int
+	StartedAt         time.Time
+	Complete          bool
+	Interrupted       bool
+	Env               Env
+	Cells             []Cell
+	Runs              []Run
+	// Stats is the statistics block as stored (schema 2), nil in older files.
+	Stats *stats.Block
+	// Units documents the summary's units, as stored.
+	Units map[string]string
+}
+
+// Env is where the runs ran.
+type Env struct {
+	GoVersion, OS, Arch string
+	CPUs                int
+	GitRevision         string
+	GitDirty            bool
+	RedisVersions       []string
+	Clients             []string
+	Note                string
+}
+
+// Machine names the machine kind, one of the conditions compare checks.
+func (e Env) Machine() string { return fmt.Sprintf("%s/%s, %d CPUs", e.OS, e.Arch, e.CPUs) }
+
+// Cell is one matrix cell.
+type Cell struct {
+	Index int
+	Vary  []string
+}
+
+// Run is one run of one backend.
+type Run struct {
+	ID, Label, Backend, Client string
+	Cell, Repeat               int
+	Calibration                bool
+	Status, Error              string
+	Problems                   []string
+	// Conditions is the run's one-line statement of its conditions (load,
+	// client, Redis version, handler...).
+	Conditions   string
+	RedisVersion string
+	// Values maps a catalog metric's name to the run's value; a metric the
+	// run did not measure is absent.
+	Values map[string]float64
+	Ledger Ledger
+	Faults *Faults
+}
+
+// Key is the group the run belongs to.
+func (r Run) Key() stats.Key { return stats.Key{Cell: r.Cell, Backend: r.Label, Client: r.Client} }
+
+// Measured says the run's numbers cover a full measured window.
+func (r Run) Measured() bool { return r.Status == StatusOK || r.Status == StatusFailed }
+
+// Ledger is the correctness books of a run.
+type Ledger struct {
+	Attempted, Acknowledged, Completed, DeadLettered int64
+	Lost                                             int64
+	LostExpected                                     bool
+	Unexpected, Duplicated, Early                    int64
+}
+
+// Incorrect says why the run failed its correctness checks, or "": a lost
+// (unless expected), unexpected or early job is always a failure.
+func (r Run) Incorrect() string {
+	l := r.Ledger
+	switch {
+	case l.Lost > 0 && !l.LostExpected:
+		return fmt.Sprintf("%d lost", l.Lost)
+	case l.Unexpected > 0:
+		return fmt.Sprintf("%d unexpected", l.Unexpected)
+	case l.Early > 0:
+		return fmt.Sprintf("%d started early", l.Early)
+	case r.Status == StatusFailed:
+		return "failed its correctness checks"
+	}
+	return ""
+}
+
+// Faults is what a run's faults did.
+type Faults struct {
+	Landed, Skipped, Affected, Restarted, Duplicates, Lost int
+	ByKind                                                 map[string]int
+	RecoveryP50Ns, RecoveryP99Ns, RecoveryMaxNs            float64
+}
+
+// Load reads a results directory or a summary.json file.
+func Load(path string) (*Set, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("results %s: %w", path, err)
+	}
+	file := path
+	if st.IsDir() {
+		file = filepath.Join(path, "summary.json")
+	}
+	s, err := ReadSummary(file)
+	if err != nil {
+		return nil, err
+	}
+	s.Source, s.Dir = file, filepath.Dir(file)
+	return s, nil
+}
+
+// lookup walks a decoded JSON object along path and returns the number
+// there.
+func lookup(obj map[string]any, path []string) (float64, bool) {
+	var cur any = obj
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return 0, false
+		}
+		if cur, ok = m[p]; !ok {
+			return 0, false
+		}
+	}
+	f, ok := cur.(float64)
+	return f, ok
+}
+
+// values reads every catalog metric out of a run's JSON object.
+func values(obj map[string]any) map[string]float64 {
+	out := map[string]float64{}
+	for _, m := range catalog {
+		if v, ok := lookup(obj, m.Path); ok {
+			out[m.Name] = v
+		}
+	}
+	return out
+}

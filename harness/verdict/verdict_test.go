@@ -1,0 +1,265 @@
+package verdict
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/aebench/aebench/harness/verdict/verdicttest"
+)
+
+const cond = "open loop poisson 300 jobs/s, client go-redis, embedded redis 7.0.15 hz 10"
+
+// set builds a result set whose group (cell 1, zset, go-redis) has one run
+// per value of metric.
+func set(metric string, vals []float64, mut func(*Run)) *Set {
+	s := &Set{Source: "s", Scenario: "ci", Complete: true, Env: Env{OS: "linux", Arch: "amd64", CPUs: 2}}
+	for i, v := range vals {
+		r := Run{ID: "r", Label: "zset", Backend: "zset", Client: "go-redis", Cell: 1, Repeat: i + 1,
+			Status: StatusOK, Conditions: cond, Values: map[string]float64{metric: v}}
+		if mut != nil {
+			mut(&r)
+		}
+		s.Runs = append(s.Runs, r)
+	}
+	return s
+}
+
+func scaled(vs []float64, k float64) []float64 {
+	out := make([]float64, len(vs))
+	for i, v := range vs {
+		out[i] = v * k
+	}
+	return out
+}
+
+var noisy6 = []float64{2.1e6, 2.5e6, 1.9e6, 2.3e6, 2.8e6, 2.2e6}
+
+func TestCompareVerdicts(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		metric    string
+		base, new []float64
+		opts      CompareOptions
+		verdict   string
+		exit      int
+	}{
+		{"same values", "e2e.p99", noisy6, noisy6, CompareOptions{}, NoChange, ExitOK},
+		{"44x worse", "e2e.p99", noisy6, scaled(noisy6, 44), CompareOptions{}, Worse, ExitThreshold},
+		{"44x worse, 3 repeats", "e2e.p99", noisy6[:3], scaled(noisy6[:3], 44), CompareOptions{}, TooNoisy, ExitOK},
+		{"twice as fast", "e2e.p99", noisy6, scaled(noisy6, 0.5), CompareOptions{}, Better, ExitOK},
+		{"5% worse, significant, below the floor", "e2e.p99", []float64{100, 101, 102, 103, 104, 105},
+			[]float64{106, 107, 108, 109, 110, 111}, CompareOptions{}, NoChange, ExitOK},
+		{"5% worse with --fail-on +3%", "e2e.p99", []float64{100, 101, 102, 103, 104, 105},
+			[]float64{106, 107, 108, 109, 110, 111}, CompareOptions{FailOn: []Threshold{mustFailOn(t, "e2e.p99:+3%")}}, Worse, ExitThreshold},
+		{"throughput down 30%", "throughput", []float64{1000, 1010, 990, 1005, 995, 1000},
+			[]float64{700, 710, 690, 705, 695, 700}, CompareOptions{}, Worse, ExitThreshold},
+		{"ungated metric worse does not gate", "claim.p99", noisy6, scaled(noisy6, 3), CompareOptions{}, Worse, ExitOK},
+		{"moved a lot, overlapping", "e2e.p99", []float64{1, 5, 1, 5, 1, 5}, []float64{1, 6, 2, 6, 1, 6}, CompareOptions{}, TooNoisy, ExitOK},
+		{"zero lost both sides, 2 repeats", "lost", []float64{0, 0}, []float64{0, 0}, CompareOptions{}, NoChange, ExitOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Compare(set(tc.metric, tc.base, nil), set(tc.metric, tc.new, nil), tc.opts)
+			if len(c.Pairs) != 1 || len(c.Pairs[0].Rows) != 1 {
+				t.Fatalf("pairs %+v", c.Pairs)
+			}
+			r := c.Pairs[0].Rows[0]
+			if r.Verdict != tc.verdict {
+				t.Errorf("verdict %q (%s), want %q; row %+v", r.Verdict, r.Note, tc.verdict, r)
+			}
+			if got := c.ExitCode(); got != tc.exit {
+				t.Errorf("exit %d, want %d: %s", got, tc.exit, c.Headline())
+			}
+			if tc.exit == ExitThreshold && !strings.Contains(c.Headline(), tc.metric) {
+				t.Errorf("headline %q does not name %s", c.Headline(), tc.metric)
+			}
+		})
+	}
+}
+
+func mustFailOn(t *testing.T, s string) Threshold {
+	t.Helper()
+	th, err := ParseFailOn(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return th
+}
+
+func TestCompareRefusesAndCorrectness(t *testing.T) {
+	rate := func(r *Run) { r.Conditions = strings.Replace(r.Conditions, "300 jobs/s", "500 jobs/s", 1) }
+	redis := func(r *Run) { r.Conditions = strings.Replace(r.Conditions, "7.0.15", "7.2.4", 1) }
+	lost := func(r *Run) { r.Ledger.Lost = 3 }
+	for _, tc := range []struct {
+		name  string
+		mut   func(*Run)
+		force bool
+		exit  int
+		want  string
+	}{
+		{"rate differs", rate, false, ExitUsage, `"open loop poisson 300 jobs/s" vs "open loop poisson 500 jobs/s"`},
+		{"redis differs", redis, false, ExitUsage, "7.2.4"},
+		{"forced", rate, true, ExitOK, "OK"},
+		{"lost job", lost, false, ExitCorrectness, "3 lost"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Compare(set("e2e.p99", noisy6, nil), set("e2e.p99", noisy6, tc.mut), CompareOptions{Force: tc.force})
+			if got := c.ExitCode(); got != tc.exit {
+				t.Errorf("exit %d, want %d", got, tc.exit)
+			}
+			if h := c.Headline(); !strings.Contains(h, tc.want) {
+				t.Errorf("headline %q, want it to contain %q", h, tc.want)
+			}
+		})
+	}
+	other := set("e2e.p99", noisy6, nil)
+	other.Env.CPUs = 8
+	if c := Compare(set("e2e.p99", noisy6, nil), other, CompareOptions{}); !strings.Contains(c.Headline(), "machine") {
+		t.Errorf("machine difference not named: %s", c.Headline())
+	}
+	inc := set("e2e.p99", noisy6, nil)
+	inc.Complete = false
+	if c := Compare(inc, set("e2e.p99", noisy6, nil), CompareOptions{}); c.ExitCode() != ExitUsage {
+		t.Errorf("incomplete base: exit %d", c.ExitCode())
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	m, _ := Lookup("e2e.p99")
+	for _, tc := range []struct {
+		n    int
+		ci   bool
+		note string
+	}{{1, false, "at least 6"}, {5, false, "at least 6"}, {6, true, ""}, {10, true, ""}} {
+		vs := make([]float64, tc.n)
+		for i := range vs {
+			vs[i] = float64(100 + i)
+		}
+		st := Summarize(m, vs)
+		if (st.CI != nil) != tc.ci || !strings.Contains(st.Note, tc.note) {
+			t.Errorf("n=%d: CI %v note %q", tc.n, st.CI, st.Note)
+		}
+		if st.CI != nil && (st.CI.Lo > st.Median || st.CI.Hi < st.Median || st.CI.Confidence < 0.95) {
+			t.Errorf("n=%d: CI %+v around %g", tc.n, st.CI, st.Median)
+		}
+	}
+}
+
+func TestParseThresholds(t *testing.T) {
+	for _, tc := range []struct {
+		expr, err string
+		limit     float64
+		relative  bool
+	}{
+		{expr: "e2e.p99 < 20ms", limit: 20e6},
+		{expr: "throughput > 10000", limit: 10000},
+		{expr: "redis_cpu_us_per_job <= 40", limit: 40},
+		{expr: "e2e.p99 < +10%", relative: true},
+		{expr: "throughput > -5%", relative: true},
+		{expr: "e2e.p99 < 20", err: "is not a duration"},
+		{expr: "e2e.p99<20ms", err: "want three parts"},
+		{expr: "p99 < 20ms", err: `unknown metric "p99"`},
+		{expr: "e2e.p99 ~ 20ms", err: "is not an operator"},
+		{expr: "throughput > +5%", err: "sign -"},
+		{expr: "e2e.p99 > +10%", err: "< or <="},
+		{expr: "throughput > lots", err: "is not a number"},
+	} {
+		th, err := ParseThreshold(tc.expr)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), tc.expr) {
+				t.Errorf("%q: error %v, want one naming the expression and %q", tc.expr, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || th.Relative != tc.relative || th.Limit != tc.limit {
+			t.Errorf("%q: %+v, %v", tc.expr, th, err)
+		}
+	}
+	for _, tc := range []struct{ expr, err string }{
+		{"e2e.p99:+10%", ""}, {"throughput:-5%", ""}, {"e2e.p99:10%", "signed percentage"},
+		{"e2e.p99:-10%", "sign +"}, {"e2e.p99", "no ':'"}, {"nope:+1%", "unknown metric"}, {"e2e.p99:+0%", "positive"},
+	} {
+		_, err := ParseFailOn(tc.expr)
+		if (tc.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("--fail-on %q: %v, want %q", tc.expr, err, tc.err)
+		}
+	}
+	if _, err := ParseThresholds("scenarios/ci.yaml", []string{"e2e.p99 < 20ms", "bad"}); err == nil ||
+		!strings.Contains(err.Error(), "scenarios/ci.yaml: thresholds[1]") {
+		t.Errorf("block error %v does not name the file and index", err)
+	}
+}
+
+// TestRealRun reads a real run: every metric the harness measures comes out
+// of the summary, the statistics block has one group per backend with a
+// value per repeat, absolute thresholds are evaluated on it, the formats
+// write, and the benchstat export parses as Go benchmark text.
+func TestRealRun(t *testing.T) {
+	dir := verdicttest.Run(t, "[zset, bucket]", 2, false)
+	s, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"throughput", "e2e.p50", "e2e.p99", "claim.p99", "redis_cpu_us_per_job", "cmds_per_job", "memory_per_job", "lost"} {
+		for _, r := range s.Runs {
+			if _, ok := r.Values[name]; !ok {
+				t.Errorf("run %s: %s not read", r.ID, name)
+			}
+		}
+	}
+	b := Aggregate(s)
+	if len(b.Groups) != 2 {
+		t.Fatalf("groups %+v", b.Groups)
+	}
+	for _, g := range b.Groups {
+		if st, ok := g.Metric("e2e.p99"); !ok || st.N != 2 || st.Median <= 0 {
+			t.Errorf("group %s: e2e.p99 %+v", g.Backend, st)
+		}
+	}
+	if _, err := json.Marshal(b); err != nil {
+		t.Fatal(err)
+	}
+	ths, err := ParseThresholds("test", []string{"e2e.p99 < 1ns", "throughput > 1", "recovery.p99 < 1s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := Evaluate(ths, b)
+	if len(cr) != 3 || !strings.Contains(cr[0].Message, "e2e.p99 < 1ns") || !strings.Contains(cr[2].Message, "cannot be checked") {
+		t.Errorf("crossings %+v", cr)
+	}
+	c := Compare(s, s, CompareOptions{})
+	if c.ExitCode() != ExitOK {
+		t.Errorf("self-compare: %s", c.Headline())
+	}
+	for _, f := range Formats() {
+		var buf bytes.Buffer
+		if err := WriteComparison(&buf, c, f); err != nil || !strings.Contains(buf.String(), "e2e.p99") {
+			t.Errorf("format %s: %v\n%s", f, err, buf.String())
+		}
+	}
+	if err := WriteComparison(&bytes.Buffer{}, c, "xml"); err == nil || !strings.Contains(err.Error(), "markdown") {
+		t.Errorf("unknown format: %v", err)
+	}
+	var bench bytes.Buffer
+	if err := WriteBenchstat(&bench, s); err != nil {
+		t.Fatal(err)
+	}
+	rd := benchfmt.NewReader(&bench, "export")
+	n := 0
+	for rd.Scan() {
+		if res, ok := rd.Result().(*benchfmt.Result); ok {
+			n++
+			if _, ok := res.Value("jobs/s"); !ok || !strings.HasPrefix(res.Name.String(), "Verdicttest/cell=1/backend=") {
+				t.Errorf("result %s: %+v", res.Name, res.Values)
+			}
+		} else if se, ok := rd.Result().(*benchfmt.SyntaxError); ok {
+			t.Errorf("syntax error: %v", se)
+		}
+	}
+	if n != 4 {
+		t.Errorf("%d benchmark lines, want one per run (4)", n)
+	}
+}

@@ -1,0 +1,246 @@
+// Package page writes report.html, the one page a person opens after a
+// run: the conditions, the statistics over repeats per backend (median and
+// 95% CI, as tables and as plots), the ledger, the faults, the run's plots,
+// and, given a baseline, the comparison with its verdicts. The page is
+// self-contained: its plots are inline SVG whose fonts are declared once
+// in the page, and it makes no request of any kind, so it can be attached
+// to a CI run or mailed.
+package page
+
+import (
+	"bufio"
+	"bytes"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/aebench/aebench/harness/verdict"
+	"github.com/aebench/aebench/harness/verdict/stats"
+)
+
+// FileName is the page's name in a results directory.
+const FileName = "report.html"
+
+//go:embed page.html.tmpl
+var pageTemplate string
+
+// chartMetrics are the metrics drawn per cell.
+var chartMetrics = []string{"throughput", "e2e.p50", "e2e.p99", "redis_cpu_us_per_job"}
+
+// WriteDir writes dir/report.html from dir/summary.json: what the runner
+// calls after every run, once summary.json is final.
+func WriteDir(dir string) error {
+	s, err := verdict.Load(dir)
+	if err != nil {
+		return err
+	}
+	return WriteFile(filepath.Join(dir, FileName), s, nil)
+}
+
+// WriteFile writes the page for s (and its comparison with base, if not
+// nil) to path, replacing it atomically.
+func WriteFile(path string, s, base *verdict.Set) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	bw := bufio.NewWriter(f)
+	err = Write(bw, s, base)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("report %s: %w", path, err)
+	}
+	return os.Rename(tmp, path)
+}
+
+// Write writes the page.
+func Write(w io.Writer, s, base *verdict.Set) error {
+	t, err := template.New("page").Funcs(template.FuncMap{"join": strings.Join, "ns": verdict.FormatNs}).Parse(pageTemplate)
+	if err != nil {
+		return err
+	}
+	d := build(s, base)
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, d); err != nil {
+		return err
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// data is what the template shows.
+type data struct {
+	Set       *verdict.Set
+	Title     string
+	Generated string
+	Status    string
+	Cells     []cellView
+	Runs      []runView
+	Faults    []runView
+	Plots     []plotFile
+	Compare   *compareView
+	Fonts     template.CSS
+	Problems  []string
+}
+
+type cellView struct {
+	Index      int
+	Vary       string
+	Conditions string
+	Header     []string
+	Rows       [][]string
+	Charts     []template.HTML
+	ChartErrs  []string
+}
+
+type runView struct {
+	verdict.Run
+	Bad string
+}
+
+type compareView struct {
+	Headline, Gate, Base string
+	Pairs                []pairView
+	Regressions          []string
+}
+
+type pairView struct {
+	Title, Conditions string
+	Header            []string
+	Rows              []rowView
+}
+
+type rowView struct {
+	Cells []string
+	Class string
+}
+
+func build(s *verdict.Set, base *verdict.Set) data {
+	ff := &fontFaces{}
+	d := data{Set: s, Title: "aebench " + s.Scenario, Generated: time.Now().UTC().Format(time.RFC3339)}
+	d.Status = "complete"
+	if s.Interrupted {
+		d.Status = "interrupted"
+	} else if !s.Complete {
+		d.Status = "incomplete"
+	}
+	block := s.Stats
+	if block == nil {
+		block = verdict.Aggregate(s)
+	}
+	d.Cells = cells(s, block, ff)
+	for _, r := range s.Runs {
+		rv := runView{Run: r, Bad: r.Incorrect()}
+		d.Runs = append(d.Runs, rv)
+		if r.Faults != nil {
+			d.Faults = append(d.Faults, rv)
+		}
+		for _, p := range r.Problems {
+			d.Problems = append(d.Problems, r.ID+": "+p)
+		}
+	}
+	if base != nil {
+		d.Compare = compareSection(base, s)
+	}
+	d.Plots = runPlots(s.Dir, ff)
+	d.Fonts = ff.css()
+	return d
+}
+
+func cells(s *verdict.Set, b *stats.Block, ff *fontFaces) []cellView {
+	var out []cellView
+	byCell := map[int][]stats.Group{}
+	var order []int
+	for _, g := range b.Groups {
+		if _, ok := byCell[g.Cell]; !ok {
+			order = append(order, g.Cell)
+		}
+		byCell[g.Cell] = append(byCell[g.Cell], g)
+	}
+	for _, ci := range order {
+		gs := byCell[ci]
+		cv := cellView{Index: ci, Vary: strings.Join(gs[0].Vary, ", "), Header: []string{"backend", "client", "runs"}}
+		for _, r := range s.Runs {
+			if r.Cell == ci && !r.Calibration {
+				cv.Conditions = r.Conditions
+				break
+			}
+		}
+		metrics := presentMetrics(gs)
+		for _, m := range metrics {
+			cv.Header = append(cv.Header, m.Name+" ("+m.Better.String()+" is better)")
+		}
+		for _, g := range gs {
+			row := []string{g.Backend, g.Client, fmt.Sprint(len(g.Runs))}
+			for _, m := range metrics {
+				row = append(row, statText(m, g))
+			}
+			cv.Rows = append(cv.Rows, row)
+		}
+		for _, name := range chartMetrics {
+			m, _ := verdict.Lookup(name)
+			svg, err := ciChart(m, gs, ff)
+			if err != nil {
+				cv.ChartErrs = append(cv.ChartErrs, name+": "+err.Error())
+			} else if svg != "" {
+				cv.Charts = append(cv.Charts, svg)
+			}
+		}
+		out = append(out, cv)
+	}
+	return out
+}
+
+// presentMetrics are the catalog metrics some group of the cell measured.
+func presentMetrics(gs []stats.Group) []verdict.Metric {
+	var out []verdict.Metric
+	for _, m := range verdict.Catalog() {
+		for _, g := range gs {
+			if _, ok := g.Metric(m.Name); ok {
+				out = append(out, m)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func statText(m verdict.Metric, g stats.Group) string {
+	st, ok := g.Metric(m.Name)
+	if !ok {
+		return "-"
+	}
+	if st.CI == nil {
+		return m.Format(st.Median)
+	}
+	return fmt.Sprintf("%s [%s, %s]", m.Format(st.Median), m.Format(st.CI.Lo), m.Format(st.CI.Hi))
+}
+
+func compareSection(base, s *verdict.Set) *compareView {
+	c := verdict.Compare(base, s, verdict.CompareOptions{})
+	cv := &compareView{Headline: c.Headline(), Gate: c.GateText(), Base: base.Source}
+	for _, r := range c.Regressions {
+		cv.Regressions = append(cv.Regressions, r.Message)
+	}
+	for _, p := range c.Pairs {
+		pv := pairView{Title: fmt.Sprintf("cell %d %s (%s)", p.Key.Cell, p.Key.Backend, p.Key.Client),
+			Conditions: p.Conditions, Header: verdict.RowHeader()}
+		for _, r := range p.Rows {
+			pv.Rows = append(pv.Rows, rowView{Cells: verdict.RowCells(r), Class: strings.ReplaceAll(r.Verdict, " ", "-")})
+		}
+		cv.Pairs = append(cv.Pairs, pv)
+	}
+	return cv
+}

@@ -1,0 +1,171 @@
+package page
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"image/color"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/aebench/aebench/harness/verdict"
+	"github.com/aebench/aebench/harness/verdict/stats"
+)
+
+// fontFaces collects the @font-face rules of every inlined SVG once: each
+// SVG gonum writes embeds its fonts (about 550 KB each), and inline SVGs
+// share the page's style sheet, so the page declares each font once.
+type fontFaces struct {
+	rules []string
+	seen  map[string]bool
+}
+
+var (
+	fontFaceRE = regexp.MustCompile(`@font-face\s*\{[^}]*\}`)
+	preambleRE = regexp.MustCompile(`(?s)^.*?<svg([\s>])`)
+)
+
+// inline turns an SVG document into markup for an HTML page: no XML
+// declaration or comments before <svg>, its fonts moved to the page, and a
+// width that follows the page.
+func (ff *fontFaces) inline(svg []byte) (template.HTML, error) {
+	s := string(svg)
+	if !strings.Contains(s, "<svg") {
+		return "", fmt.Errorf("not an SVG document")
+	}
+	if strings.Contains(strings.ToLower(s), "<script") {
+		return "", fmt.Errorf("SVG with a script is not inlined")
+	}
+	s = preambleRE.ReplaceAllString(s, `<svg class="plot"$1`)
+	s = fontFaceRE.ReplaceAllStringFunc(s, func(rule string) string {
+		if ff.seen == nil {
+			ff.seen = map[string]bool{}
+		}
+		if !ff.seen[rule] {
+			ff.seen[rule] = true
+			ff.rules = append(ff.rules, rule)
+		}
+		return ""
+	})
+	return template.HTML(s), nil // #nosec: our own plots, scripts refused above
+}
+
+// css is the page-level style with the collected fonts.
+func (ff *fontFaces) css() template.CSS {
+	return template.CSS(strings.Join(ff.rules, "\n")) // #nosec: rules taken from our own plots
+}
+
+// plotFile is an SVG plot the run wrote.
+type plotFile struct {
+	Name string
+	SVG  template.HTML
+	Err  string
+}
+
+// runPlots inlines every *.svg in dir, in name order.
+func runPlots(dir string, ff *fontFaces) []plotFile {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.svg"))
+	sort.Strings(files)
+	var out []plotFile
+	for _, f := range files {
+		p := plotFile{Name: filepath.Base(f)}
+		data, err := os.ReadFile(f)
+		if err == nil {
+			p.SVG, err = ff.inline(data)
+		}
+		if err != nil {
+			p.Err = err.Error()
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// ciChart draws one metric's median and 95% CI per backend of a cell: a
+// point per backend and, when the repeats allow a CI, its bar.
+func ciChart(m verdict.Metric, groups []stats.Group, ff *fontFaces) (template.HTML, error) {
+	p := plot.New()
+	p.Title.Text = m.Name + " (median, 95% CI)"
+	p.Y.Label.Text = m.Unit
+	p.Y.Min = 0
+	var names []string
+	var pts plotter.XYs
+	var bars plotter.XYs
+	var errs plotter.YErrors
+	for _, g := range groups {
+		st, ok := g.Metric(m.Name)
+		if !ok {
+			continue
+		}
+		names = append(names, g.Backend)
+		x := float64(len(names) - 1)
+		pts = append(pts, plotter.XY{X: x, Y: st.Median})
+		if st.CI != nil {
+			bars = append(bars, plotter.XY{X: x, Y: st.Median})
+			errs = append(errs, struct{ Low, High float64 }{st.Median - st.CI.Lo, st.CI.Hi - st.Median})
+		}
+	}
+	if len(pts) == 0 {
+		return "", nil
+	}
+	sc, err := plotter.NewScatter(pts)
+	if err != nil {
+		return "", err
+	}
+	sc.GlyphStyle.Shape = draw.CircleGlyph{}
+	sc.GlyphStyle.Radius = vg.Points(4)
+	sc.GlyphStyle.Color = color.RGBA{R: 31, G: 119, B: 180, A: 255}
+	p.Add(sc, plotter.NewGrid())
+	if len(bars) > 0 {
+		eb, err := plotter.NewYErrorBars(struct {
+			plotter.XYer
+			plotter.YErrorer
+		}{bars, errs})
+		if err != nil {
+			return "", err
+		}
+		p.Add(eb)
+	}
+	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
+	sans(p)
+	return renderSVG(p, ff)
+}
+
+// sans sets the face package report's plots use, so the page embeds one
+// font: the library's default is a serif face.
+func sans(p *plot.Plot) {
+	face := font.Font{Typeface: "Liberation", Variant: "Sans"}
+	for _, st := range []*text.Style{&p.Title.TextStyle, &p.X.Label.TextStyle, &p.Y.Label.TextStyle,
+		&p.X.Tick.Label, &p.Y.Tick.Label} {
+		st.Font = font.From(face, st.Font.Size)
+	}
+}
+
+// renderSVG draws a plot as SVG with its fonts embedded (then moved to the
+// page), turning a panic of the plotting library into an error.
+func renderSVG(p *plot.Plot, ff *fontFaces) (h template.HTML, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("plot: %v", r)
+		}
+	}()
+	c := vgsvg.NewWith(vgsvg.UseWH(4.5*vg.Inch, 3*vg.Inch), vgsvg.EmbedFonts(true))
+	p.Draw(draw.New(c))
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return "", err
+	}
+	return ff.inline(buf.Bytes())
+}
