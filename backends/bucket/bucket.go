@@ -192,8 +192,9 @@ type Store struct {
 }
 
 var (
-	_ jobstore.Store = (*Store)(nil)
-	_ jobstore.Mover = (*Store)(nil)
+	_ jobstore.Store          = (*Store)(nil)
+	_ jobstore.Mover          = (*Store)(nil)
+	_ jobstore.BatchCompleter = (*Store)(nil)
 )
 
 // New returns a store with the default Config. It does not own c.
@@ -214,7 +215,7 @@ func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Conf
 		return nil, err
 	}
 	core, err := base.NewCore(ctx, c, o, func(enc jobstore.Encoding) (base.Scripts, error) {
-		return base.ComposeScripts(ctx, c, enc, scripts, base.ScriptActivate, base.ScriptExtend, base.ScriptComplete)
+		return base.ComposeScripts(ctx, c, enc, scripts, base.ScriptExtend, base.ScriptComplete, base.ScriptCompleteMany)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bucket: %w", err)
@@ -232,7 +233,7 @@ func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Conf
 func (s *Store) Capabilities() jobstore.Capabilities {
 	return jobstore.Capabilities{jobstore.CapStoreClockLeases: true, jobstore.CapStrictFIFO: true,
 		jobstore.CapExactStats: true, jobstore.CapMover: true, jobstore.CapMoverLoop: !s.claimMoves,
-		jobstore.CapBlockingClaim: len(s.marker) > 0}
+		jobstore.CapBlockingClaim: len(s.marker) > 0, jobstore.CapBatchComplete: true}
 }
 
 // bucketKey is the key of the bucket whose window holds t.
@@ -266,14 +267,15 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 // moved is what one run of the move script did.
 type moved struct {
 	promoted int
-	idTokens []string  // id, token pairs it leased
+	claimed  []jobstore.Claimed
 	due      []string  // buckets still holding due jobs, when asked
 	next     time.Time // when a claimer may find work next (zero: unknown, or claims poll)
 }
 
 // move runs the move script: promote up to pmax due jobs out of buckets,
-// then lease up to popMax ready jobs, then name up to report due buckets.
-func (s *Store) move(ctx context.Context, now time.Time, buckets []string, pmax, popMax int, deadline time.Time, report int) (moved, error) {
+// then lease and activate up to popMax ready jobs for worker, then name up
+// to report due buckets.
+func (s *Store) move(ctx context.Context, now time.Time, buckets []string, pmax, popMax int, deadline time.Time, worker string, report int) (moved, error) {
 	keys := append([]string{s.ready, s.Keys.Active(), s.index, s.bucketed}, s.marker...)
 	fixed := len(keys)
 	keys = append(keys, buckets...)
@@ -282,7 +284,7 @@ func (s *Store) move(ctx context.Context, now time.Time, buckets []string, pmax,
 		claimMoves = "1"
 	}
 	v, err := s.Run(ctx, "move", keys, []string{base.Ms(now), strconv.Itoa(pmax), strconv.Itoa(popMax),
-		base.Ms(deadline), s.TokenBase(), strconv.Itoa(report), strconv.Itoa(fixed), claimMoves})
+		base.Ms(deadline), s.TokenBase(), strconv.Itoa(report), strconv.Itoa(fixed), claimMoves, worker})
 	if err != nil {
 		return moved{}, err
 	}
@@ -290,8 +292,9 @@ func (s *Store) move(ctx context.Context, now time.Time, buckets []string, pmax,
 	if len(arr) != 4 {
 		return moved{}, fmt.Errorf("bucket: move: unexpected reply %v", v)
 	}
-	return moved{promoted: int(base.Int(arr[0])), idTokens: base.Strings(arr[1]), due: base.Strings(arr[2]),
-		next: base.NextDue(arr[3])}, nil
+	claimed, err := base.DecodeClaimed(arr[1], worker, now, deadline)
+	return moved{promoted: int(base.Int(arr[0])), claimed: claimed, due: base.Strings(arr[2]),
+		next: base.NextDue(arr[3])}, err
 }
 
 // Claim leases and activates due jobs, blocking on the wake-up marker (or
@@ -299,7 +302,8 @@ func (s *Store) move(ctx context.Context, now time.Time, buckets []string, pmax,
 // buckets that hold older jobs first.
 func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
 	return s.WaitClaim(ctx, req, s.marker, func(now, deadline time.Time) ([]jobstore.Claimed, time.Time, error) {
-		var idTokens, buckets []string
+		var got []jobstore.Claimed
+		var buckets []string
 		var next time.Time
 		for round := 0; ; round++ {
 			// The last round asks for no report: a move that reports due
@@ -308,19 +312,18 @@ func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstor
 			if s.claimMoves && round < claimRounds {
 				report = claimBuckets
 			}
-			m, err := s.move(ctx, now, buckets, base.MaxClaim, req.Max-len(idTokens)/2, deadline, report)
+			m, err := s.move(ctx, now, buckets, base.MaxClaim, req.Max-len(got), deadline, req.WorkerID, report)
+			got = append(got, m.claimed...)
 			if err != nil {
-				return nil, time.Time{}, err
+				return got, time.Time{}, err
 			}
-			idTokens = append(idTokens, m.idTokens...)
 			next = m.next
-			if len(m.due) == 0 || len(idTokens)/2 >= req.Max || round == claimRounds {
+			if len(m.due) == 0 || len(got) >= req.Max || round == claimRounds {
 				break
 			}
 			buckets = m.due
 		}
-		got, err := s.Activate(ctx, req.WorkerID, now, deadline, idTokens)
-		return got, next, err
+		return got, next, nil
 	})
 }
 
@@ -335,7 +338,7 @@ func (s *Store) Promote(ctx context.Context, max int) (int, error) {
 	if err != nil || len(buckets) == 0 {
 		return 0, err
 	}
-	m, err := s.move(ctx, now, buckets, max, 0, now, 0)
+	m, err := s.move(ctx, now, buckets, max, 0, now, "", 0)
 	return m.promoted, err
 }
 

@@ -146,8 +146,9 @@ type Store struct {
 }
 
 var (
-	_ jobstore.Store = (*Store)(nil)
-	_ jobstore.Mover = (*Store)(nil)
+	_ jobstore.Store          = (*Store)(nil)
+	_ jobstore.Mover          = (*Store)(nil)
+	_ jobstore.BatchCompleter = (*Store)(nil)
 )
 
 // New returns a store with the default Config (mover in Claim).
@@ -166,29 +167,31 @@ func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Conf
 	if err != nil {
 		return nil, fmt.Errorf("dual: %w", err)
 	}
-	return &Store{Stream: s, cfg: cfg, delayed: s.Keys.Of("delayed")}, nil
+	st := &Store{Stream: s, cfg: cfg, delayed: s.Keys.Of("delayed")}
+	if cfg.Mover == MoverClaim {
+		st.OnDue = func(ctx context.Context) { _, _, _ = st.promote(ctx, cfg.Batch) }
+	}
+	return st, nil
 }
 
 // Capabilities: everything; see the package doc.
 func (s *Store) Capabilities() jobstore.Capabilities {
 	return jobstore.Capabilities{jobstore.CapBlockingClaim: true, jobstore.CapNativeDelay: true,
 		jobstore.CapStoreClockLeases: true, jobstore.CapStrictFIFO: true, jobstore.CapExactStats: true,
-		jobstore.CapMover: true, jobstore.CapMoverLoop: s.cfg.Mover == MoverBackground}
+		jobstore.CapMover: true, jobstore.CapMoverLoop: s.cfg.Mover == MoverBackground, jobstore.CapBatchComplete: true}
 }
 
 // Config is the store's effective configuration.
 func (s *Store) Config() Config { return s.cfg }
 
 // Claim reads and activates due jobs, blocking in Redis while req.Wait
-// allows; in claim mode each round first promotes due delayed jobs.
+// allows; in claim mode each round first promotes due delayed jobs, in the
+// same call.
 func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
 	if s.cfg.Mover == MoverBackground {
-		return s.Stream.Claim(ctx, req, nil)
+		return s.Stream.Claim(ctx, req, 0)
 	}
-	return s.Stream.Claim(ctx, req, func(ctx context.Context) (time.Time, error) {
-		_, next, err := s.promote(ctx, s.cfg.Batch)
-		return next, err
-	})
+	return s.Stream.Claim(ctx, req, s.cfg.Batch)
 }
 
 // Promote moves up to max due jobs from the delayed ZSET into the stream
@@ -226,14 +229,7 @@ func (s *Store) promote(ctx context.Context, max int) (int, time.Time, error) {
 	if len(members) == 0 {
 		return 0, next, nil
 	}
-	keys := append(make([]string, 0, 2+len(members)), s.delayed, s.Ready)
-	for _, m := range members {
-		if len(m) < 14 {
-			return 0, next, fmt.Errorf("dual: promote: malformed delayed member %q", m)
-		}
-		keys = append(keys, s.Keys.Job(m[13:]))
-	}
-	v, err := s.Run(ctx, "promote", keys, append([]string{now}, members...))
+	v, err := s.Run(ctx, "promote", []string{s.delayed, s.Ready}, append([]string{now}, members...))
 	if err != nil {
 		return 0, next, fmt.Errorf("dual: %w", err)
 	}

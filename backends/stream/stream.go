@@ -102,7 +102,10 @@ type Store struct {
 	*base.Stream
 }
 
-var _ jobstore.Store = (*Store)(nil)
+var (
+	_ jobstore.Store          = (*Store)(nil)
+	_ jobstore.BatchCompleter = (*Store)(nil)
+)
 
 // New loads the scripts, creates the consumer group when missing and returns
 // a store on c. It does not own c.
@@ -116,12 +119,13 @@ func New(ctx context.Context, c rclient.Client, o jobstore.Options) (*Store, err
 
 // Capabilities: a blocking claim and leases on the store's clock.
 func (s *Store) Capabilities() jobstore.Capabilities {
-	return jobstore.Capabilities{jobstore.CapBlockingClaim: true, jobstore.CapStoreClockLeases: true}
+	return jobstore.Capabilities{jobstore.CapBlockingClaim: true, jobstore.CapStoreClockLeases: true,
+		jobstore.CapBatchComplete: true}
 }
 
 // Claim reads and activates due jobs, blocking in Redis while req.Wait allows.
 func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
-	return s.Stream.Claim(ctx, req, nil)
+	return s.Stream.Claim(ctx, req, 0)
 }
 
 // Cancel cancels a waiting job and deletes its entry.

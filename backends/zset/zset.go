@@ -75,7 +75,10 @@ type Store struct {
 	marker []string
 }
 
-var _ jobstore.Store = (*Store)(nil)
+var (
+	_ jobstore.Store          = (*Store)(nil)
+	_ jobstore.BatchCompleter = (*Store)(nil)
+)
 
 // New returns a store whose claims block. It does not own c.
 func New(ctx context.Context, c rclient.Client, o jobstore.Options) (*Store, error) {
@@ -85,7 +88,7 @@ func New(ctx context.Context, c rclient.Client, o jobstore.Options) (*Store, err
 // NewWith loads the scripts and returns a store on c configured by cfg.
 func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Config) (*Store, error) {
 	core, err := base.NewCore(ctx, c, o, func(enc jobstore.Encoding) (base.Scripts, error) {
-		return base.ComposeScripts(ctx, c, enc, scripts, base.ScriptActivate, base.ScriptExtend, base.ScriptComplete)
+		return base.ComposeScripts(ctx, c, enc, scripts, base.ScriptExtend, base.ScriptComplete, base.ScriptCompleteMany)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("zset: %w", err)
@@ -100,7 +103,8 @@ func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Conf
 // Capabilities: everything but a mover; blocking-claim unless claims poll.
 func (s *Store) Capabilities() jobstore.Capabilities {
 	return jobstore.Capabilities{jobstore.CapNativeDelay: true, jobstore.CapStoreClockLeases: true,
-		jobstore.CapStrictFIFO: true, jobstore.CapExactStats: true, jobstore.CapBlockingClaim: len(s.marker) > 0}
+		jobstore.CapStrictFIFO: true, jobstore.CapExactStats: true, jobstore.CapBlockingClaim: len(s.marker) > 0,
+		jobstore.CapBatchComplete: true}
 }
 
 // Enqueue stores jobs atomically.
@@ -118,20 +122,20 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 	return err
 }
 
-// Claim pops and activates due jobs, blocking on the wake-up marker (or
-// polling) while req.Wait allows.
+// Claim pops and activates due jobs in one call, blocking on the wake-up
+// marker (or polling) while req.Wait allows.
 func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
 	return s.WaitClaim(ctx, req, s.marker, func(now, deadline time.Time) ([]jobstore.Claimed, time.Time, error) {
-		v, err := s.Run(ctx, "pop", append([]string{s.queue, s.Keys.Active()}, s.marker...),
-			[]string{base.Ms(now), strconv.Itoa(req.Max), base.Ms(deadline), s.TokenBase()})
+		v, err := s.Run(ctx, "claim", append([]string{s.queue, s.Keys.Active()}, s.marker...),
+			[]string{base.Ms(now), strconv.Itoa(req.Max), base.Ms(deadline), s.TokenBase(), req.WorkerID})
 		if err != nil {
 			return nil, time.Time{}, err
 		}
 		reply, _ := v.([]any)
 		if len(reply) != 2 {
-			return nil, time.Time{}, fmt.Errorf("zset: pop: unexpected reply %v", v)
+			return nil, time.Time{}, fmt.Errorf("zset: claim: unexpected reply %v", v)
 		}
-		got, err := s.Activate(ctx, req.WorkerID, now, deadline, base.Strings(reply[0]))
+		got, err := base.DecodeClaimed(reply[0], req.WorkerID, now, deadline)
 		return got, base.NextDue(reply[1]), err
 	})
 }
