@@ -55,11 +55,11 @@ const (
 	ScriptStreamClaim        = "stream_claim"
 	ScriptStreamComplete     = "stream_complete"
 	ScriptStreamCompleteMany = "stream_complete_many"
-	ScriptStreamFail     = "stream_fail"
-	ScriptStreamRecover  = "stream_recover"
-	ScriptStreamCancel   = "stream_cancel"
-	ScriptStreamPeek     = "stream_peek"
-	ScriptStreamSweep    = "stream_sweep"
+	ScriptStreamFail         = "stream_fail"
+	ScriptStreamRecover      = "stream_recover"
+	ScriptStreamCancel       = "stream_cancel"
+	ScriptStreamPeek         = "stream_peek"
+	ScriptStreamSweep        = "stream_sweep"
 )
 
 // Stream is Core plus a queue's ready stream, read by StreamGroup as a
