@@ -27,18 +27,23 @@
 //
 //	operation          script(s)                    round trips     complexity (R ready, B buckets, b a bucket's size, k batch, A active)
 //	Enqueue            enqueue                      1 per batch     O(k log R) due, O(k log B) delayed
-//	Claim, mover=claim move, [move...], activate    2; 3 when due   O(log R + k log A), plus Promote's cost when a bucket is due (at most 4 extra moves)
-//	Claim, background  move, activate               2               O(log R + k log A)
+//	Claim, mover=claim move, [move...]              1; 2 when due   O(log R + k log A), plus Promote's cost when a bucket is due (at most 4 extra moves)
+//	Claim, background  move                         1               O(log R + k log A)
 //	Promote            ZRANGE read, move            2 per batch     O(log B + Σ b + d log d + d log R), d moved
 //	Extend             extend (shared)              1               O(log A)
 //	Complete           complete (shared)            1               O(log A)
+//	CompleteMany       complete_many (shared)       1 per batch     O(k log A)
 //	Fail               fail                         1               O(log A + log B)
 //	Recover            ZRANGE read, recover         2 per batch     O(k (log A + log R))
 //	Cancel             record read, cancel          2               O(log R) or O(1) + O(log B)
 //	Stats              ZRANGE read, stats           2               O(log B + Σ b of due buckets + log R)
 //
-// Wait "block" adds O(log R + log B) per Enqueue batch and per Fail, and
-// O(log R) per move (see Waiting for work below); the round trips are the same.
+// Wait "block" adds O(log R + log B) per Enqueue batch whose earliest job
+// is delayed (a batch with a job due now only wakes), per Fail, and per
+// move that took nothing or a full batch (see Waiting for work below); the
+// round trips are the same. A move activates the jobs it leased in the same
+// call (HGETALL and HSET per job; the record keys derived from the ready
+// key, see base's package doc), as zset's claim does.
 //
 // Design choices:
 //   - Deviation from the brief's guidance: the bucket index is scored by the
@@ -65,10 +70,9 @@
 // then promotes those buckets itself (one more round trip) and pops again;
 // with mover "background" it leaves them to the mover (Promote), as the
 // contract allows, and returns only what comes before them: FIFO over
-// liveness, so there claims of newer jobs wait on the mover. Pop and lease grant are one
-// script (lib.lua's pop_leases); activate is a second call because a script
-// cannot declare the record keys of jobs it has not popped yet: a crash
-// between the two leaves the job leased, and Recover brings it back.
+// liveness, so there claims of newer jobs wait on the mover. Pop, lease
+// grant and activation are one script (lib.lua's pop_leases and
+// activate_all).
 //
 // Waiting for work (option "wait"): "block", the default, is zset's way
 // (BullMQ's marker, base's BlockClaim and lib.lua's wake pieces): a claimer
@@ -81,10 +85,14 @@
 // below the head (lib.lua's ahead); a Fail whose retry lands there; Recover;
 // a move (Claim's or Promote's) that leaves work due now; and a Cancel that
 // empties a due bucket (it may have held ready jobs back). The cost: per
-// Enqueue batch, one read each of ready's head and the index's head and at
-// most one ZADD of the marker; per retry the same two reads and at most one
-// ZADD; per Recover call at most one ZADD; per move one more head read and a
-// ZADD when work is left due. "poll" is the seeds' way: a waiting Claim
+// Enqueue batch at most one ZADD of the marker, plus one read each of
+// ready's head and the index's head when no job of the batch is due now;
+// per retry the same two reads and at most one ZADD; per Recover call at
+// most one ZADD; per move that took nothing or a full batch one more head
+// read and a ZADD when work is left due. A claimer that blocks until a
+// head in the future arms the store's alarm (base's Core.WakeAt), which
+// sets the marker at that instant: Redis alone would time the BZPOPMIN out
+// on its hz tick, up to 100ms late at hz 10. "poll" is the seeds' way: a waiting Claim
 // moves every Options.PollInterval, and no script reads heads for waking or
 // touches the marker, which is then not in KEYS.
 //

@@ -14,30 +14,45 @@
 //
 // Scripts (lua/, each built on the shared library in backends/internal/base):
 //
-//	operation  script(s)             round trips  complexity (N queue size, B batch, A active)
-//	Enqueue    enqueue               1 per batch  O(B log N)
-//	Claim      pop, then activate    2 per batch  O(log N + B log A)
-//	Extend     extend (shared)       1            O(log A)
-//	Complete   complete (shared)     1            O(log A)
-//	Fail       fail                  1            O(log A + log N)
-//	Recover    ZRANGE read, recover  2 per batch  O(B (log A + log N))
-//	Cancel     cancel                1            O(log N)
-//	Stats      5 reads, pipelined    1            O(log N)
+//	operation     script(s)                round trips  complexity (N queue size, B batch, A active)
+//	Enqueue       enqueue                  1 per batch  O(B log N)
+//	Claim         claim                    1 per batch  O(log N + B log A)
+//	Extend        extend (shared)          1            O(log A)
+//	Complete      complete (shared)        1            O(log A)
+//	CompleteMany  complete_many (shared)   1 per batch  O(B log A)
+//	Fail          fail                     1            O(log A + log N)
+//	Recover       ZRANGE read, recover     2 per batch  O(B (log A + log N))
+//	Cancel        cancel                   1            O(log N)
+//	Stats         5 reads, pipelined       1            O(log N)
 //
-// Claim takes two round trips because a script that pops ids cannot declare
-// their record keys in KEYS; pop leases the jobs atomically (so claimers
-// never race for the head job), activate then writes each record under the
-// lease it holds. A crash between the two leaves the job leased and Recover
-// brings it back.
+// Commands inside the scripts: Enqueue, per batch an INCRBY of seq, one
+// ZADD of all members, a wake (ZADD of the marker) when a job is due now,
+// and a head read only when the batch's earliest job is delayed; per job an
+// EXISTS (a batch is all or nothing, and no hash write tells an existing
+// record apart without overwriting it) and an HSET. Claim, per batch a
+// ZRANGE, one ZREM and one ZADD of all leases, and a head read (plus a
+// wake) only when it took nothing or a full batch; per job an HGETALL
+// (returned as the claimed record, with the claim's own six fields laid
+// over it in Go) and an HSET. Complete: ZREM, HSET, PEXPIRE, INCR;
+// CompleteMany the same per job with one INCRBY per batch.
+//
+// Claim is one call: it leases the jobs atomically (so claimers never race
+// for the head job) and writes each record under the lease it holds, with
+// the record keys derived from the queue key (base's package doc says why).
+// The functions all live in one library loaded once per server (base).
 //
 // Waiting for work (option "wait"): "block", the default, is BullMQ's way: a
 // claimer that finds nothing due blocks on BZPOPMIN of a marker ZSET
 // (ae:{queue}:wake) until the queue's head falls due; enqueue, retry and
 // recovery set the marker when they place a job due now or ahead of the
 // head, and a pop that leaves due jobs behind passes it on (lib.lua's
-// zadd_wake and head_after_pop). That costs one ZRANGE of the head per
-// placed job and a ZADD per wake. "poll" is the seeds' way: a waiting Claim
-// pops every Options.PollInterval and the scripts touch no marker.
+// batch_wakes, zadd_wake and head_after_pop): at most one head read and
+// one wake per batch. Redis times a blocked BZPOPMIN out on its hz tick, up
+// to 100ms late at hz 10, so a claimer that blocks until a delayed head
+// also arms the store's alarm (base's Core.WakeAt): at that RunAt the store
+// sets the marker itself, and the claimer wakes within a millisecond or so.
+// "poll" is the seeds' way: a waiting Claim pops every
+// Options.PollInterval and the scripts touch no marker.
 package zset
 
 import (
