@@ -121,6 +121,7 @@ func suite() []testCase {
 		{name: "FailBackoffJitter", opts: func(o *jobstore.Options) { o.Backoff.Jitter = 0.5; o.Seed = 7 }, fn: caseFailBackoffJitter},
 		{name: "ConcurrentRecoverers", fn: caseConcurrentRecoverers},
 		{name: "RecoverDeadLettersPastLimit", fn: caseRecoverDeadLettersPastLimit},
+		{name: "BatchComplete", fn: caseBatchComplete},
 		{name: "Cancel", fn: caseCancel},
 		{name: "StatsAgree", fn: caseStatsAgree},
 		{name: "DuplicateID", fn: caseDuplicateID},

@@ -73,3 +73,11 @@ func (c *CrashClient) Run(ctx context.Context, s *rclient.Script, keys, args []s
 	}
 	return c.Client.Run(ctx, s, keys, args)
 }
+
+// Call implements rclient.Client.
+func (c *CrashClient) Call(ctx context.Context, l *rclient.Library, fn string, keys, args []string) (any, error) {
+	if err := c.step(); err != nil {
+		return nil, err
+	}
+	return c.Client.Call(ctx, l, fn, keys, args)
+}

@@ -220,6 +220,48 @@ type Mover interface {
 	Promote(ctx context.Context, max int) (int, error)
 }
 
+// Completion is one lease to complete, with its result.
+type Completion struct {
+	Lease  Lease
+	Result []byte
+}
+
+// BatchCompleter is implemented by stores that can acknowledge many leases
+// in one call (one round trip where the strategy allows), the way a worker
+// that flushes its acknowledgements in batches wants to. It is optional:
+// CompleteAll falls back to Complete for a store without it.
+//
+// CompleteMany completes each lease as Complete would, independently: one
+// whose token no longer holds the job gets ErrLeaseLost (and changes
+// nothing), an invalid one ErrInvalid, and the others complete. It returns
+// one error (nil: completed) per completion, in order, and a non-nil second
+// error only when the call as a whole failed (Redis unreachable, store
+// closed), in which case any of the completions may or may not have
+// happened.
+type BatchCompleter interface {
+	CompleteMany(ctx context.Context, cs []Completion) ([]error, error)
+}
+
+// CompleteAll completes every completion in cs: in one CompleteMany call
+// when s implements BatchCompleter, else one Complete each. The per-lease
+// errors and the whole-call error mean what they mean for CompleteMany; in
+// the fallback, an error that is not a contract outcome (ErrLeaseLost,
+// ErrNotFound, ErrInvalid) stops the loop and is the whole-call error.
+func CompleteAll(ctx context.Context, s Store, cs []Completion) ([]error, error) {
+	if b, ok := s.(BatchCompleter); ok {
+		return b.CompleteMany(ctx, cs)
+	}
+	errs := make([]error, len(cs))
+	for i, c := range cs {
+		err := s.Complete(ctx, c.Lease, c.Result)
+		if err != nil && !errors.Is(err, ErrLeaseLost) && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrInvalid) {
+			return errs, err
+		}
+		errs[i] = err
+	}
+	return errs, nil
+}
+
 // Sentinel errors for contract outcomes. Backends wrap them with %w; test with errors.Is.
 var (
 	ErrNotFound      = errors.New("jobstore: job not found")

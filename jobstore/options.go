@@ -144,12 +144,15 @@ const (
 	// CapMoverLoop: due jobs wait for Promote, so whoever drives the store
 	// must run a mover loop (a backend whose mover runs in the background).
 	CapMoverLoop Capability = "mover-loop"
+	// CapBatchComplete: the store implements BatchCompleter (CompleteMany
+	// acknowledges many leases in one call).
+	CapBatchComplete Capability = "batch-complete"
 )
 
 // KnownCapabilities lists every capability the contract defines, in a fixed order.
 func KnownCapabilities() []Capability {
 	return []Capability{CapBlockingClaim, CapNativeDelay, CapStoreClockLeases, CapStrictFIFO,
-		CapExactStats, CapMover, CapMoverLoop}
+		CapExactStats, CapMover, CapMoverLoop, CapBatchComplete}
 }
 
 // Capabilities is the set a backend declares.

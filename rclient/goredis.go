@@ -173,26 +173,45 @@ func (a *goRedisAdapter) Run(ctx context.Context, s *Script, keys, args []string
 }
 
 func (a *goRedisAdapter) Load(ctx context.Context, s *Script) error {
-	load := func(ctx context.Context, n *redis.Client) error {
-		c := Command{Head: []string{"SCRIPT", "LOAD", s.Src}}
+	c := Command{Head: []string{"SCRIPT", "LOAD", s.Src}}
+	return a.eachMaster(ctx, "script "+s.Name, c, func(v any) error {
+		if v != s.SHA {
+			return fmt.Errorf("server SHA %v, want %s", v, s.SHA)
+		}
+		return nil
+	})
+}
+
+func (a *goRedisAdapter) Call(ctx context.Context, l *Library, fn string, keys, args []string) (any, error) {
+	return callFunction(ctx, a.Do, a.LoadLibrary, l, fn, keys, args)
+}
+
+func (a *goRedisAdapter) LoadLibrary(ctx context.Context, l *Library) error {
+	return a.eachMaster(ctx, "library "+l.Name, loadLibraryCommand(l), func(any) error { return nil })
+}
+
+// eachMaster runs c on every master (the one server when standalone),
+// checking each reply with check; it reports every node's error, not only
+// the first one as ForEachMaster does.
+func (a *goRedisAdapter) eachMaster(ctx context.Context, what string, c Command, check func(any) error) error {
+	run := func(ctx context.Context, n *redis.Client) error {
 		cmd := goRedisCmd(ctx, c)
 		_ = n.Process(ctx, cmd)
 		v, err := goRedisResult(ctx, &c, cmd)
-		if err != nil {
-			return fmt.Errorf("script %s: load on %s: %w", s.Name, n.Options().Addr, err)
+		if err == nil {
+			err = check(v)
 		}
-		if v != s.SHA {
-			return fmt.Errorf("script %s: load on %s: server SHA %v, want %s", s.Name, n.Options().Addr, v, s.SHA)
+		if err != nil {
+			return fmt.Errorf("%s: %s on %s: %w", what, c.Head[0], n.Options().Addr, err)
 		}
 		return nil
 	}
-	switch c := a.c.(type) {
+	switch cl := a.c.(type) {
 	case *redis.ClusterClient:
-		// ForEachMaster reports only the first error; collect them all.
 		var mu sync.Mutex
 		var errs []error
-		err := c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
-			err := load(ctx, n)
+		err := cl.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+			err := run(ctx, n)
 			if err != nil {
 				mu.Lock()
 				errs = append(errs, err)
@@ -204,11 +223,11 @@ func (a *goRedisAdapter) Load(ctx context.Context, s *Script) error {
 			return errors.Join(errs...)
 		}
 		if err != nil {
-			return fmt.Errorf("script %s: %w", s.Name, ioError(ctx, GoRedis, &Command{Head: []string{"SCRIPT"}}, err))
+			return fmt.Errorf("%s: %w", what, ioError(ctx, GoRedis, &c, err))
 		}
 		return nil
 	case *redis.Client:
-		return load(ctx, c)
+		return run(ctx, cl)
 	}
 	return fmt.Errorf("rclient: go-redis: unexpected client type %T", a.c)
 }

@@ -84,6 +84,28 @@ func runScript(ctx context.Context, do func(context.Context, Command) (any, erro
 	return v, err
 }
 
+// callFunction is Client.Call for both adapters: do is the adapter's Do,
+// load its LoadLibrary.
+func callFunction(ctx context.Context, do func(context.Context, Command) (any, error),
+	load func(context.Context, *Library) error, l *Library, fn string, keys, args []string) (any, error) {
+	c := Command{Head: []string{"FCALL", fn, strconv.Itoa(len(keys))}, Keys: keys, Args: args}
+	v, err := do(ctx, c)
+	var re *RedisError
+	if err == nil || !errors.As(err, &re) || !strings.Contains(re.Msg, "Function not found") {
+		return v, err
+	}
+	if err := load(ctx, l); err != nil {
+		return nil, fmt.Errorf("function %s: %w", fn, err)
+	}
+	return do(ctx, c)
+}
+
+// loadLibraryCommand is FUNCTION LOAD REPLACE: loading the same library
+// again is then not an error, and a newer version replaces an older one.
+func loadLibraryCommand(l *Library) Command {
+	return Command{Head: []string{"FUNCTION", "LOAD", "REPLACE", l.Src}}
+}
+
 // ioError wraps a network, timeout or client error. A socket deadline taken
 // from ctx surfaces as an i/o timeout that is not context.DeadlineExceeded,
 // and may fire a moment before ctx's own timer: the context error is added

@@ -69,6 +69,14 @@ type Client interface {
 	Run(ctx context.Context, s *Script, keys []string, args []string) (any, error)
 	// Load loads s on every master, so later Runs need no fallback.
 	Load(ctx context.Context, s *Script) error
+	// Call runs function fn of library l by FCALL, loading l on every
+	// master and trying once more when the server does not have it (a
+	// restarted Redis, a new cluster node). All keys must hash to one slot.
+	Call(ctx context.Context, l *Library, fn string, keys []string, args []string) (any, error)
+	// LoadLibrary loads l (FUNCTION LOAD REPLACE) on every master, so later
+	// Calls need no fallback. Redis before 7.0 refuses it: the error then
+	// wraps a *RedisError about an unknown command.
+	LoadLibrary(ctx context.Context, l *Library) error
 	// Name is the client library: "go-redis" or "rueidis".
 	Name() string
 	// Close closes the connections the adapter opened.
@@ -86,6 +94,16 @@ type Script struct {
 func NewScript(name, src string) *Script {
 	sum := sha1.Sum([]byte(src))
 	return &Script{Name: name, Src: src, SHA: hex.EncodeToString(sum[:])}
+}
+
+// Library is a Redis 7 function library: Src starts with the shebang
+// "#!lua name=<Name>" and registers its functions with
+// redis.register_function. A library is loaded once per server and its
+// functions are called by name, so a large shared prelude costs nothing per
+// call, unlike a script's source, which Redis sets up on every EVALSHA.
+type Library struct {
+	Name string
+	Src  string
 }
 
 // RedisError is an error reply from Redis (as opposed to a network error).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 
 	"github.com/redis/rueidis"
@@ -168,30 +169,55 @@ func (a *rueidisAdapter) Run(ctx context.Context, s *Script, keys, args []string
 // Load sends SCRIPT LOAD to every node rueidis knows, replicas included: a
 // replica answers it too, and a script there is ready if it is promoted.
 func (a *rueidisAdapter) Load(ctx context.Context, s *Script) error {
+	c := Command{Head: []string{"SCRIPT", "LOAD", s.Src}}
+	return a.eachNode(ctx, "script "+s.Name, c, func(v any, err error) error {
+		if err == nil && v != s.SHA {
+			err = fmt.Errorf("server SHA %v, want %s", v, s.SHA)
+		}
+		return err
+	})
+}
+
+func (a *rueidisAdapter) Call(ctx context.Context, l *Library, fn string, keys, args []string) (any, error) {
+	return callFunction(ctx, a.Do, a.LoadLibrary, l, fn, keys, args)
+}
+
+// LoadLibrary sends FUNCTION LOAD REPLACE to every node rueidis knows. A
+// replica refuses it (READONLY), which is no error: it gets the library
+// from its master by replication.
+func (a *rueidisAdapter) LoadLibrary(ctx context.Context, l *Library) error {
+	return a.eachNode(ctx, "library "+l.Name, loadLibraryCommand(l), func(_ any, err error) error {
+		var re *RedisError
+		if errors.As(err, &re) && strings.HasPrefix(re.Msg, "READONLY") {
+			return nil
+		}
+		return err
+	})
+}
+
+// eachNode runs c on every node rueidis knows, at once, and joins what
+// check makes of each reply.
+func (a *rueidisAdapter) eachNode(ctx context.Context, what string, c Command, check func(any, error) error) error {
 	nodes := a.c.Nodes()
+	if len(nodes) == 0 {
+		return fmt.Errorf("%s: rclient: rueidis knows no node", what)
+	}
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
 		errs []error
 	)
-	c := Command{Head: []string{"SCRIPT", "LOAD", s.Src}}
 	for addr, n := range nodes {
 		wg.Go(func() {
 			v, err := rueidisResult(ctx, &c, n.Do(ctx, n.B().Arbitrary(c.Head...).Build()))
-			if err == nil && v != s.SHA {
-				err = fmt.Errorf("server SHA %v, want %s", v, s.SHA)
-			}
-			if err != nil {
+			if err = check(v, err); err != nil {
 				mu.Lock()
-				errs = append(errs, fmt.Errorf("script %s: load on %s: %w", s.Name, addr, err))
+				errs = append(errs, fmt.Errorf("%s: %s on %s: %w", what, c.Head[0], addr, err))
 				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
-	if len(nodes) == 0 {
-		return fmt.Errorf("script %s: rclient: rueidis knows no node", s.Name)
-	}
 	return errors.Join(errs...)
 }
 

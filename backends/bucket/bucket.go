@@ -27,18 +27,23 @@
 //
 //	operation          script(s)                    round trips     complexity (R ready, B buckets, b a bucket's size, k batch, A active)
 //	Enqueue            enqueue                      1 per batch     O(k log R) due, O(k log B) delayed
-//	Claim, mover=claim move, [move...], activate    2; 3 when due   O(log R + k log A), plus Promote's cost when a bucket is due (at most 4 extra moves)
-//	Claim, background  move, activate               2               O(log R + k log A)
+//	Claim, mover=claim move, [move...]              1; 2 when due   O(log R + k log A), plus Promote's cost when a bucket is due (at most 4 extra moves)
+//	Claim, background  move                         1               O(log R + k log A)
 //	Promote            ZRANGE read, move            2 per batch     O(log B + Σ b + d log d + d log R), d moved
 //	Extend             extend (shared)              1               O(log A)
 //	Complete           complete (shared)            1               O(log A)
+//	CompleteMany       complete_many (shared)       1 per batch     O(k log A)
 //	Fail               fail                         1               O(log A + log B)
 //	Recover            ZRANGE read, recover         2 per batch     O(k (log A + log R))
 //	Cancel             record read, cancel          2               O(log R) or O(1) + O(log B)
 //	Stats              ZRANGE read, stats           2               O(log B + Σ b of due buckets + log R)
 //
-// Wait "block" adds O(log R + log B) per Enqueue batch and per Fail, and
-// O(log R) per move (see Waiting for work below); the round trips are the same.
+// Wait "block" adds O(log R + log B) per Enqueue batch whose earliest job
+// is delayed (a batch with a job due now only wakes), per Fail, and per
+// move that took nothing or a full batch (see Waiting for work below); the
+// round trips are the same. A move activates the jobs it leased in the same
+// call (HGETALL and HSET per job; the record keys derived from the ready
+// key, see base's package doc), as zset's claim does.
 //
 // Design choices:
 //   - Deviation from the brief's guidance: the bucket index is scored by the
@@ -65,10 +70,9 @@
 // then promotes those buckets itself (one more round trip) and pops again;
 // with mover "background" it leaves them to the mover (Promote), as the
 // contract allows, and returns only what comes before them: FIFO over
-// liveness, so there claims of newer jobs wait on the mover. Pop and lease grant are one
-// script (lib.lua's pop_leases); activate is a second call because a script
-// cannot declare the record keys of jobs it has not popped yet: a crash
-// between the two leaves the job leased, and Recover brings it back.
+// liveness, so there claims of newer jobs wait on the mover. Pop, lease
+// grant and activation are one script (lib.lua's pop_leases and
+// activate_all).
 //
 // Waiting for work (option "wait"): "block", the default, is zset's way
 // (BullMQ's marker, base's BlockClaim and lib.lua's wake pieces): a claimer
@@ -81,10 +85,14 @@
 // below the head (lib.lua's ahead); a Fail whose retry lands there; Recover;
 // a move (Claim's or Promote's) that leaves work due now; and a Cancel that
 // empties a due bucket (it may have held ready jobs back). The cost: per
-// Enqueue batch, one read each of ready's head and the index's head and at
-// most one ZADD of the marker; per retry the same two reads and at most one
-// ZADD; per Recover call at most one ZADD; per move one more head read and a
-// ZADD when work is left due. "poll" is the seeds' way: a waiting Claim
+// Enqueue batch at most one ZADD of the marker, plus one read each of
+// ready's head and the index's head when no job of the batch is due now;
+// per retry the same two reads and at most one ZADD; per Recover call at
+// most one ZADD; per move that took nothing or a full batch one more head
+// read and a ZADD when work is left due. A claimer that blocks until a
+// head in the future arms the store's alarm (base's Core.WakeAt), which
+// sets the marker at that instant: Redis alone would time the BZPOPMIN out
+// on its hz tick, up to 100ms late at hz 10. "poll" is the seeds' way: a waiting Claim
 // moves every Options.PollInterval, and no script reads heads for waking or
 // touches the marker, which is then not in KEYS.
 //
@@ -192,8 +200,9 @@ type Store struct {
 }
 
 var (
-	_ jobstore.Store = (*Store)(nil)
-	_ jobstore.Mover = (*Store)(nil)
+	_ jobstore.Store          = (*Store)(nil)
+	_ jobstore.Mover          = (*Store)(nil)
+	_ jobstore.BatchCompleter = (*Store)(nil)
 )
 
 // New returns a store with the default Config. It does not own c.
@@ -214,7 +223,7 @@ func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Conf
 		return nil, err
 	}
 	core, err := base.NewCore(ctx, c, o, func(enc jobstore.Encoding) (base.Scripts, error) {
-		return base.ComposeScripts(ctx, c, enc, scripts, base.ScriptActivate, base.ScriptExtend, base.ScriptComplete)
+		return base.ComposeScripts(ctx, c, enc, scripts, base.ScriptExtend, base.ScriptComplete, base.ScriptCompleteMany)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bucket: %w", err)
@@ -232,7 +241,7 @@ func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Conf
 func (s *Store) Capabilities() jobstore.Capabilities {
 	return jobstore.Capabilities{jobstore.CapStoreClockLeases: true, jobstore.CapStrictFIFO: true,
 		jobstore.CapExactStats: true, jobstore.CapMover: true, jobstore.CapMoverLoop: !s.claimMoves,
-		jobstore.CapBlockingClaim: len(s.marker) > 0}
+		jobstore.CapBlockingClaim: len(s.marker) > 0, jobstore.CapBatchComplete: true}
 }
 
 // bucketKey is the key of the bucket whose window holds t.
@@ -266,14 +275,15 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 // moved is what one run of the move script did.
 type moved struct {
 	promoted int
-	idTokens []string  // id, token pairs it leased
+	claimed  []jobstore.Claimed
 	due      []string  // buckets still holding due jobs, when asked
 	next     time.Time // when a claimer may find work next (zero: unknown, or claims poll)
 }
 
 // move runs the move script: promote up to pmax due jobs out of buckets,
-// then lease up to popMax ready jobs, then name up to report due buckets.
-func (s *Store) move(ctx context.Context, now time.Time, buckets []string, pmax, popMax int, deadline time.Time, report int) (moved, error) {
+// then lease and activate up to popMax ready jobs for worker, then name up
+// to report due buckets.
+func (s *Store) move(ctx context.Context, now time.Time, buckets []string, pmax, popMax int, deadline time.Time, worker string, report int) (moved, error) {
 	keys := append([]string{s.ready, s.Keys.Active(), s.index, s.bucketed}, s.marker...)
 	fixed := len(keys)
 	keys = append(keys, buckets...)
@@ -282,7 +292,7 @@ func (s *Store) move(ctx context.Context, now time.Time, buckets []string, pmax,
 		claimMoves = "1"
 	}
 	v, err := s.Run(ctx, "move", keys, []string{base.Ms(now), strconv.Itoa(pmax), strconv.Itoa(popMax),
-		base.Ms(deadline), s.TokenBase(), strconv.Itoa(report), strconv.Itoa(fixed), claimMoves})
+		base.Ms(deadline), s.TokenBase(), strconv.Itoa(report), strconv.Itoa(fixed), claimMoves, worker})
 	if err != nil {
 		return moved{}, err
 	}
@@ -290,8 +300,9 @@ func (s *Store) move(ctx context.Context, now time.Time, buckets []string, pmax,
 	if len(arr) != 4 {
 		return moved{}, fmt.Errorf("bucket: move: unexpected reply %v", v)
 	}
-	return moved{promoted: int(base.Int(arr[0])), idTokens: base.Strings(arr[1]), due: base.Strings(arr[2]),
-		next: base.NextDue(arr[3])}, nil
+	claimed, err := base.DecodeClaimed(arr[1], worker, now, deadline)
+	return moved{promoted: int(base.Int(arr[0])), claimed: claimed, due: base.Strings(arr[2]),
+		next: base.NextDue(arr[3])}, err
 }
 
 // Claim leases and activates due jobs, blocking on the wake-up marker (or
@@ -299,7 +310,8 @@ func (s *Store) move(ctx context.Context, now time.Time, buckets []string, pmax,
 // buckets that hold older jobs first.
 func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
 	return s.WaitClaim(ctx, req, s.marker, func(now, deadline time.Time) ([]jobstore.Claimed, time.Time, error) {
-		var idTokens, buckets []string
+		var got []jobstore.Claimed
+		var buckets []string
 		var next time.Time
 		for round := 0; ; round++ {
 			// The last round asks for no report: a move that reports due
@@ -308,19 +320,18 @@ func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstor
 			if s.claimMoves && round < claimRounds {
 				report = claimBuckets
 			}
-			m, err := s.move(ctx, now, buckets, base.MaxClaim, req.Max-len(idTokens)/2, deadline, report)
+			m, err := s.move(ctx, now, buckets, base.MaxClaim, req.Max-len(got), deadline, req.WorkerID, report)
+			got = append(got, m.claimed...)
 			if err != nil {
-				return nil, time.Time{}, err
+				return got, time.Time{}, err
 			}
-			idTokens = append(idTokens, m.idTokens...)
 			next = m.next
-			if len(m.due) == 0 || len(idTokens)/2 >= req.Max || round == claimRounds {
+			if len(m.due) == 0 || len(got) >= req.Max || round == claimRounds {
 				break
 			}
 			buckets = m.due
 		}
-		got, err := s.Activate(ctx, req.WorkerID, now, deadline, idTokens)
-		return got, next, err
+		return got, next, nil
 	})
 }
 
@@ -335,7 +346,7 @@ func (s *Store) Promote(ctx context.Context, max int) (int, error) {
 	if err != nil || len(buckets) == 0 {
 		return 0, err
 	}
-	m, err := s.move(ctx, now, buckets, max, 0, now, 0)
+	m, err := s.move(ctx, now, buckets, max, 0, now, "", 0)
 	return m.promoted, err
 }
 

@@ -10,9 +10,10 @@
 // It fixes the seed's mover: the seed read due ids, then removed and re-added
 // each in separate commands, so two movers could promote a job twice and a
 // crash between the steps dropped it. Here a plain read finds the due
-// members, then one script, with their records declared in KEYS, does per
-// member ZSCORE (still due?), ZREM (the one winner among movers) and XADD
-// with the record's Ref moved to the new entry, atomically.
+// members, then one script (record keys derived from the stream key, see
+// base's package doc) does per member ZSCORE (still due?), ZREM (the one
+// winner among movers) and XADD with the record's Ref moved to the new
+// entry, atomically.
 //
 // Keys (all under the queue's hash tag, ae:{queue}:...):
 //
@@ -28,11 +29,13 @@
 //
 //	operation  script(s)                             round trips        complexity (B batch, N delayed, A active, P pending)
 //	Enqueue    enqueue                               1 per batch        O(B log N)
-//	Claim      [2 ZRANGE pipelined, promote]         2, or 3-4 in       O(B (log A + log P)), promotion O(B log N)
-//	           XREADGROUP, stream_activate           claim mode
+//	Claim      stream_claim (promotes first in       1 per round        O(B (log A + log P)), promotion O(B log N)
+//	           claim mode); idle: XREADGROUP BLOCK,  (+2 after a wait)
+//	           stream_activate
 //	Promote    2 ZRANGE pipelined, promote           1-2                O(B log N)
 //	Extend     extend                                1                  O(log A)
 //	Complete   stream_complete                       1                  O(log A + log P)
+//	CompleteMany stream_complete_many                1 per batch        O(B (log A + log P))
 //	Fail       stream_fail                           1                  O(log A + log P + log N)
 //	Recover    ZRANGE, stream_recover,               2 to 4             O(B (log A + log P)) + the sweep's O(B log P)
 //	           stream_peek, stream_sweep
@@ -51,8 +54,13 @@
 // queues behind jobs appended meanwhile with a later RunAt.
 //
 // Mover modes. "claim": every Claim round first promotes up to Option
-// "batch" due jobs, and a blocking read waits no longer than the next
-// delayed RunAt, so no loop is needed. "background": Claim never promotes;
+// "batch" due jobs in the same call as the read and the activation
+// (stream_claim, record keys derived: see base's package doc), and a
+// blocking read waits no longer than the next delayed RunAt, so no loop is
+// needed. Redis would time that read out on its hz tick (up to 100ms late
+// at hz 10), so the claimer also arms the store's alarm (base's
+// Core.WakeAt): at that RunAt the store promotes, and the XADD wakes the
+// blocked read at once. "background": Claim never promotes;
 // due jobs stay in the ZSET until something calls Promote (the harness in a
 // loop, the conformance suite before each claim), and the mover's XADD wakes
 // blocked claimers. Both modes implement jobstore.Mover.
@@ -146,8 +154,9 @@ type Store struct {
 }
 
 var (
-	_ jobstore.Store = (*Store)(nil)
-	_ jobstore.Mover = (*Store)(nil)
+	_ jobstore.Store          = (*Store)(nil)
+	_ jobstore.Mover          = (*Store)(nil)
+	_ jobstore.BatchCompleter = (*Store)(nil)
 )
 
 // New returns a store with the default Config (mover in Claim).
@@ -166,29 +175,31 @@ func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Conf
 	if err != nil {
 		return nil, fmt.Errorf("dual: %w", err)
 	}
-	return &Store{Stream: s, cfg: cfg, delayed: s.Keys.Of("delayed")}, nil
+	st := &Store{Stream: s, cfg: cfg, delayed: s.Keys.Of("delayed")}
+	if cfg.Mover == MoverClaim {
+		st.OnDue = func(ctx context.Context) { _, _, _ = st.promote(ctx, cfg.Batch) }
+	}
+	return st, nil
 }
 
 // Capabilities: everything; see the package doc.
 func (s *Store) Capabilities() jobstore.Capabilities {
 	return jobstore.Capabilities{jobstore.CapBlockingClaim: true, jobstore.CapNativeDelay: true,
 		jobstore.CapStoreClockLeases: true, jobstore.CapStrictFIFO: true, jobstore.CapExactStats: true,
-		jobstore.CapMover: true, jobstore.CapMoverLoop: s.cfg.Mover == MoverBackground}
+		jobstore.CapMover: true, jobstore.CapMoverLoop: s.cfg.Mover == MoverBackground, jobstore.CapBatchComplete: true}
 }
 
 // Config is the store's effective configuration.
 func (s *Store) Config() Config { return s.cfg }
 
 // Claim reads and activates due jobs, blocking in Redis while req.Wait
-// allows; in claim mode each round first promotes due delayed jobs.
+// allows; in claim mode each round first promotes due delayed jobs, in the
+// same call.
 func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
 	if s.cfg.Mover == MoverBackground {
-		return s.Stream.Claim(ctx, req, nil)
+		return s.Stream.Claim(ctx, req, 0)
 	}
-	return s.Stream.Claim(ctx, req, func(ctx context.Context) (time.Time, error) {
-		_, next, err := s.promote(ctx, s.cfg.Batch)
-		return next, err
-	})
+	return s.Stream.Claim(ctx, req, s.cfg.Batch)
 }
 
 // Promote moves up to max due jobs from the delayed ZSET into the stream
@@ -226,14 +237,7 @@ func (s *Store) promote(ctx context.Context, max int) (int, time.Time, error) {
 	if len(members) == 0 {
 		return 0, next, nil
 	}
-	keys := append(make([]string, 0, 2+len(members)), s.delayed, s.Ready)
-	for _, m := range members {
-		if len(m) < 14 {
-			return 0, next, fmt.Errorf("dual: promote: malformed delayed member %q", m)
-		}
-		keys = append(keys, s.Keys.Job(m[13:]))
-	}
-	v, err := s.Run(ctx, "promote", keys, append([]string{now}, members...))
+	v, err := s.Run(ctx, "promote", []string{s.delayed, s.Ready}, append([]string{now}, members...))
 	if err != nil {
 		return 0, next, fmt.Errorf("dual: %w", err)
 	}

@@ -20,14 +20,29 @@
 //
 //	operation  script(s)                          round trips       complexity (B batch, A active, P pending, W waiting)
 //	Enqueue    enqueue (lua/)                     1 per batch       O(B)
-//	Claim      XREADGROUP, stream_activate        2 per round       O(B (log A + log P)); a job read too early: see below
+//	Claim      stream_claim                       1 per round       O(B (log A + log P)); a job read too early: see below
+//	           (idle: XREADGROUP BLOCK,           +2 after a wait
+//	           stream_activate)
 //	Extend     extend                             1                 O(log A)
 //	Complete   stream_complete                    1                 O(log A + log P)
+//	CompleteMany stream_complete_many             1 per batch       O(B (log A + log P))
 //	Fail       stream_fail                        1                 O(log A + log P)
 //	Recover    ZRANGE, stream_recover,            2 to 4            O(B (log A + log P)) + the sweep's O(B log P)
 //	           stream_peek, stream_sweep
 //	Cancel     stream_cancel                      1                 O(log P)
 //	Stats      XLEN, XPENDING, ZCARD, GET         1 (pipelined)     O(1)
+//
+// A claim is one call while entries wait: stream_claim runs XREADGROUP
+// (without BLOCK, which a script may not use) and activates what it read,
+// deriving the record keys from the stream key (base's package doc says
+// why), so no entry it reads can be orphaned. Only a claim that found
+// nothing blocks in XREADGROUP BLOCK and then activates what that read
+// returned with stream_activate (one more call). Per claimed job the
+// scripts run an HGETALL (the record as returned, with the claim's own
+// fields laid over it in Go) and an HSET; the leases of a batch are one
+// ZADD. A lease token ends in "@<entry id>", so Complete acknowledges and
+// deletes the entry without reading the record's Ref; CompleteMany does so
+// with one XACK and one XDEL per batch.
 //
 // Leases are kept on the store's clock, in the same active index (and with
 // the same fencing) as every backend, beside the PEL: XAUTOCLAIM judges
@@ -102,7 +117,10 @@ type Store struct {
 	*base.Stream
 }
 
-var _ jobstore.Store = (*Store)(nil)
+var (
+	_ jobstore.Store          = (*Store)(nil)
+	_ jobstore.BatchCompleter = (*Store)(nil)
+)
 
 // New loads the scripts, creates the consumer group when missing and returns
 // a store on c. It does not own c.
@@ -116,12 +134,13 @@ func New(ctx context.Context, c rclient.Client, o jobstore.Options) (*Store, err
 
 // Capabilities: a blocking claim and leases on the store's clock.
 func (s *Store) Capabilities() jobstore.Capabilities {
-	return jobstore.Capabilities{jobstore.CapBlockingClaim: true, jobstore.CapStoreClockLeases: true}
+	return jobstore.Capabilities{jobstore.CapBlockingClaim: true, jobstore.CapStoreClockLeases: true,
+		jobstore.CapBatchComplete: true}
 }
 
 // Claim reads and activates due jobs, blocking in Redis while req.Wait allows.
 func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
-	return s.Stream.Claim(ctx, req, nil)
+	return s.Stream.Claim(ctx, req, 0)
 }
 
 // Cancel cancels a waiting job and deletes its entry.

@@ -146,14 +146,13 @@ func readAsCrashed(t *testing.T, s *Store, c rclient.Client) string {
 func activateLate(t *testing.T, s *Store, c rclient.Client, entry, id string) int {
 	t.Helper()
 	now := s.Now()
-	v, err := c.Run(context.Background(), s.Scripts[base.ScriptStreamActivate],
-		[]string{s.Keys.Active(), s.Ready, s.Keys.Job(id)},
+	v, err := s.Run(context.Background(), base.ScriptStreamActivate, []string{s.Keys.Active(), s.Ready},
 		[]string{base.Ms(now), base.Ms(now.Add(time.Minute)), "late", "tok", "1", entry, id})
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, _ := v.([]any)[0].([]any)
-	return len(recs)
+	pairs, _ := v.([]any)[0].([]any) // token, record per activated job
+	return len(pairs) / 2
 }
 
 // An entry read by a claimer that never activated it is brought back by

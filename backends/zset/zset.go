@@ -14,30 +14,45 @@
 //
 // Scripts (lua/, each built on the shared library in backends/internal/base):
 //
-//	operation  script(s)             round trips  complexity (N queue size, B batch, A active)
-//	Enqueue    enqueue               1 per batch  O(B log N)
-//	Claim      pop, then activate    2 per batch  O(log N + B log A)
-//	Extend     extend (shared)       1            O(log A)
-//	Complete   complete (shared)     1            O(log A)
-//	Fail       fail                  1            O(log A + log N)
-//	Recover    ZRANGE read, recover  2 per batch  O(B (log A + log N))
-//	Cancel     cancel                1            O(log N)
-//	Stats      5 reads, pipelined    1            O(log N)
+//	operation     script(s)                round trips  complexity (N queue size, B batch, A active)
+//	Enqueue       enqueue                  1 per batch  O(B log N)
+//	Claim         claim                    1 per batch  O(log N + B log A)
+//	Extend        extend (shared)          1            O(log A)
+//	Complete      complete (shared)        1            O(log A)
+//	CompleteMany  complete_many (shared)   1 per batch  O(B log A)
+//	Fail          fail                     1            O(log A + log N)
+//	Recover       ZRANGE read, recover     2 per batch  O(B (log A + log N))
+//	Cancel        cancel                   1            O(log N)
+//	Stats         5 reads, pipelined       1            O(log N)
 //
-// Claim takes two round trips because a script that pops ids cannot declare
-// their record keys in KEYS; pop leases the jobs atomically (so claimers
-// never race for the head job), activate then writes each record under the
-// lease it holds. A crash between the two leaves the job leased and Recover
-// brings it back.
+// Commands inside the scripts: Enqueue, per batch an INCRBY of seq, one
+// ZADD of all members, a wake (ZADD of the marker) when a job is due now,
+// and a head read only when the batch's earliest job is delayed; per job an
+// EXISTS (a batch is all or nothing, and no hash write tells an existing
+// record apart without overwriting it) and an HSET. Claim, per batch a
+// ZRANGE, one ZREM and one ZADD of all leases, and a head read (plus a
+// wake) only when it took nothing or a full batch; per job an HGETALL
+// (returned as the claimed record, with the claim's own six fields laid
+// over it in Go) and an HSET. Complete: ZREM, HSET, PEXPIRE, INCR;
+// CompleteMany the same per job with one INCRBY per batch.
+//
+// Claim is one call: it leases the jobs atomically (so claimers never race
+// for the head job) and writes each record under the lease it holds, with
+// the record keys derived from the queue key (base's package doc says why).
+// The functions all live in one library loaded once per server (base).
 //
 // Waiting for work (option "wait"): "block", the default, is BullMQ's way: a
 // claimer that finds nothing due blocks on BZPOPMIN of a marker ZSET
 // (ae:{queue}:wake) until the queue's head falls due; enqueue, retry and
 // recovery set the marker when they place a job due now or ahead of the
 // head, and a pop that leaves due jobs behind passes it on (lib.lua's
-// zadd_wake and head_after_pop). That costs one ZRANGE of the head per
-// placed job and a ZADD per wake. "poll" is the seeds' way: a waiting Claim
-// pops every Options.PollInterval and the scripts touch no marker.
+// batch_wakes, zadd_wake and head_after_pop): at most one head read and
+// one wake per batch. Redis times a blocked BZPOPMIN out on its hz tick, up
+// to 100ms late at hz 10, so a claimer that blocks until a delayed head
+// also arms the store's alarm (base's Core.WakeAt): at that RunAt the store
+// sets the marker itself, and the claimer wakes within a millisecond or so.
+// "poll" is the seeds' way: a waiting Claim pops every
+// Options.PollInterval and the scripts touch no marker.
 package zset
 
 import (
@@ -75,7 +90,10 @@ type Store struct {
 	marker []string
 }
 
-var _ jobstore.Store = (*Store)(nil)
+var (
+	_ jobstore.Store          = (*Store)(nil)
+	_ jobstore.BatchCompleter = (*Store)(nil)
+)
 
 // New returns a store whose claims block. It does not own c.
 func New(ctx context.Context, c rclient.Client, o jobstore.Options) (*Store, error) {
@@ -85,7 +103,7 @@ func New(ctx context.Context, c rclient.Client, o jobstore.Options) (*Store, err
 // NewWith loads the scripts and returns a store on c configured by cfg.
 func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Config) (*Store, error) {
 	core, err := base.NewCore(ctx, c, o, func(enc jobstore.Encoding) (base.Scripts, error) {
-		return base.ComposeScripts(ctx, c, enc, scripts, base.ScriptActivate, base.ScriptExtend, base.ScriptComplete)
+		return base.ComposeScripts(ctx, c, enc, scripts, base.ScriptExtend, base.ScriptComplete, base.ScriptCompleteMany)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("zset: %w", err)
@@ -100,7 +118,8 @@ func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Conf
 // Capabilities: everything but a mover; blocking-claim unless claims poll.
 func (s *Store) Capabilities() jobstore.Capabilities {
 	return jobstore.Capabilities{jobstore.CapNativeDelay: true, jobstore.CapStoreClockLeases: true,
-		jobstore.CapStrictFIFO: true, jobstore.CapExactStats: true, jobstore.CapBlockingClaim: len(s.marker) > 0}
+		jobstore.CapStrictFIFO: true, jobstore.CapExactStats: true, jobstore.CapBlockingClaim: len(s.marker) > 0,
+		jobstore.CapBatchComplete: true}
 }
 
 // Enqueue stores jobs atomically.
@@ -118,20 +137,20 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 	return err
 }
 
-// Claim pops and activates due jobs, blocking on the wake-up marker (or
-// polling) while req.Wait allows.
+// Claim pops and activates due jobs in one call, blocking on the wake-up
+// marker (or polling) while req.Wait allows.
 func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
 	return s.WaitClaim(ctx, req, s.marker, func(now, deadline time.Time) ([]jobstore.Claimed, time.Time, error) {
-		v, err := s.Run(ctx, "pop", append([]string{s.queue, s.Keys.Active()}, s.marker...),
-			[]string{base.Ms(now), strconv.Itoa(req.Max), base.Ms(deadline), s.TokenBase()})
+		v, err := s.Run(ctx, "claim", append([]string{s.queue, s.Keys.Active()}, s.marker...),
+			[]string{base.Ms(now), strconv.Itoa(req.Max), base.Ms(deadline), s.TokenBase(), req.WorkerID})
 		if err != nil {
 			return nil, time.Time{}, err
 		}
 		reply, _ := v.([]any)
 		if len(reply) != 2 {
-			return nil, time.Time{}, fmt.Errorf("zset: pop: unexpected reply %v", v)
+			return nil, time.Time{}, fmt.Errorf("zset: claim: unexpected reply %v", v)
 		}
-		got, err := s.Activate(ctx, req.WorkerID, now, deadline, base.Strings(reply[0]))
+		got, err := base.DecodeClaimed(reply[0], req.WorkerID, now, deadline)
 		return got, base.NextDue(reply[1]), err
 	})
 }

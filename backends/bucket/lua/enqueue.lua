@@ -13,10 +13,14 @@ local fixed = tonumber(ARGV[2])
 local marker = fixed == 5 and KEYS[5]
 local jobs, err = read_new_jobs(3, fixed + 1)
 if not jobs then return err end
--- The head blocked claimers wait for at the latest: the earliest of ready
--- and the bucket scores. It is read once: a job that is not ahead of it
--- leaves it as it is, and after one wake there is nothing left to decide.
-local head = marker and zsets_head(ready, index)
+-- One wake at most per batch: when a job is due now, or the earliest one
+-- goes ahead of the head blocked claimers wait for at the latest (the
+-- earliest of ready and the bucket scores, read only then).
+local low
+for _, job in ipairs(jobs) do
+  if not low or job.run_at < low then low = job.run_at end
+end
+if batch_wakes(marker, low, now, ready, index) then wake(marker) end
 local first = redis.call('INCRBY', KEYS[4], #jobs) - #jobs
 for i, job in ipairs(jobs) do
   local member, place = seq_member(first + i, job.id), ready
@@ -29,9 +33,5 @@ for i, job in ipairs(jobs) do
     redis.call('INCR', KEYS[3])
   end
   create_job(job, place .. '|' .. member)
-  if marker and ahead(job.run_at, head, now) then
-    wake(marker)
-    marker = false
-  end
 end
 return #jobs

@@ -1,13 +1,16 @@
 -- move: the mover and the claim in one script. It first promotes due jobs
 -- out of the declared buckets into ready, then pops due jobs off ready under
--- fresh leases, then (on request) names the buckets still holding due jobs.
+-- fresh leases and activates them, then (on request) names the buckets
+-- still holding due jobs. The record keys of the jobs it takes are derived
+-- from the ready key (lib.lua's job_prefix: same hash tag, same slot),
+-- since no caller can declare them before the pop.
 -- KEYS[1] ready, KEYS[2] active index, KEYS[3] bucket index, KEYS[4]
 -- bucketed-job counter, then the wake-up marker when claims block, then the
 -- buckets Go read from the index as due.
 -- ARGV: now, promote max, pop max, lease deadline, token base, report max,
 -- number of keys before the buckets (4, or 5 with the marker), '1' when
--- Claim promotes (mover "claim") or '0' (mover "background").
--- Returns { promoted, {id, token, ...}, {due bucket keys}, next } where next
+-- Claim promotes (mover "claim") or '0' (mover "background"), worker.
+-- Returns { promoted, {token, record, ...}, {due bucket keys}, next } where next
 -- is when a claimer may find work next ('' when unknown or claims poll).
 local ready, active, index = KEYS[1], KEYS[2], KEYS[3]
 local now, pmax, max = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -64,10 +67,11 @@ end
 local upto = ARGV[1]
 local lowest = redis.call('ZRANGE', index, 0, 0, 'WITHSCORES')[2]
 if lowest and tonumber(lowest) <= now then upto = '(' .. lowest end
-local out = pop_leases(ready, active, upto, max, ARGV[4], ARGV[5])
+local leased = pop_leases(ready, active, upto, max, ARGV[4], ARGV[5])
+local out = activate_all(active, job_prefix(ready), leased, ARGV[9], ARGV[1], ARGV[4])
 
 local report = {}
-if rmax > 0 and #out < 2 * max and upto ~= ARGV[1] then
+if rmax > 0 and #leased < 2 * max and upto ~= ARGV[1] then
   report = redis.call('ZRANGE', index, '-inf', now, 'BYSCORE', 'LIMIT', 0, rmax)
 end
 
@@ -78,8 +82,10 @@ end
 -- already due is the mover's business (its own move wakes a claimer), and
 -- so is every ready job behind it: counting them would spin claimers until
 -- the mover comes. A head that is due now passes the wake on (lib.lua).
+-- A move that leased some jobs but fewer than asked left nothing due in
+-- ready and does not block next: it reads no head.
 local next_due = ''
-if marker and #report == 0 then
+if marker and #report == 0 and (#leased == 0 or #leased == 2 * max) then
   local h = zsets_head(ready)
   local head = h
   if lowest then

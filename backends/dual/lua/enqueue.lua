@@ -5,7 +5,10 @@
 -- ARGV: now, then the read_new_jobs layout.
 local jobs, err = read_new_jobs(2, 4)
 if not jobs then return err end
+-- The delayed head, read once per batch, spares a due job the look-up
+-- for a delayed twin of its RunAt (stream_place).
+local dhead = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')[2] or false
 for _, job in ipairs(jobs) do
-  create_job(job, stream_place(KEYS[1], KEYS[2], KEYS[3], job.id, job.run_at, ARGV[1]))
+  create_job(job, stream_place(KEYS[1], KEYS[2], KEYS[3], job.id, job.run_at, ARGV[1], dhead))
 end
 return #jobs

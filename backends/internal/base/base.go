@@ -6,8 +6,19 @@
 // backoff with jitter, input validation and the mapping of script error
 // replies to jobstore's sentinel errors.
 //
-// Script layout: every script a store runs is the record prelude of its
-// encoding (lua/rec_hash.lua or lua/rec_json.lua), then lua/lib.lua, then the
-// script's own body from the backend's lua/ folder. Bodies call the library;
-// they never build a key name: every key a script touches arrives in KEYS.
+// Script layout: a store's scripts are one Redis function library (FUNCTION
+// LOAD on every master, once per server; scripts.go): the record prelude of
+// its encoding (lua/rec_hash.lua or lua/rec_json.lua), then lua/lib.lua,
+// then each body of the backend's lua/ folder and of lua/shared/ wrapped as
+// a registered function, called with FCALL. The library is compiled once,
+// so a call pays for its body's work only (an EVALSHA of the same text set
+// the whole library up on every call). A server without Functions (before
+// Redis 7) gets one EVALSHA script per body instead.
+//
+// Keys: every key a script touches arrives in KEYS, with one exception: a
+// claim script derives the record keys of the jobs it takes from a queue
+// key it was given (lib.lua's job_prefix: the same "ae:{queue}:" prefix, so
+// the same hash tag and Cluster slot, which Redis Cluster accepts), because
+// no caller can name them before the claim has chosen its jobs; declaring
+// them cost a second round trip per claim.
 package base

@@ -39,6 +39,7 @@ type Core struct {
 	mu          sync.Mutex
 	rng         *mrand.Rand
 	closed      atomic.Bool
+	alarm       alarm
 }
 
 // NewCore validates o, fills its defaults and loads the backend's scripts.
@@ -65,6 +66,7 @@ func NewCore(ctx context.Context, c rclient.Client, o jobstore.Options, scripts 
 // Close marks the core closed; later calls get jobstore.ErrClosed.
 func (c *Core) Close() error {
 	c.closed.Store(true)
+	c.stopAlarm()
 	return nil
 }
 
@@ -104,11 +106,7 @@ func (c *Core) RetryAt(now time.Time, attempt int) time.Time {
 
 // Run runs a named script and maps its error replies to sentinel errors.
 func (c *Core) Run(ctx context.Context, name string, keys, args []string) (any, error) {
-	s, ok := c.Scripts[name]
-	if !ok {
-		return nil, fmt.Errorf("no script %q", name)
-	}
-	v, err := c.C.Run(ctx, s, keys, args)
+	v, err := c.Scripts.run(ctx, c.C, name, keys, args)
 	if err != nil {
 		return nil, MapError(name, err)
 	}
@@ -203,18 +201,26 @@ func ValidateLease(l jobstore.Lease) error {
 	return nil
 }
 
-// DecodeClaimed turns the list of records an activating script returned into
-// claimed jobs with their leases.
-func DecodeClaimed(v any) ([]jobstore.Claimed, error) {
+// DecodeClaimed turns the token, record pairs a claim script returned
+// (lib.lua's activate_all and stream_take) into claimed jobs with their
+// leases. Each record is as the script read it before its own writes, which
+// are laid over it here: Status InProgress, worker, StartedAt and
+// LastUpdatedAt now, the token and the deadline, as lib.lua's claim_record
+// wrote them.
+func DecodeClaimed(v any, worker string, now, deadline time.Time) ([]jobstore.Claimed, error) {
 	arr, _ := v.([]any)
-	out := make([]jobstore.Claimed, 0, len(arr))
-	for _, r := range arr {
-		j, err := DecodeRecord(r)
+	out := make([]jobstore.Claimed, 0, len(arr)/2)
+	now, deadline = time.UnixMilli(now.UnixMilli()), time.UnixMilli(deadline.UnixMilli())
+	for i := 0; i+1 < len(arr); i += 2 {
+		token, _ := arr[i].(string)
+		j, err := DecodeRecord(arr[i+1])
 		if err != nil {
 			return out, err
 		}
+		j.Status, j.WorkerID, j.StartedAt, j.LastUpdatedAt = jobstore.StatusInProgress, worker, now, now
+		j.LeaseToken, j.LeaseDeadline = token, deadline
 		out = append(out, jobstore.Claimed{Job: j, Lease: jobstore.Lease{
-			JobID: j.ID, Token: j.LeaseToken, Deadline: j.LeaseDeadline, Attempt: j.RetryCount}})
+			JobID: j.ID, Token: token, Deadline: deadline, Attempt: j.RetryCount}})
 	}
 	return out, nil
 }

@@ -13,26 +13,6 @@ import (
 // The operations below are the same for every backend; a backend passes what
 // differs (its own script and its own keys) and keeps only the strategy.
 
-// Activate runs claim step 2 (the shared activate script) for the id/token
-// pairs a pop returned.
-func (c *Core) Activate(ctx context.Context, worker string, now, deadline time.Time, idTokens []string) ([]jobstore.Claimed, error) {
-	if len(idTokens) == 0 {
-		return nil, nil
-	}
-	keys := make([]string, 1, 1+len(idTokens)/2)
-	keys[0] = c.Keys.Active()
-	args := append(make([]string, 0, 3+len(idTokens)), Ms(now), Ms(deadline), worker)
-	for i := 0; i+1 < len(idTokens); i += 2 {
-		keys = append(keys, c.Keys.Job(idTokens[i]))
-		args = append(args, idTokens[i], idTokens[i+1])
-	}
-	v, err := c.Run(ctx, ScriptActivate, keys, args)
-	if err != nil {
-		return nil, err
-	}
-	return DecodeClaimed(v)
-}
-
 // Extend is the heartbeat (shared extend script).
 func (c *Core) Extend(ctx context.Context, l jobstore.Lease, d time.Duration) (jobstore.Lease, error) {
 	if err := ValidateLease(l); err != nil {
@@ -72,6 +52,55 @@ func (c *Core) CompleteWith(ctx context.Context, script string, l jobstore.Lease
 	keys := append([]string{c.Keys.Active(), c.Keys.Completed(), c.Keys.Job(l.JobID)}, extraKeys...)
 	_, err := c.Run(ctx, script, keys, []string{l.JobID, l.Token, Ms(c.Now()), string(result), c.retentionMs()})
 	return err
+}
+
+// CompleteMany completes leases with the shared complete_many script.
+func (c *Core) CompleteMany(ctx context.Context, cs []jobstore.Completion) ([]error, error) {
+	return c.CompleteManyWith(ctx, ScriptCompleteMany, cs, nil)
+}
+
+// CompleteManyWith runs script (lib.lua's complete_many in a body) with KEYS
+// active, completed, extraKeys..., then one record per lease, and ARGV now,
+// retention ms, then id, token, result per lease, MaxClaim leases per call.
+// An invalid lease gets its ErrInvalid error and is not sent.
+func (c *Core) CompleteManyWith(ctx context.Context, script string, cs []jobstore.Completion, extraKeys []string) ([]error, error) {
+	errs := make([]error, len(cs))
+	if err := c.Check(); err != nil {
+		return errs, err
+	}
+	fixed := append([]string{c.Keys.Active(), c.Keys.Completed()}, extraKeys...)
+	for start := 0; start < len(cs); start += MaxClaim {
+		chunk := cs[start:min(start+MaxClaim, len(cs))]
+		keys := append(make([]string, 0, len(fixed)+len(chunk)), fixed...)
+		args := append(make([]string, 0, 2+3*len(chunk)), Ms(c.Now()), c.retentionMs())
+		sent := make([]int, 0, len(chunk)) // index in cs of each lease sent
+		for i, x := range chunk {
+			if err := ValidateLease(x.Lease); err != nil {
+				errs[start+i] = err
+				continue
+			}
+			keys = append(keys, c.Keys.Job(x.Lease.JobID))
+			args = append(args, x.Lease.JobID, x.Lease.Token, string(x.Result))
+			sent = append(sent, start+i)
+		}
+		if len(sent) == 0 {
+			continue
+		}
+		v, err := c.Run(ctx, script, keys, args)
+		if err != nil {
+			return errs, err
+		}
+		res, _ := v.([]any)
+		if len(res) != len(sent) {
+			return errs, fmt.Errorf("%s: %d replies for %d leases", script, len(res), len(sent))
+		}
+		for k, i := range sent {
+			if Int(res[k]) != 1 {
+				errs[i] = fmt.Errorf("%w: %s", jobstore.ErrLeaseLost, cs[i].Lease.JobID)
+			}
+		}
+	}
+	return errs, nil
 }
 
 func (c *Core) retentionMs() string { return strconv.FormatInt(c.Opts.Retention.Milliseconds(), 10) }

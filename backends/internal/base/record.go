@@ -57,10 +57,11 @@ func NewRecordPairs(j jobstore.NewJob, runAt, now time.Time) ([]string, error) {
 	return p, nil
 }
 
-// DecodeRecord turns what rec_read returned (a flat HGETALL array for the
-// hash encoding, a JSON string for the JSON encoding) into a Job.
+// DecodeRecord turns what a script or Get read (a flat HGETALL array or,
+// over RESP3, a map for the hash encoding; a JSON string for the JSON
+// encoding) into a Job, field by field, with no map in between.
 func DecodeRecord(v any) (jobstore.Job, error) {
-	m := map[string]string{}
+	var d recordDecoder
 	switch r := v.(type) {
 	case []any:
 		if len(r)%2 != 0 {
@@ -69,72 +70,161 @@ func DecodeRecord(v any) (jobstore.Job, error) {
 		for i := 0; i < len(r); i += 2 {
 			k, _ := r[i].(string)
 			s, _ := r[i+1].(string)
-			m[k] = s
+			d.set(k, s)
 		}
 	case map[string]any: // HGETALL over RESP3
 		for k, x := range r {
 			s, _ := x.(string)
-			m[k] = s
+			d.set(k, s)
 		}
 	case string:
-		if err := json.Unmarshal([]byte(r), &m); err != nil {
+		var rec jsonRecord
+		if err := json.Unmarshal([]byte(r), &rec); err != nil {
 			return jobstore.Job{}, fmt.Errorf("record: %w", err)
 		}
+		rec.each(d.set)
 	case nil:
 		return jobstore.Job{}, jobstore.ErrNotFound
 	default:
 		return jobstore.Job{}, fmt.Errorf("record: unexpected reply %T", v)
 	}
-	if len(m) == 0 {
+	if d.fields == 0 {
 		return jobstore.Job{}, jobstore.ErrNotFound
 	}
-	return fromFields(m)
+	return d.j, d.err
 }
 
-func fromFields(m map[string]string) (jobstore.Job, error) {
-	var j jobstore.Job
-	var err error
-	num := func(f string) int64 {
-		s := m[f]
-		if s == "" || err != nil {
-			return 0
-		}
-		n, e := strconv.ParseInt(s, 10, 64)
-		if e != nil {
-			err = fmt.Errorf("record %q field %s: %q is not an integer", m[fID], f, s)
-		}
-		return n
+// recordDecoder fills a Job one stored field at a time.
+type recordDecoder struct {
+	j      jobstore.Job
+	fields int
+	err    error
+}
+
+func (d *recordDecoder) set(f, s string) {
+	d.fields++
+	if d.err != nil {
+		return
 	}
-	tm := func(f string) time.Time {
-		if ms := num(f); ms != 0 {
-			return time.UnixMilli(ms)
-		}
-		return time.Time{}
-	}
-	js := func(f string, into any) {
-		if s := m[f]; s != "" && err == nil {
-			if e := json.Unmarshal([]byte(s), into); e != nil {
-				err = fmt.Errorf("record %q field %s: %w", m[fID], f, e)
+	j := &d.j
+	switch f {
+	case fID:
+		j.ID = s
+	case fName:
+		j.Name = s
+	case fError:
+		j.Error = s
+	case fWorkerID:
+		j.WorkerID = s
+	case fLeaseToken:
+		j.LeaseToken = s
+	case fRefField:
+		j.Ref = s
+	case fPayload:
+		j.Payload = []byte(s)
+	case fResult:
+		j.Result = []byte(s)
+	case fStatus:
+		j.Status = jobstore.Status(d.num(f, s))
+	case fRetryCount:
+		j.RetryCount = int(d.num(f, s))
+	case fMaxRetries:
+		j.MaxRetries = int(d.num(f, s))
+	case fHeaders:
+		d.json(f, s, &j.Headers)
+	case fRouteParams:
+		d.json(f, s, &j.RouteParams)
+	case fQueryParams:
+		d.json(f, s, &j.QueryParams)
+	default:
+		if t := d.times(j, f); t != nil {
+			if ms := d.num(f, s); ms != 0 {
+				*t = time.UnixMilli(ms)
 			}
 		}
 	}
-	j.ID, j.Name, j.Error = m[fID], m[fName], m[fError]
-	j.Status = jobstore.Status(num(fStatus))
-	js(fHeaders, &j.Headers)
-	js(fRouteParams, &j.RouteParams)
-	js(fQueryParams, &j.QueryParams)
-	if s, ok := m[fPayload]; ok {
-		j.Payload = []byte(s)
+}
+
+// times returns the Job's time field stored under f (nil: f is not one).
+func (d *recordDecoder) times(j *jobstore.Job, f string) *time.Time {
+	switch f {
+	case fRetryDelay:
+		return &j.RetryDelayUntil
+	case fCreatedAt:
+		return &j.CreatedAt
+	case fStartedAt:
+		return &j.StartedAt
+	case fCompletedAt:
+		return &j.CompletedAt
+	case fLastUpdatedAt:
+		return &j.LastUpdatedAt
+	case fRunAt:
+		return &j.RunAt
+	case fLeaseDeadline:
+		return &j.LeaseDeadline
 	}
-	if s, ok := m[fResult]; ok {
-		j.Result = []byte(s)
+	return nil
+}
+
+func (d *recordDecoder) num(f, s string) int64 {
+	if s == "" {
+		return 0
 	}
-	j.RetryCount = int(num(fRetryCount))
-	j.MaxRetries = int(num(fMaxRetries))
-	j.RetryDelayUntil = tm(fRetryDelay)
-	j.WorkerID = m[fWorkerID]
-	j.CreatedAt, j.StartedAt, j.CompletedAt = tm(fCreatedAt), tm(fStartedAt), tm(fCompletedAt)
-	j.LastUpdatedAt, j.RunAt = tm(fLastUpdatedAt), tm(fRunAt)
-	j.LeaseToken, j.LeaseDeadline, j.Ref = m[fLeaseToken], tm(fLeaseDeadline), m[fRefField]
-	return j, err
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		d.err = fmt.Errorf("record field %s: %q is not an integer", f, s)
+	}
+	return n
+}
+
+func (d *recordDecoder) json(f, s string, into any) {
+	if s == "" {
+		return
+	}
+	if err := json.Unmarshal([]byte(s), into); err != nil {
+		d.err = fmt.Errorf("record field %s: %w", f, err)
+	}
+}
+
+// jsonRecord is a record of the JSON encoding: every field a string, as
+// lib.lua's rec_json.lua writes them.
+type jsonRecord struct {
+	ID              *string `json:"Id"`
+	Name            *string `json:"Name"`
+	Status          *string `json:"Status"`
+	Headers         *string `json:"Headers"`
+	RouteParams     *string `json:"RouteParams"`
+	QueryParams     *string `json:"QueryParams"`
+	Payload         *string `json:"Payload"`
+	Result          *string `json:"Result"`
+	Error           *string `json:"Error"`
+	RetryCount      *string `json:"RetryCount"`
+	MaxRetries      *string `json:"MaxRetries"`
+	RetryDelayUntil *string `json:"RetryDelayUntil"`
+	WorkerID        *string `json:"WorkerId"`
+	CreatedAt       *string `json:"CreatedAt"`
+	StartedAt       *string `json:"StartedAt"`
+	CompletedAt     *string `json:"CompletedAt"`
+	LastUpdatedAt   *string `json:"LastUpdatedAt"`
+	RunAt           *string `json:"RunAt"`
+	LeaseToken      *string `json:"LeaseToken"`
+	LeaseDeadline   *string `json:"LeaseDeadline"`
+	Ref             *string `json:"Ref"`
+}
+
+// each calls set for every field the record holds.
+func (r *jsonRecord) each(set func(f, s string)) {
+	for _, p := range []struct {
+		f string
+		v *string
+	}{{fID, r.ID}, {fName, r.Name}, {fStatus, r.Status}, {fHeaders, r.Headers}, {fRouteParams, r.RouteParams},
+		{fQueryParams, r.QueryParams}, {fPayload, r.Payload}, {fResult, r.Result}, {fError, r.Error},
+		{fRetryCount, r.RetryCount}, {fMaxRetries, r.MaxRetries}, {fRetryDelay, r.RetryDelayUntil},
+		{fWorkerID, r.WorkerID}, {fCreatedAt, r.CreatedAt}, {fStartedAt, r.StartedAt},
+		{fCompletedAt, r.CompletedAt}, {fLastUpdatedAt, r.LastUpdatedAt}, {fRunAt, r.RunAt},
+		{fLeaseToken, r.LeaseToken}, {fLeaseDeadline, r.LeaseDeadline}, {fRefField, r.Ref}} {
+		if p.v != nil {
+			set(p.f, *p.v)
+		}
+	}
 }

@@ -2,8 +2,12 @@ package base
 
 import (
 	"context"
+	"crypto/sha1"
 	"embed"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/aebench/aebench/jobstore"
@@ -13,50 +17,75 @@ import (
 //go:embed lua
 var libFS embed.FS
 
-// Scripts is a backend's set of composed scripts for one encoding, by name.
-type Scripts map[string]*rclient.Script
+// Scripts is a backend's set of scripts for one encoding, by name: the
+// functions of one Redis function library, loaded once per server, or on a
+// server without Functions (before Redis 7) one script per body.
+type Scripts struct {
+	lib   *rclient.Library
+	fns   map[string]string          // script name -> function name
+	evals map[string]*rclient.Script // when the server has no Functions
+}
 
 // Shared script bodies (lua/shared/) that a backend may take as they are.
 const (
-	ScriptActivate = "activate" // claim step 2 after a pop that granted leases
-	ScriptExtend   = "extend"
-	ScriptComplete = "complete"
+	ScriptExtend       = "extend"
+	ScriptComplete     = "complete"
+	ScriptCompleteMany = "complete_many"
 )
 
 // ComposeScripts builds each body in bodies (read from the backend's embedded
 // lua/ folder; the file name without .lua is the script's name) and each
 // shared body named in shared, on top of the encoding's record prelude and
-// the shared library, and loads them all on c.
+// the shared library, and loads them on c.
+//
+// The whole is one function library (FUNCTION LOAD, on every master): the
+// prelude and lib.lua are compiled once per server, and a call costs the
+// body's own work only, where an EVALSHA of the same text sets the whole
+// library up again on every call. The library's name carries a hash of its
+// source, so stores of different versions can share a server. A server that
+// refuses FUNCTION gets one EVALSHA script per body.
 func ComposeScripts(ctx context.Context, c rclient.Client, enc jobstore.Encoding, bodies embed.FS, shared ...string) (Scripts, error) {
 	prelude, err := libFS.ReadFile("lua/rec_" + string(enc) + ".lua")
 	if err != nil {
-		return nil, fmt.Errorf("encoding %q has no record prelude: %w", enc, err)
+		return Scripts{}, fmt.Errorf("encoding %q has no record prelude: %w", enc, err)
 	}
 	lib, err := libFS.ReadFile("lua/lib.lua")
 	if err != nil {
-		return nil, err
+		return Scripts{}, err
 	}
-	files, err := bodies.ReadDir("lua")
+	src, err := readBodies(bodies, shared)
 	if err != nil {
-		return nil, fmt.Errorf("backend scripts: %w", err)
+		return Scripts{}, err
 	}
-	out := Scripts{}
-	add := func(name string, body []byte) error {
-		s := rclient.NewScript(name, string(prelude)+"\n"+string(lib)+"\n"+string(body))
+	head := string(prelude) + "\n" + string(lib) + "\n"
+	out, err := loadLibrary(ctx, c, head, src)
+	if err == nil || !noFunctions(err) {
+		return out, err
+	}
+	out = Scripts{evals: map[string]*rclient.Script{}}
+	for name, body := range src {
+		s := rclient.NewScript(name, head+body)
 		if err := c.Load(ctx, s); err != nil {
-			return fmt.Errorf("load script %s: %w", name, err)
+			return Scripts{}, fmt.Errorf("load script %s: %w", name, err)
 		}
-		out[name] = s
-		return nil
+		out.evals[name] = s
 	}
+	return out, nil
+}
+
+// readBodies reads the shared bodies named and every body of the backend.
+func readBodies(bodies embed.FS, shared []string) (map[string]string, error) {
+	src := map[string]string{}
 	for _, name := range shared {
 		body, err := libFS.ReadFile("lua/shared/" + name + ".lua")
 		if err != nil {
 			return nil, fmt.Errorf("no shared script %q: %w", name, err)
 		}
-		if err := add(name, body); err != nil {
-			return nil, err
-		}
+		src[name] = string(body)
+	}
+	files, err := bodies.ReadDir("lua")
+	if err != nil {
+		return nil, fmt.Errorf("backend scripts: %w", err)
 	}
 	for _, f := range files {
 		name, ok := strings.CutSuffix(f.Name(), ".lua")
@@ -67,9 +96,53 @@ func ComposeScripts(ctx context.Context, c rclient.Client, enc jobstore.Encoding
 		if err != nil {
 			return nil, err
 		}
-		if err := add(name, body); err != nil {
-			return nil, err
-		}
+		src[name] = string(body)
+	}
+	return src, nil
+}
+
+// loadLibrary wraps each body in a registered function. KEYS and ARGV are
+// the library's own locals, set at the start of every call, so the shared
+// code reads them as a script does; rec_reset empties what the record
+// prelude caches, since a library's locals outlive one call.
+func loadLibrary(ctx context.Context, c rclient.Client, head string, src map[string]string) (Scripts, error) {
+	names := make([]string, 0, len(src))
+	for n := range src {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("local KEYS, ARGV = {}, {}\n")
+	b.WriteString(head)
+	for _, n := range names {
+		fmt.Fprintf(&b, "redis.register_function('@@_%s', function(keys, args)\nKEYS, ARGV = keys, args\nrec_reset()\n%s\nend)\n", n, src[n])
+	}
+	sum := sha1.Sum([]byte(b.String()))
+	libName := "aebench_" + hex.EncodeToString(sum[:8])
+	body := strings.ReplaceAll(b.String(), "'@@_", "'"+libName+"_")
+	out := Scripts{lib: &rclient.Library{Name: libName, Src: "#!lua name=" + libName + "\n" + body}, fns: map[string]string{}}
+	for _, n := range names {
+		out.fns[n] = libName + "_" + n
+	}
+	if err := c.LoadLibrary(ctx, out.lib); err != nil {
+		return Scripts{}, fmt.Errorf("load library %s: %w", libName, err)
 	}
 	return out, nil
+}
+
+// noFunctions reports an error of a server that does not know FUNCTION.
+func noFunctions(err error) bool {
+	var re *rclient.RedisError
+	return errors.As(err, &re) && strings.Contains(strings.ToLower(re.Msg), "unknown command")
+}
+
+// run runs the named script on c.
+func (s Scripts) run(ctx context.Context, c rclient.Client, name string, keys, args []string) (any, error) {
+	if fn, ok := s.fns[name]; ok {
+		return c.Call(ctx, s.lib, fn, keys, args)
+	}
+	if sc, ok := s.evals[name]; ok {
+		return c.Run(ctx, sc, keys, args)
+	}
+	return nil, fmt.Errorf("no script %q", name)
 }

@@ -51,13 +51,15 @@ const blockMargin = 50 * time.Millisecond
 
 // Shared stream script bodies (lua/shared/stream_*.lua).
 const (
-	ScriptStreamActivate = "stream_activate"
-	ScriptStreamComplete = "stream_complete"
-	ScriptStreamFail     = "stream_fail"
-	ScriptStreamRecover  = "stream_recover"
-	ScriptStreamCancel   = "stream_cancel"
-	ScriptStreamPeek     = "stream_peek"
-	ScriptStreamSweep    = "stream_sweep"
+	ScriptStreamActivate     = "stream_activate"
+	ScriptStreamClaim        = "stream_claim"
+	ScriptStreamComplete     = "stream_complete"
+	ScriptStreamCompleteMany = "stream_complete_many"
+	ScriptStreamFail         = "stream_fail"
+	ScriptStreamRecover      = "stream_recover"
+	ScriptStreamCancel       = "stream_cancel"
+	ScriptStreamPeek         = "stream_peek"
+	ScriptStreamSweep        = "stream_sweep"
 )
 
 // Stream is Core plus a queue's ready stream, read by StreamGroup as a
@@ -73,6 +75,10 @@ type Stream struct {
 	// PlaceKeys are the keys a job is placed with after Fail or Recover:
 	// the stream, and for dual also the delayed ZSET and its sequence.
 	PlaceKeys []string
+	// OnDue, when set (dual in mover mode "claim"), runs when the delayed
+	// job a blocked Claim waits for falls due: it promotes, and the XADD
+	// wakes the blocked read at once (see Core.WakeAt).
+	OnDue func(context.Context)
 
 	sweepMu  sync.Mutex
 	cursor   string               // where the next orphan sweep starts in the PEL
@@ -85,8 +91,8 @@ type Stream struct {
 // place keys after it (dual's "delayed" ZSET and its "seq"uence).
 func NewStream(ctx context.Context, c rclient.Client, o jobstore.Options, bodies embed.FS, placeNames ...string) (*Stream, error) {
 	core, err := NewCore(ctx, c, o, func(enc jobstore.Encoding) (Scripts, error) {
-		return ComposeScripts(ctx, c, enc, bodies, ScriptExtend, ScriptStreamActivate, ScriptStreamComplete,
-			ScriptStreamFail, ScriptStreamRecover, ScriptStreamCancel, ScriptStreamPeek, ScriptStreamSweep)
+		return ComposeScripts(ctx, c, enc, bodies, ScriptExtend, ScriptStreamActivate, ScriptStreamClaim,
+			ScriptStreamComplete, ScriptStreamCompleteMany, ScriptStreamFail, ScriptStreamRecover, ScriptStreamCancel, ScriptStreamPeek, ScriptStreamSweep)
 	})
 	if err != nil {
 		return nil, err
@@ -119,7 +125,7 @@ func (s *Stream) ensureGroup(ctx context.Context) error {
 
 func isNoGroup(err error) bool {
 	var re *rclient.RedisError
-	return errors.As(err, &re) && strings.HasPrefix(re.Msg, "NOGROUP")
+	return errors.As(err, &re) && strings.Contains(re.Msg, "NOGROUP")
 }
 
 // streamEntry is one entry an XREADGROUP returned.
@@ -186,31 +192,35 @@ func parseRead(v any, key string) []streamEntry {
 	return out
 }
 
-// activated is what one activating call did besides claiming.
+// activated is what one claiming call did besides claiming.
 type activated struct {
 	claimed []jobstore.Claimed
+	// read is how many entries the call read, last the last one's id.
+	read int
+	last string
 	// tail is the stream's last entry id before the call appended any.
 	tail string
 	// next is the earliest RunAt of the jobs it appended anew for being
 	// read too early (zero when none).
 	next time.Time
+	// due is when the delayed ZSET's head falls due (dual in mover mode
+	// "claim", when nothing was claimed; zero: none).
+	due time.Time
 }
 
-// activate runs stream_activate for entries just read, on a context of its
-// own (see activateTimeout); it claims at most req.Max of them. Claimed jobs
-// come back oldest RunAt first, stream order among equal RunAt.
+// activate runs stream_activate for entries a blocking read returned, on a
+// context of its own (see activateTimeout); it claims at most req.Max of
+// them.
 func (s *Stream) activate(ctx context.Context, req jobstore.ClaimRequest, es []streamEntry) (activated, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), activateTimeout)
 	defer cancel()
 	now := s.Now()
 	deadline := now.Add(req.Lease)
-	keys := append(make([]string, 0, 2+len(es)), s.Keys.Active(), s.Ready)
 	args := append(make([]string, 0, 5+2*len(es)), Ms(now), Ms(deadline), req.WorkerID, s.TokenBase(), strconv.Itoa(req.Max))
 	for _, e := range es {
-		keys = append(keys, s.Keys.Job(e.job))
 		args = append(args, e.id, e.job)
 	}
-	v, err := s.Run(ctx, ScriptStreamActivate, keys, args)
+	v, err := s.Run(ctx, ScriptStreamActivate, []string{s.Keys.Active(), s.Ready}, args)
 	if err != nil {
 		return activated{}, err
 	}
@@ -218,23 +228,65 @@ func (s *Stream) activate(ctx context.Context, req jobstore.ClaimRequest, es []s
 	if len(arr) != 3 {
 		return activated{}, fmt.Errorf("%s: unexpected reply %T", ScriptStreamActivate, v)
 	}
-	var a activated
-	if a.claimed, err = DecodeClaimed(arr[0]); err != nil {
-		return a, err
+	a := activated{read: len(es), last: es[len(es)-1].id}
+	err = a.decode(arr, req.WorkerID, now, deadline)
+	return a, err
+}
+
+// claimRound is one whole claim in one call (stream_claim): promote up to
+// promote due delayed jobs (0: none), read up to count new entries, claim
+// up to req.Max of them.
+func (s *Stream) claimRound(ctx context.Context, req jobstore.ClaimRequest, count, promote int) (activated, error) {
+	now := s.Now()
+	deadline := now.Add(req.Lease)
+	keys := []string{s.Keys.Active(), s.Ready}
+	if promote > 0 {
+		keys = append(keys, s.PlaceKeys[1])
+	}
+	args := []string{Ms(now), Ms(deadline), req.WorkerID, s.TokenBase(), strconv.Itoa(req.Max), strconv.Itoa(count),
+		s.Consumer, strconv.Itoa(promote)}
+	v, err := s.Run(ctx, ScriptStreamClaim, keys, args)
+	if isNoGroup(err) {
+		if err = s.ensureGroup(ctx); err == nil {
+			v, err = s.Run(ctx, ScriptStreamClaim, keys, args)
+		}
+	}
+	if err != nil {
+		return activated{}, err
+	}
+	arr, _ := v.([]any)
+	if len(arr) != 6 {
+		return activated{}, fmt.Errorf("%s: unexpected reply %T", ScriptStreamClaim, v)
+	}
+	a := activated{read: int(Int(arr[3]))}
+	a.last, _ = arr[4].(string)
+	a.due = NextDue(arr[5])
+	err = a.decode(arr[:3], req.WorkerID, now, deadline)
+	return a, err
+}
+
+// decode reads the {token, record pairs, tail, next} part of a reply.
+// Claimed jobs come back oldest RunAt first, stream order among equal RunAt.
+func (a *activated) decode(arr []any, worker string, now, deadline time.Time) error {
+	var err error
+	if a.claimed, err = DecodeClaimed(arr[0], worker, now, deadline); err != nil {
+		return err
 	}
 	sort.SliceStable(a.claimed, func(i, j int) bool { return a.claimed[i].Job.RunAt.Before(a.claimed[j].Job.RunAt) })
 	a.tail, _ = arr[1].(string)
 	if ms := Int(arr[2]); ms != 0 {
 		a.next = time.UnixMilli(ms)
 	}
-	return a, nil
+	return nil
 }
 
-// Claim reads up to req.Max new entries and activates them, until it has
-// claimed something or req.Wait (cut short by ctx's deadline) is over.
-// before, when not nil, runs before every read (dual's mover in claim mode)
-// and returns when the next job it knows of falls due (zero: none): a
-// blocking read then waits no longer than that.
+// Claim claims up to req.Max jobs, until it has claimed something or
+// req.Wait (cut short by ctx's deadline) is over. A round is one
+// stream_claim call (promoting first when promote > 0, dual's mover in
+// claim mode); after a round that read nothing, the claim blocks in
+// XREADGROUP BLOCK (no longer than until the delayed head falls due, when
+// the round reported one; OnDue then also fires at that instant) and
+// activates what it reads with stream_activate.
 //
 // A round that found only jobs read before their RunAt (appended anew by
 // the script) starts a pass: the claim reads on, scanCount entries a round,
@@ -242,7 +294,7 @@ func (s *Stream) activate(ctx context.Context, req jobstore.ClaimRequest, es []s
 // that is, until every waiting entry has been looked at once; then it
 // pauses Options.PollInterval (or until the earliest such RunAt, or the end
 // of the wait) before the next pass, so that it never spins on them.
-func (s *Stream) Claim(ctx context.Context, req jobstore.ClaimRequest, before func(context.Context) (time.Time, error)) ([]jobstore.Claimed, error) {
+func (s *Stream) Claim(ctx context.Context, req jobstore.ClaimRequest, promote int) ([]jobstore.Claimed, error) {
 	if err := ValidateClaim(req); err != nil {
 		return nil, err
 	}
@@ -253,42 +305,45 @@ func (s *Stream) Claim(ctx context.Context, req jobstore.ClaimRequest, before fu
 	if dl, ok := ctx.Deadline(); ok && req.Wait > 0 && dl.Add(-blockMargin).Before(end) {
 		end = dl.Add(-blockMargin)
 	}
-	var next time.Time // earliest RunAt this pass appended anew; zero: no pass
-	count := req.Max
+	var next, due time.Time // earliest RunAt this pass appended anew; the delayed head
+	count, idle := req.Max, false
 	for {
-		var due time.Time
-		if before != nil {
-			var err error
-			if due, err = before(ctx); err != nil {
-				return nil, err
-			}
-		}
-		block := time.Until(end)
-		if !due.IsZero() {
-			block = min(block, due.Sub(s.Now()))
-		}
 		asked := count
-		es, err := s.read(ctx, asked, block)
+		var a activated
+		var err error
+		if idle {
+			if a, err = s.blockRound(ctx, req, count, end, due); err == nil && a.read == 0 {
+				if time.Until(end) <= 0 {
+					return nil, nil
+				}
+				idle = false
+				continue
+			}
+		} else {
+			a, err = s.claimRound(ctx, req, count, promote)
+			due = a.due
+		}
 		if err != nil {
 			if req.Wait > 0 && ctx.Err() != nil {
 				return nil, nil // the wait ended with the context, as PollClaim's does
 			}
 			return nil, err
 		}
-		if len(es) == 0 {
+		if len(a.claimed) > 0 {
+			return a.claimed, nil
+		}
+		if a.read == 0 {
 			if time.Until(end) <= 0 {
 				return nil, nil
 			}
+			idle = true
 			continue
 		}
-		a, err := s.activate(ctx, req, es)
-		if err != nil || len(a.claimed) > 0 {
-			return a.claimed, err
-		}
+		idle = false
 		if !a.next.IsZero() && (next.IsZero() || a.next.Before(next)) {
 			next = a.next
 		}
-		atTail := len(es) < asked || !streamIDLess(es[len(es)-1].id, a.tail)
+		atTail := a.read < asked || !streamIDLess(a.last, a.tail)
 		if next.IsZero() || !atTail {
 			if !next.IsZero() {
 				count = max(req.Max, scanCount)
@@ -308,6 +363,26 @@ func (s *Stream) Claim(ctx context.Context, req jobstore.ClaimRequest, before fu
 		case <-t.C:
 		}
 	}
+}
+
+// blockRound waits in XREADGROUP BLOCK until end, or until due (when not
+// zero) with OnDue armed for that instant, then activates what it read.
+func (s *Stream) blockRound(ctx context.Context, req jobstore.ClaimRequest, count int, end, due time.Time) (activated, error) {
+	block := time.Until(end)
+	if !due.IsZero() {
+		block = min(block, due.Sub(s.Now()))
+		if s.OnDue != nil {
+			s.WakeAt(due, s.OnDue)
+		}
+	}
+	if block <= 0 {
+		return activated{}, nil
+	}
+	es, err := s.read(ctx, count, block)
+	if err != nil || len(es) == 0 {
+		return activated{}, err
+	}
+	return s.activate(ctx, req, es)
 }
 
 // streamIDLess orders stream entry ids "<ms>-<seq>".
@@ -343,6 +418,12 @@ func (s *Stream) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 // Complete finishes a held lease and acknowledges and deletes its entry.
 func (s *Stream) Complete(ctx context.Context, l jobstore.Lease, result []byte) error {
 	return s.CompleteWith(ctx, ScriptStreamComplete, l, result, []string{s.Ready})
+}
+
+// CompleteMany completes many leases in one call per MaxClaim of them,
+// their entries acknowledged and deleted together (jobstore.BatchCompleter).
+func (s *Stream) CompleteMany(ctx context.Context, cs []jobstore.Completion) ([]error, error) {
+	return s.CompleteManyWith(ctx, ScriptStreamCompleteMany, cs, []string{s.Ready})
 }
 
 // Fail drops the job's entry and retries it (placed with PlaceKeys) or

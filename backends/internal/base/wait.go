@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aebench/aebench/jobstore"
@@ -62,6 +63,11 @@ func (c *Core) BlockClaim(ctx context.Context, wait time.Duration, marker string
 		if block <= 0 || ctx.Err() != nil {
 			return nil, nil
 		}
+		if !next.IsZero() {
+			// Redis times the block out on its hz tick, up to 1/hz late
+			// when idle; the alarm wakes a claimer at next itself.
+			c.WakeAt(next, func(ctx context.Context) { _, _ = c.C.Do(ctx, rclient.Cmd("ZADD", marker, "0", "w")) })
+		}
 		secs := strconv.FormatFloat(max(block, minBlock).Seconds(), 'f', 3, 64)
 		if _, err := c.C.DoBlocking(ctx, rclient.Cmd("BZPOPMIN", marker, secs)); err != nil {
 			if ctx.Err() != nil {
@@ -70,6 +76,66 @@ func (c *Core) BlockClaim(ctx context.Context, wait time.Duration, marker string
 			return nil, fmt.Errorf("wait for work: %w", err)
 		}
 	}
+}
+
+// alarm is a store's one pending wake-up (see WakeAt).
+type alarm struct {
+	mu    sync.Mutex
+	timer *time.Timer
+	at    time.Time // zero: none pending
+}
+
+// alarmTimeout bounds the command an alarm sends.
+const alarmTimeout = time.Second
+
+// WakeAt runs fire, once and in a goroutine of its own, when the store's
+// clock reaches at (at - now from now, in real time), so that a claim
+// blocked until a delayed job's RunAt wakes at that instant rather than on
+// Redis's timer tick, which times a blocked command out up to 1/hz late
+// (100ms at the default hz 10). fire wakes the blocked claimers (a marker
+// ZADD, or dual's promotion, whose XADD wakes a blocked read). A store keeps
+// only its earliest pending alarm: a later one is dropped, since the
+// claimer woken first finds the next RunAt and sets it again. A claimer
+// woken early (at is on the store's clock, the timer in real time) finds
+// nothing due and blocks again: the store's clock alone decides what is due.
+func (c *Core) WakeAt(at time.Time, fire func(context.Context)) {
+	d := at.Sub(c.Now())
+	if d <= 0 || c.closed.Load() {
+		return
+	}
+	a := &c.alarm
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.at.IsZero() && !at.Before(a.at) {
+		return
+	}
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+	a.at = at
+	a.timer = time.AfterFunc(d, func() {
+		a.mu.Lock()
+		if a.at.Equal(at) {
+			a.at = time.Time{}
+		}
+		a.mu.Unlock()
+		if c.closed.Load() {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), alarmTimeout)
+		defer cancel()
+		fire(ctx)
+	})
+}
+
+// stopAlarm cancels a pending alarm (Close).
+func (c *Core) stopAlarm() {
+	c.alarm.mu.Lock()
+	defer c.alarm.mu.Unlock()
+	if c.alarm.timer != nil {
+		c.alarm.timer.Stop()
+	}
+	c.alarm.at = time.Time{}
 }
 
 // NextDue parses a head score that head_after_pop returned (” when empty).

@@ -3,15 +3,25 @@
 -- claims block (ARGV[2] = 3) or not (ARGV[2] = 2), then the records.
 -- ARGV: now, number of keys before the records, then the read_new_jobs
 -- layout. The ZSET member (the job's Ref) is a seq_member, so jobs with the
--- same RunAt keep enqueue order.
+-- same RunAt keep enqueue order. A claimer is woken at most once per batch:
+-- when a job is due now, or the earliest one goes ahead of the head
+-- (lib.lua's batch_wakes, which reads the head only then).
 local fixed = tonumber(ARGV[2])
 local marker = fixed == 3 and KEYS[3]
 local jobs, err = read_new_jobs(3, fixed + 1)
 if not jobs then return err end
+local low
+for _, job in ipairs(jobs) do
+  if not low or job.run_at < low then low = job.run_at end
+end
+if batch_wakes(marker, low, ARGV[1], KEYS[1]) then wake(marker) end
 local first = redis.call('INCRBY', KEYS[2], #jobs) - #jobs
+local add = {}
 for i, job in ipairs(jobs) do
   local ref = seq_member(first + i, job.id)
   create_job(job, ref)
-  zadd_wake(KEYS[1], marker, job.run_at, ref, ARGV[1])
+  add[#add + 1] = job.run_at
+  add[#add + 1] = ref
 end
+redis.call('ZADD', KEYS[1], unpack(add))
 return #jobs

@@ -1,7 +1,9 @@
--- Shared by every backend's scripts. The store prepends the record prelude of
--- its encoding (rec_hash.lua or rec_json.lua), then this file, then the
--- script's own body. Times are Unix milliseconds from the store's clock,
--- passed in ARGV; nothing here reads Redis TIME.
+-- Shared by every backend's scripts. The store loads, once per server, one
+-- function library made of the record prelude of its encoding (rec_hash.lua
+-- or rec_json.lua), this file and every script body of the backend (see
+-- base's scripts.go); a server without Functions gets the same three parts
+-- as one script per body. Times are Unix milliseconds from the store's
+-- clock, passed in ARGV; nothing here reads Redis TIME.
 
 local ST_QUEUED, ST_SCHEDULED, ST_INPROGRESS = '100', '200', '300'
 local ST_COMPLETED, ST_FAILED, ST_CANCELED = '400', '500', '600'
@@ -31,6 +33,18 @@ local function read_new_jobs(at, first_key)
     at = at + 3 + np * 2
   end
   return jobs
+end
+
+-- Derived record keys. A claim cannot know which jobs it takes before it
+-- runs, so it cannot declare their records in KEYS without a round trip of
+-- its own (the old pop, then activate). Claim scripts therefore build the
+-- record key of a job they took from the queue key they were given: the
+-- same "ae:{queue}:" prefix, so the same hash tag and the same Cluster slot,
+-- which Redis Cluster accepts for keys a script did not declare (as BullMQ's
+-- and asynq's scripts do). base.Keys.Job builds the same names in Go. Every
+-- other script still receives its record keys in KEYS.
+local function job_prefix(tagged)
+  return tagged:match('^(.-{[^}]*}:)') .. 'job:'
 end
 
 -- create_job writes a new record: the producer's fields plus Status Queued
@@ -69,18 +83,40 @@ local function is_waiting(status)
   return status == ST_QUEUED or status == ST_SCHEDULED
 end
 
--- activate puts a record under a lease it already holds and returns the
--- record; a record that is gone or no longer waiting (canceled meanwhile)
--- gives up the lease and returns nil.
+-- activate puts a record under a lease it already holds. It returns the
+-- record as it was before (rec_snapshot): the claim's own writes are known
+-- to the caller, which lays them over it (base.DecodeClaimed), so the record
+-- is read once and never again after the write. A record that is gone or no
+-- longer waiting (canceled meanwhile) gives up the lease and returns nil.
+local function claim_record(key, token, worker, now, deadline)
+  rec_set(key, 'Status', ST_INPROGRESS, 'WorkerId', worker, 'StartedAt', now,
+    'LastUpdatedAt', now, 'LeaseToken', token, 'LeaseDeadline', deadline)
+end
+
 local function activate(active, key, id, token, worker, now, deadline)
-  local st = rec_get(key, 'Status')[1]
+  local rec, st = rec_snapshot(key)
   if not is_waiting(st) then
     lease_release(active, id, token)
     return nil
   end
-  rec_set(key, 'Status', ST_INPROGRESS, 'WorkerId', worker, 'StartedAt', now,
-    'LastUpdatedAt', now, 'LeaseToken', token, 'LeaseDeadline', deadline)
-  return rec_read(key)
+  claim_record(key, token, worker, now, deadline)
+  return rec
+end
+
+-- activate_all activates the id, token pairs a pop leased, deriving each
+-- record key with prefix (job_prefix), and returns token, record pairs for
+-- base.DecodeClaimed.
+local function activate_all(active, prefix, id_tokens, worker, now, deadline)
+  local out = {}
+  for i = 1, #id_tokens, 2 do
+    local id, token = id_tokens[i], id_tokens[i + 1]
+    local rec = activate(active, prefix .. id, id, token, worker, now, deadline)
+    if rec then
+      out[#out + 1] = token
+      out[#out + 1] = rec
+    end
+  end
+  return out
 end
 
 -- extend_lease moves a held lease's deadline (a heartbeat).
@@ -91,13 +127,42 @@ local function extend_lease(active, key, id, token, now, deadline)
   return deadline
 end
 
--- complete_job finishes a held lease: Completed, result kept for retention_ms.
-local function complete_job(active, completed, key, id, token, now, result, retention_ms)
-  if not lease_release(active, id, token) then return err_lease_lost(id) end
+-- finish_job finishes a held lease without counting it: Completed, result
+-- kept for retention_ms. It returns false, changing nothing, when the lease
+-- is no longer held.
+local function finish_job(active, key, id, token, now, result, retention_ms)
+  if not lease_release(active, id, token) then return false end
   rec_set(key, 'Status', ST_COMPLETED, 'Result', result, 'CompletedAt', now, 'LastUpdatedAt', now)
   redis.call('PEXPIRE', key, retention_ms)
+  return true
+end
+
+-- complete_job finishes a held lease and counts it.
+local function complete_job(active, completed, key, id, token, now, result, retention_ms)
+  if not finish_job(active, key, id, token, now, result, retention_ms) then return err_lease_lost(id) end
   redis.call('INCR', completed)
   return 1
+end
+
+-- complete_many is CompleteMany: ARGV[at..] are id, token, result triples
+-- and job i's record is KEYS[first_key + i - 1]. Each held lease is
+-- finished (done(key, id, token) runs after each, for a backend's own
+-- index), the completions are counted with one INCRBY, and the reply has
+-- one integer per lease: 1 completed, 0 lease lost.
+local function complete_many(active, completed, first_key, at, now, retention_ms, done)
+  local out, n = {}, 0
+  for i = at, #ARGV, 3 do
+    local key, id, token = KEYS[first_key + (i - at) / 3], ARGV[i], ARGV[i + 1]
+    if finish_job(active, key, id, token, now, ARGV[i + 2], retention_ms) then
+      n = n + 1
+      out[#out + 1] = 1
+      if done then done(key, id, token) end
+    else
+      out[#out + 1] = 0
+    end
+  end
+  if n > 0 then redis.call('INCRBY', completed, n) end
+  return out
 end
 
 -- retry_or_dead records a failure (from Fail, or an expired lease found by
@@ -179,19 +244,23 @@ local function seq_member_id(member) return member:sub(14) end
 -- equal scores). It takes up to max members scored at or below upto (a
 -- ZRANGE bound: '<ms>', or '(<ms>' for strictly below), oldest first, and
 -- grants each a lease in the same step, so a job is never out of both
--- indexes and concurrent claimers never race for the head job. Returns id,
--- token pairs for the shared activate script.
+-- indexes and concurrent claimers never race for the head job. One ZREM and
+-- one ZADD serve the whole batch. Returns id, token pairs for activate_all.
 local function pop_leases(queue, active, upto, max, deadline, token_base)
   local out = {}
   if max < 1 then return out end
   local members = redis.call('ZRANGE', queue, '-inf', upto, 'BYSCORE', 'LIMIT', 0, max)
+  if #members == 0 then return out end
+  local leases = {}
   for i, m in ipairs(members) do
-    redis.call('ZREM', queue, m)
     local id, token = seq_member_id(m), token_base .. '.' .. i
-    lease_grant(active, id, token, deadline)
+    leases[#leases + 1] = deadline
+    leases[#leases + 1] = lease_member(id, token)
     out[#out + 1] = id
     out[#out + 1] = token
   end
+  redis.call('ZREM', queue, unpack(members))
+  redis.call('ZADD', active, unpack(leases))
   return out
 end
 
@@ -212,14 +281,25 @@ end
 -- Ref: with a delayed ZSET (and its sequence key), there when the job is not
 -- due or a delayed job with the same RunAt still waits to be promoted (so
 -- equal RunAt keeps FIFO); else a new entry at the stream's tail.
-local function stream_place(stream, delayed, seq, id, run_at, now)
+-- dhead, when given, is the delayed ZSET's lowest score before a batch
+-- (false: empty): a due job below it cannot have a twin there, and the
+-- look-up is skipped.
+local function stream_place(stream, delayed, seq, id, run_at, now, dhead)
   if delayed and (tonumber(run_at) > tonumber(now) or
-      #redis.call('ZRANGE', delayed, run_at, run_at, 'BYSCORE', 'LIMIT', 0, 1) > 0) then
+      ((dhead == nil or (dhead and tonumber(dhead) <= tonumber(run_at))) and
+      #redis.call('ZRANGE', delayed, run_at, run_at, 'BYSCORE', 'LIMIT', 0, 1) > 0)) then
     local member = seq_member(redis.call('INCR', seq), id)
     redis.call('ZADD', delayed, run_at, member)
     return member
   end
   return redis.call('XADD', stream, '*', 'id', id)
+end
+
+-- stream_lease_entry is the entry a stream claim's token names (the claim
+-- appends "@<entry id>" to it, so Complete needs no read of the record's
+-- Ref); a token without one falls back to the Ref.
+local function stream_lease_entry(key, token)
+  return token:match('@(.+)$') or rec_get(key, 'Ref')[1]
 end
 
 -- stream_requeue drops the stream entry a job holds (its Ref) and places the
@@ -229,6 +309,70 @@ local function stream_requeue(stream, delayed, seq, key, id, run_at, now)
   local ref = stream_place(stream, delayed, seq, id, run_at, now)
   rec_set(key, 'Ref', ref)
   return ref
+end
+
+-- stream_tail is the stream's last entry id ('' when empty).
+local function stream_tail(stream)
+  local t = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)[1]
+  return t and t[1] or ''
+end
+
+-- stream_take claims, out of the entries a read returned (flat entry id,
+-- job id pairs), up to take due jobs, each under a lease whose token is
+-- token_base .. '.' .. n .. '@' .. entry id; each one's entry stays
+-- pending, so the pending entries list and the active index hold it
+-- together until Complete, Fail or Recover. A job read before its RunAt is
+-- never started: its entry is dropped and a new one appended (the cost of
+-- having no place for delayed jobs); so is a due job past take. An entry
+-- whose record is gone, no longer waiting, or points at another entry (Ref)
+-- is dropped. Record keys are derived (job_prefix). Returns token, record
+-- pairs (records as rec_snapshot read them) and the earliest RunAt
+-- appended for not being due, or ''.
+local function stream_take(active, stream, prefix, entries, now, deadline, worker, token_base, take)
+  local out, leases, next_at, n = {}, {}, '', 0
+  for i = 1, #entries, 2 do
+    local entry, id = entries[i], entries[i + 1]
+    local key = prefix .. id
+    local rec, st = rec_snapshot(key)
+    local ref, run_at = rec and rec_snap_field(key, rec, 'Ref'), rec and rec_snap_field(key, rec, 'RunAt')
+    local early = run_at and tonumber(run_at) > tonumber(now)
+    if ref ~= entry or not is_waiting(st) then
+      stream_drop(stream, entry)
+    elseif early or n >= take then
+      stream_requeue(stream, nil, nil, key, id, run_at, now)
+      if early and (next_at == '' or tonumber(run_at) < tonumber(next_at)) then next_at = run_at end
+    else
+      n = n + 1
+      local token = token_base .. '.' .. n .. '@' .. entry
+      leases[#leases + 1] = deadline
+      leases[#leases + 1] = lease_member(id, token)
+      claim_record(key, token, worker, now, deadline)
+      out[#out + 1] = token
+      out[#out + 1] = rec
+    end
+  end
+  if #leases > 0 then redis.call('ZADD', active, unpack(leases)) end
+  return out, next_at
+end
+
+-- stream_promote is dual's mover: it moves up to max due jobs from the
+-- delayed ZSET into the stream, oldest first, each exactly once (ZREM and
+-- XADD in one atomic call), and returns how many it moved. members, when
+-- given, are what a plain read found due (each is checked again); else the
+-- ZSET itself is read. Record keys are derived (job_prefix).
+local function stream_promote(delayed, stream, prefix, now, max, members)
+  members = members or redis.call('ZRANGE', delayed, '-inf', now, 'BYSCORE', 'LIMIT', 0, max)
+  local moved = 0
+  for _, member in ipairs(members) do
+    local score = redis.call('ZSCORE', delayed, member)
+    local key = prefix .. seq_member_id(member)
+    if score and tonumber(score) <= tonumber(now) and redis.call('ZREM', delayed, member) == 1
+        and rec_get(key, 'Ref')[1] == member then
+      rec_set(key, 'Ref', redis.call('XADD', stream, '*', 'id', seq_member_id(member)))
+      moved = moved + 1
+    end
+  end
+  return moved
 end
 
 -- Wake-ups for ZSET queues (wait mode "block" of zset and bucket; BullMQ's
@@ -260,6 +404,15 @@ end
 local function ahead(score, head, now)
   score = tonumber(score)
   return not head or score < tonumber(head) or score <= tonumber(now)
+end
+
+-- batch_wakes reports whether placing a batch whose earliest score is low
+-- must wake a claimer: some job is due now, or low is ahead of the queue's
+-- head (the ZSETs named), which is then read once for the whole batch.
+local function batch_wakes(marker, low, now, ...)
+  if not marker or not low then return false end
+  if tonumber(low) <= tonumber(now) then return true end
+  return ahead(low, zsets_head(...), now)
 end
 
 -- zadd_wake adds member to queue at score and wakes a claimer when the job

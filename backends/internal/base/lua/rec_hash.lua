@@ -1,5 +1,8 @@
 -- Record access, hash encoding (seed 001): one hash field per Job field.
--- Every function takes the record's key, which the caller passed in KEYS.
+
+-- rec_reset forgets what an earlier call left behind (nothing, for hashes):
+-- a function library's locals outlive one call.
+local function rec_reset() end
 
 -- rec_get returns the named fields' values in order (false where missing).
 local function rec_get(key, ...)
@@ -12,13 +15,28 @@ local function rec_set(key, ...)
 end
 
 -- rec_create writes a new record from a flat list of field/value pairs.
+-- (No write tells a hash that exists apart without overwriting it, so
+-- read_new_jobs checks rec_exists first: a batch is all or nothing.)
 local function rec_create(key, pairs)
   redis.call('HSET', key, unpack(pairs))
 end
 
--- rec_read returns the whole record in the form the Go decoder takes.
-local function rec_read(key)
-  return redis.call('HGETALL', key)
+-- rec_snapshot returns the whole record, in the form the Go decoder takes,
+-- and its Status; nil when the record is missing.
+local function rec_snapshot(key)
+  local r = redis.call('HGETALL', key)
+  for i = 1, #r, 2 do
+    if r[i] == 'Status' then return r, r[i + 1] end
+  end
+  return nil
+end
+
+-- rec_snap_field reads field f out of what rec_snapshot returned.
+local function rec_snap_field(key, rec, f)
+  for i = 1, #rec, 2 do
+    if rec[i] == f then return rec[i + 1] end
+  end
+  return nil
 end
 
 local function rec_exists(key)

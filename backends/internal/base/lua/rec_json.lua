@@ -1,8 +1,13 @@
 -- Record access, JSON encoding: the whole record is one JSON object in a
 -- string (what seed 001 replaced). Every read decodes and every write
 -- re-encodes the whole object; that cost is what this encoding measures.
--- Decoded records are cached for the length of one script call.
-local rec_cache = {}
+-- Decoded records (and their JSON text) are cached for the length of one
+-- script call.
+local rec_cache, rec_text = {}, {}
+
+-- rec_reset empties the cache: a function library's locals outlive one
+-- call, and the next call must read what is in Redis.
+local function rec_reset() rec_cache, rec_text = {}, {} end
 
 local function rec_load(key)
   local r = rec_cache[key]
@@ -10,7 +15,7 @@ local function rec_load(key)
     local s = redis.call('GET', key)
     if not s then return nil end
     r = cjson.decode(s)
-    rec_cache[key] = r
+    rec_cache[key], rec_text[key] = r, s
   end
   return r
 end
@@ -30,19 +35,30 @@ local function rec_set(key, ...)
   local r = rec_load(key) or {}
   local a = {...}
   for i = 1, #a, 2 do r[a[i]] = a[i + 1] end
-  rec_cache[key] = r
-  redis.call('SET', key, cjson.encode(r), 'KEEPTTL')
+  local s = cjson.encode(r)
+  rec_cache[key], rec_text[key] = r, s
+  redis.call('SET', key, s, 'KEEPTTL')
 end
 
 local function rec_create(key, pairs)
   local r = {}
   for i = 1, #pairs, 2 do r[pairs[i]] = pairs[i + 1] end
-  rec_cache[key] = r
-  redis.call('SET', key, cjson.encode(r))
+  local s = cjson.encode(r)
+  rec_cache[key], rec_text[key] = r, s
+  redis.call('SET', key, s)
 end
 
-local function rec_read(key)
-  return redis.call('GET', key)
+-- rec_snapshot returns the record's JSON text and its Status; nil when the
+-- record is missing.
+local function rec_snapshot(key)
+  local r = rec_load(key)
+  if not r then return nil end
+  return rec_text[key], r.Status
+end
+
+-- rec_snap_field reads field f of a record rec_snapshot returned.
+local function rec_snap_field(key, rec, f)
+  return (rec_load(key) or {})[f]
 end
 
 local function rec_exists(key)

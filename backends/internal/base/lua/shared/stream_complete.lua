@@ -1,6 +1,6 @@
 -- stream_complete: KEYS active index, completed counter, record, stream.
 -- ARGV: id, token, now, result, retention ms. Completes the held lease, then
--- acknowledges and deletes the job's entry.
+-- acknowledges and deletes the job's entry, which the token names.
 local r = complete_job(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
-if r == 1 then stream_drop(KEYS[4], rec_get(KEYS[3], 'Ref')[1]) end
+if r == 1 then stream_drop(KEYS[4], stream_lease_entry(KEYS[3], ARGV[2])) end
 return r

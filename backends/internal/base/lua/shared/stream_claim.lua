@@ -1,0 +1,33 @@
+-- stream_claim: a whole claim in one call when entries are waiting: for
+-- dual in mover mode "claim", promote due delayed jobs; then XREADGROUP
+-- (without BLOCK, which scripts may not use) and put up to take of the
+-- entries read under a lease (lib.lua's stream_take, which derives the
+-- record keys: see job_prefix). A claim that finds nothing blocks with
+-- XREADGROUP BLOCK outside, then runs stream_activate.
+-- KEYS[1] active index, KEYS[2] stream, KEYS[3] dual's delayed ZSET when
+-- this call promotes.
+-- ARGV: now, lease deadline, worker, token base, take, read count,
+-- consumer, promote max (0: none).
+-- Returns {token, record pairs, the stream's last entry id before any
+-- append, earliest RunAt appended for not being due or '', entries read,
+-- the last one's id or '', the delayed ZSET's head score when nothing was
+-- claimed or ''}.
+local active, stream, delayed = KEYS[1], KEYS[2], KEYS[3]
+local now, pmax = ARGV[1], tonumber(ARGV[8])
+local prefix = job_prefix(stream)
+if delayed and pmax > 0 then stream_promote(delayed, stream, prefix, now, pmax) end
+local tail = stream_tail(stream)
+local read = redis.call('XREADGROUP', 'GROUP', STREAM_GROUP, ARGV[7], 'COUNT', ARGV[6], 'STREAMS', stream, '>')
+local entries = {}
+if read then
+  for _, e in ipairs(read[1][2]) do
+    entries[#entries + 1] = e[1]
+    entries[#entries + 1] = e[2][2]
+  end
+end
+local out, next_at = stream_take(active, stream, prefix, entries, now, ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]))
+local next_delayed = ''
+if delayed and #out == 0 then
+  next_delayed = redis.call('ZRANGE', delayed, 0, 0, 'WITHSCORES')[2] or ''
+end
+return { out, tail, next_at, #entries / 2, entries[#entries - 1] or '', next_delayed }
