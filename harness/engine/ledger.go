@@ -11,9 +11,9 @@ import (
 	"github.com/aebench/aebench/jobstore"
 )
 
-// Events is how the workers of a run report what happened to each job. The
-// in-process engine calls it directly; a worker in another process (a later
-// issue) will send the same events to the coordinator, which feeds them to
+// Events is how the workers of a run report what happened to each job. An
+// in-process worker calls the Ledger directly; a worker process writes the
+// same events on its pipe (protocol.go) and the coordinator feeds them to
 // the same Ledger. Every method is safe for concurrent use and takes the
 // time the event happened, so the ledger never reads a clock itself.
 type Events interface {

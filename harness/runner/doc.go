@@ -1,18 +1,12 @@
-// Package harness is aebench's load harness: it parses scenario files into a
-// matrix of runs, drives any registered job store with open- or closed-loop
-// producers and concurrent workers, measures honestly (HdrHistograms per
-// goroutine in ns, open-loop latency from the planned time, warm-up
-// excluded, a bounded drain), checks every job with a Jepsen-style ledger,
-// takes Redis's cost per job from INFO deltas, and writes summary.json,
-// .hlog/.hgrm files, a time series, plots and a comparison table.
+// Package runner composes a plan of runs: it starts the Redis servers a
+// scenario needs, builds each run's stores from the backend registry, takes
+// Redis's cost per job (package rediscost) and the environment, runs the
+// engine, and writes the results folder: summary.json with its statistics
+// block, report.html, timeseries.csv, .hlog/.hgrm files, plots and the
+// comparison tables. It is also the body of `aebench worker` (WorkerMain).
 //
-// Dependencies flow one way: the CLI (cmd/aebench) calls this package, which
-// uses the jobstore contract, backends/registry, rclient, redisserver,
-// rediscost and report; no backend imports it. Workers report job events
-// through the Events interface so that, later, worker processes elsewhere
-// can feed the same Ledger.
-//
-// The harness measures itself too: the null backend (an in-process queue,
-// not a job store) runs first in each matrix cell as a calibration, and
-// every run records claim-to-handler dispatch and per-job bookkeeping.
+// Imports go down: cmd/aebench -> runner -> summary, engine, scenario ->
+// jobstore, backends/registry -> backends -> rclient. No backend imports it.
+// The null calibration store runs first in each matrix cell, so every plan
+// measures the harness's own overhead beside the stores.
 package runner
