@@ -8,14 +8,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
-	"github.com/aebench/aebench/backends/bucket"
-	"github.com/aebench/aebench/backends/dual"
-	"github.com/aebench/aebench/backends/internal/base"
-	"github.com/aebench/aebench/backends/stream"
-	"github.com/aebench/aebench/backends/zset"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
 )
@@ -28,67 +22,31 @@ type Option struct {
 	Doc     string
 }
 
+// Kind says what a backend is for.
+type Kind string
+
+// The kinds of backend. Only a calibration backend is treated apart: its
+// numbers measure the harness, not a strategy, and it needs no Redis.
+const (
+	KindJobStore    Kind = "job store"
+	KindReference   Kind = "reference"
+	KindCalibration Kind = "calibration"
+	KindPeer        Kind = "peer"
+)
+
 // Backend is one strategy.
 type Backend struct {
 	Name    string
+	Kind    Kind
 	Doc     string
 	Options []Option
+	// Limits says what the backend cannot do, for docs; empty: none known.
+	Limits string
 	// New builds a store. extra holds the backend-specific settings by
 	// Option.Name, as strings ("1s", "claim"); a bad value is an error naming
-	// the key and what is allowed. Build also rejects unknown keys.
+	// the key and what is allowed. Build also rejects unknown keys. The
+	// client is nil for a calibration backend.
 	New func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error)
-}
-
-// All returns every backend, in a fixed order.
-func All() []Backend {
-	return []Backend{
-		{Name: "zset", Doc: "sorted set scored by RunAt; claim blocks on a wake-up marker (or polls)",
-			Options: []Option{
-				{Name: base.OptionWait, Allowed: base.WaitBlock + " or " + base.WaitPoll, Default: base.WaitBlock,
-					Doc: "how a waiting Claim waits: BZPOPMIN on a wake-up marker, or a pop every store.poll_interval (the seeds' way)"},
-			},
-			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
-				cfg, err := zset.ParseConfig(extra)
-				if err != nil {
-					return nil, err
-				}
-				return zset.NewWith(ctx, c, o, cfg)
-			}},
-		{Name: "bucket", Doc: "time buckets: delayed jobs in a HASH per RunAt window, promoted into a ready sorted set; claim blocks on a wake-up marker (or polls)",
-			Options: []Option{
-				{Name: bucket.OptionWidth, Allowed: "a duration >= 1ms in whole milliseconds", Default: bucket.DefaultWidth.String(),
-					Doc: "width of a bucket's RunAt window"},
-				{Name: bucket.OptionMover, Allowed: bucket.MoverClaim + " or " + bucket.MoverBackground, Default: bucket.MoverClaim,
-					Doc: "who promotes due buckets: each Claim before popping, or a background loop calling Promote"},
-				{Name: bucket.OptionWait, Allowed: base.WaitBlock + " or " + base.WaitPoll, Default: base.WaitBlock,
-					Doc: "how a waiting Claim waits: BZPOPMIN on a wake-up marker, or a move every store.poll_interval (the seeds' way)"},
-			},
-			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
-				cfg, err := bucket.ParseConfig(extra)
-				if err != nil {
-					return nil, err
-				}
-				return bucket.NewWith(ctx, c, o, cfg)
-			}},
-		{Name: "stream", Doc: "one stream and consumer group for all jobs; delayed jobs re-appended until due; blocking claim",
-			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
-				return stream.New(ctx, c, o)
-			}},
-		{Name: "dual", Doc: "delayed jobs in a sorted set, promoted into a stream with a consumer group; blocking claim",
-			Options: []Option{
-				{Name: dual.OptionMover, Allowed: dual.MoverClaim + " or " + dual.MoverBackground, Default: dual.MoverClaim,
-					Doc: "who promotes due jobs: each Claim round before reading, or a background loop calling Promote"},
-				{Name: dual.OptionBatch, Allowed: "a whole number from 1 to 1000", Default: strconv.Itoa(dual.DefaultBatch),
-					Doc: "how many due jobs a Claim round promotes in claim mode"},
-			},
-			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
-				cfg, err := dual.ParseConfig(extra)
-				if err != nil {
-					return nil, err
-				}
-				return dual.NewWith(ctx, c, o, cfg)
-			}},
-	}
 }
 
 // Build checks extra's keys against b.Options, then builds the store.
@@ -99,17 +57,70 @@ func (b Backend) Build(ctx context.Context, c rclient.Client, o jobstore.Options
 	return b.New(ctx, c, o, extra)
 }
 
+// Registry is an ordered list of backends with unique names. The CLI, the
+// harness and the conformance suite read one; a program adds its own
+// backends to it, so nothing here is global.
+type Registry struct {
+	backends []Backend
+}
+
+// New returns a registry of bs, in that order; it rejects an empty or
+// duplicate name and a backend without New.
+func New(bs ...Backend) (*Registry, error) {
+	r := &Registry{}
+	for _, b := range bs {
+		if err := r.Add(b); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// Add appends b; it rejects an empty or duplicate name and a backend
+// without New.
+func (r *Registry) Add(b Backend) error {
+	switch {
+	case b.Name == "":
+		return fmt.Errorf("%w: registry: a backend needs a name", jobstore.ErrInvalid)
+	case b.New == nil:
+		return fmt.Errorf("%w: registry: backend %s has no New", jobstore.ErrInvalid, b.Name)
+	}
+	for _, x := range r.backends {
+		if x.Name == b.Name {
+			return fmt.Errorf("%w: registry: backend %s is listed twice", jobstore.ErrInvalid, b.Name)
+		}
+	}
+	if b.Kind == "" {
+		b.Kind = KindJobStore
+	}
+	r.backends = append(r.backends, b)
+	return nil
+}
+
+// All returns every backend, in order.
+func (r *Registry) All() []Backend { return append([]Backend(nil), r.backends...) }
+
+// Names lists the backends' names, in order.
+func (r *Registry) Names() []string {
+	out := make([]string, 0, len(r.backends))
+	for _, b := range r.backends {
+		out = append(out, b.Name)
+	}
+	return out
+}
+
 // Lookup finds a backend by name; the error lists the names there are.
-func Lookup(name string) (Backend, error) {
-	var names []string
-	for _, b := range All() {
+func (r *Registry) Lookup(name string) (Backend, error) {
+	for _, b := range r.backends {
 		if b.Name == name {
 			return b, nil
 		}
-		names = append(names, b.Name)
 	}
-	return Backend{}, fmt.Errorf("unknown backend %q: allowed are %s", name, strings.Join(names, ", "))
+	return Backend{}, fmt.Errorf("unknown backend %q: allowed are %s", name, strings.Join(r.Names(), ", "))
 }
+
+// Lookup finds a built-in backend by name (Builtin().Lookup).
+func Lookup(name string) (Backend, error) { return Builtin().Lookup(name) }
 
 // CheckKeys rejects keys of extra that opts does not list.
 func CheckKeys(backend string, extra map[string]string, opts []Option) error {

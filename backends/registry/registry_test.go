@@ -46,3 +46,30 @@ func TestBuildRejectsBadSettings(t *testing.T) {
 		t.Errorf("unknown backend: %v", err)
 	}
 }
+
+// A registry refuses an empty or duplicate name; Builtin lists the five
+// backends in order, the null store as the calibration.
+func TestRegistry(t *testing.T) {
+	if _, err := registry.New(registry.Builtin().All()...); err != nil {
+		t.Fatalf("builtin table: %v", err)
+	}
+	if got := strings.Join(registry.Builtin().Names(), ","); got != "zset,bucket,stream,dual,null" {
+		t.Errorf("names %s", got)
+	}
+	if b, err := registry.Builtin().Lookup("null"); err != nil || b.Kind != registry.KindCalibration {
+		t.Errorf("null: %+v %v", b, err)
+	}
+	zset, _ := registry.Lookup("zset")
+	for _, tc := range []struct {
+		name string
+		bs   []registry.Backend
+	}{
+		{"duplicate", []registry.Backend{zset, zset}},
+		{"empty name", []registry.Backend{{New: zset.New}}},
+		{"no New", []registry.Backend{{Name: "x"}}},
+	} {
+		if _, err := registry.New(tc.bs...); !errors.Is(err, jobstore.ErrInvalid) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}

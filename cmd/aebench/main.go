@@ -22,9 +22,10 @@ import (
 	"strings"
 	"syscall"
 
-	"go.yaml.in/yaml/v3"
-
-	"github.com/aebench/aebench/harness"
+	"github.com/aebench/aebench/backends/registry"
+	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/runner"
+	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/redisserver"
 )
 
@@ -40,8 +41,8 @@ const (
 func main() {
 	// A worker process of a run (`aebench worker`, started by the run's
 	// coordinator with its configuration in the environment).
-	if harness.IsWorkerProcess() {
-		os.Exit(harness.WorkerMain(os.Stdin, os.Stdout, os.Stderr))
+	if runner.IsWorkerProcess() {
+		os.Exit(runner.WorkerMain(registry.Builtin(), os.Stdin, os.Stdout, os.Stderr))
 	}
 	st, err := os.Stdout.Stat()
 	tty := err == nil && st.Mode()&os.ModeCharDevice != 0
@@ -73,7 +74,7 @@ func runCtx(ctx context.Context, args []string, stdout, stderr io.Writer, tty bo
 		return cmdList(args[1:], stdout, stderr)
 	case "worker":
 		fmt.Fprintf(stderr, "aebench worker is started by aebench run for workers.processes, with $%s=1 and its configuration in $%s; it is not run by hand\n",
-			harness.WorkerEnv, harness.WorkerConfigEnv)
+			engine.WorkerEnv, engine.WorkerConfigEnv)
 		return exitUsage
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
@@ -197,7 +198,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, tty bo
 			len(positional), strings.Join(positional, " "))
 		return exitUsage
 	}
-	var overrides []harness.Override
+	var overrides []scenario.Override
 	paths := make([]string, 0, len(direct))
 	for p := range direct {
 		paths = append(paths, p)
@@ -205,22 +206,23 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, tty bo
 	sort.Strings(paths)
 	for _, p := range paths {
 		if v := *direct[p]; v != "" {
-			overrides = append(overrides, harness.Override{Path: p, Value: v})
+			overrides = append(overrides, scenario.Override{Path: p, Value: v})
 		}
 	}
 	if *redisURL != "" {
-		overrides = append(overrides, harness.Override{Path: "redis.mode", Value: "url"},
-			harness.Override{Path: "redis.url", Value: *redisURL})
+		overrides = append(overrides, scenario.Override{Path: "redis.mode", Value: "url"},
+			scenario.Override{Path: "redis.url", Value: *redisURL})
 	}
 	for _, s := range sets {
-		o, err := harness.ParseOverride(s)
+		o, err := scenario.ParseOverride(s)
 		if err != nil {
 			fmt.Fprintf(stderr, "aebench run: %v\n", err)
 			return exitUsage
 		}
 		overrides = append(overrides, o)
 	}
-	sc, err := harness.LoadScenario(positional[0], overrides...)
+	reg := registry.Builtin()
+	sc, err := scenario.Load(reg, positional[0], overrides...)
 	if err == nil && *backends != "" {
 		err = sc.SelectBackends(strings.Split(*backends, ","))
 	}
@@ -239,11 +241,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, tty bo
 		case <-finished:
 		}
 	}()
-	outcome, err := harness.Run(ctx, sc, harness.Options{OutDir: *out, Stdout: stdout, TTY: tty, NoPlots: *noPlots,
+	outcome, err := runner.Run(ctx, sc, runner.Options{Registry: reg, OutDir: *out, Stdout: stdout, TTY: tty, NoPlots: *noPlots,
 		Logf: func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }})
 	close(finished)
 	<-noticeDone
-	var ce *harness.ConfigError
+	var ce *scenario.ConfigError
 	switch {
 	case errors.As(err, &ce):
 		fmt.Fprintf(stderr, "aebench run: %v\n", err)
@@ -286,14 +288,15 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, listHelp)
 		return exitOK
 	}
+	reg := registry.Builtin()
 	if *showFields {
-		for _, f := range harness.FieldDocs() {
+		for _, f := range scenario.FieldDocs(reg) {
 			fmt.Fprintf(stdout, "%-28s default %-10s allowed: %s\n%28s %s\n", f[0], quoteEmpty(f[1]), f[2], "", f[3])
 		}
 		return exitOK
 	}
 	fmt.Fprintln(stdout, "Backends:")
-	for _, b := range harness.Backends() {
+	for _, b := range reg.All() {
 		fmt.Fprintf(stdout, "  %-8s %s\n", b.Name, b.Doc)
 		if len(b.Options) == 0 {
 			fmt.Fprintf(stdout, "  %-8s options: none\n", "")
@@ -323,20 +326,14 @@ func quoteEmpty(s string) string {
 	return s
 }
 
-// scenarioBlurb reads only a scenario's description, so list works even on
-// a file that names a backend not yet registered.
+// scenarioBlurb is a scenario's description on one line, read without
+// checking the rest of the file, so list works on a broken file too.
 func scenarioBlurb(path string) string {
-	data, err := os.ReadFile(path)
+	desc, err := scenario.ReadDescription(path)
 	if err != nil {
-		return "(unreadable: " + err.Error() + ")"
+		return "(" + err.Error() + ")"
 	}
-	var head struct {
-		Description string `yaml:"description"`
-	}
-	if err := yaml.Unmarshal(data, &head); err != nil {
-		return "(not valid YAML)"
-	}
-	d := strings.Join(strings.Fields(head.Description), " ")
+	d := strings.Join(strings.Fields(desc), " ")
 	if len(d) > 100 {
 		d = d[:97] + "..."
 	}

@@ -1,14 +1,14 @@
 package verdict
 
-// This file is the only one that knows the harness's summary.json types:
-// re-point it when they move.
+// This file is the only one that knows summary.json's types (package
+// summary).
 
 import (
 	"encoding/json"
 	"fmt"
 	"os"
 
-	"github.com/aebench/aebench/harness"
+	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/harness/verdict/stats"
 )
 
@@ -28,7 +28,7 @@ func ReadSummary(path string) (*Set, error) {
 	if head.Schema < 1 || head.Schema > stats.SchemaVersion {
 		return nil, fmt.Errorf("%s: schema_version %d, this aebench reads 1 to %d: %w", path, head.Schema, stats.SchemaVersion, ErrSchema)
 	}
-	var sum harness.Summary
+	var sum summary.Summary
 	if err := json.Unmarshal(data, &sum); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -40,8 +40,8 @@ func ReadSummary(path string) (*Set, error) {
 	return s, nil
 }
 
-// FromSummary converts the harness's summary to the verdict model.
-func FromSummary(sum *harness.Summary) (*Set, error) {
+// FromSummary converts summary.json's summary to the verdict model.
+func FromSummary(sum *summary.Summary) (*Set, error) {
 	e := sum.Environment
 	s := &Set{Schema: sum.SchemaVersion, Scenario: sum.Scenario.Name, Description: sum.Scenario.Description,
 		File: sum.Scenario.File, Repeats: sum.Scenario.Repeats, StartedAt: sum.StartedAt, Complete: sum.Complete,
@@ -64,7 +64,7 @@ func FromSummary(sum *harness.Summary) (*Set, error) {
 	return s, nil
 }
 
-func fromRun(rs *harness.RunSummary) (Run, error) {
+func fromRun(rs *summary.RunSummary) (Run, error) {
 	// The catalog names each metric by its place in the run's JSON, so
 	// reading goes through that encoding.
 	data, err := json.Marshal(rs)
@@ -100,10 +100,10 @@ func fromRun(rs *harness.RunSummary) (Run, error) {
 	return r, nil
 }
 
-// AggregateSummary is Aggregate over the harness's summary: the runner
+// AggregateSummary is Aggregate over summary.json's summary: the runner
 // calls it after the last run and stores the block as summary.json's
 // "statistics" (with schema_version stats.SchemaVersion).
-func AggregateSummary(sum *harness.Summary) (*stats.Block, error) {
+func AggregateSummary(sum *summary.Summary) (*stats.Block, error) {
 	s, err := FromSummary(sum)
 	if err != nil {
 		return nil, err

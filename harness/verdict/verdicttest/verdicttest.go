@@ -12,7 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aebench/aebench/harness"
+	"github.com/aebench/aebench/harness/runner"
+	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/redisserver"
 )
 
@@ -42,11 +43,11 @@ func Run(t testing.TB, backends string, repeats int, plots bool) string {
 	if err := os.WriteFile(file, body, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := harness.LoadScenario(file, harness.Override{Path: "repeats", Value: strconv.Itoa(repeats)})
+	sc, err := scenario.LoadScenario(file, scenario.Override{Path: "repeats", Value: strconv.Itoa(repeats)})
 	if err != nil {
 		t.Fatalf("scenario: %v", err)
 	}
-	out, err := harness.Run(context.Background(), sc, harness.Options{OutDir: filepath.Join(tmp, "results"), NoPlots: !plots})
+	out, err := runner.Run(context.Background(), sc, runner.Options{OutDir: filepath.Join(tmp, "results"), NoPlots: !plots})
 	if errors.Is(err, redisserver.ErrNoRedis) {
 		t.Skipf("no Redis to run a scenario on: %v", err)
 	}

@@ -1,0 +1,80 @@
+package registry
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/aebench/aebench/backends/bucket"
+	"github.com/aebench/aebench/backends/dual"
+	"github.com/aebench/aebench/backends/internal/base"
+	"github.com/aebench/aebench/backends/null"
+	"github.com/aebench/aebench/backends/stream"
+	"github.com/aebench/aebench/backends/zset"
+	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/rclient"
+)
+
+// Builtin returns a new registry of the backends of this module: zset,
+// bucket, stream, dual, and the null calibration store.
+func Builtin() *Registry {
+	// The table has unique names and a New each (a test checks it
+	// through New), so it needs no checking here.
+	return &Registry{backends: builtins()}
+}
+
+func builtins() []Backend {
+	return []Backend{
+		{Name: "zset", Kind: KindJobStore, Doc: "sorted set scored by RunAt; claim blocks on a wake-up marker (or polls)",
+			Options: []Option{
+				{Name: base.OptionWait, Allowed: base.WaitBlock + " or " + base.WaitPoll, Default: base.WaitBlock,
+					Doc: "how a waiting Claim waits: BZPOPMIN on a wake-up marker, or a pop every store.poll_interval (the seeds' way)"},
+			},
+			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
+				cfg, err := zset.ParseConfig(extra)
+				if err != nil {
+					return nil, err
+				}
+				return zset.NewWith(ctx, c, o, cfg)
+			}},
+		{Name: "bucket", Kind: KindJobStore, Doc: "time buckets: delayed jobs in a HASH per RunAt window, promoted into a ready sorted set; claim blocks on a wake-up marker (or polls)",
+			Options: []Option{
+				{Name: bucket.OptionWidth, Allowed: "a duration >= 1ms in whole milliseconds", Default: bucket.DefaultWidth.String(),
+					Doc: "width of a bucket's RunAt window"},
+				{Name: bucket.OptionMover, Allowed: bucket.MoverClaim + " or " + bucket.MoverBackground, Default: bucket.MoverClaim,
+					Doc: "who promotes due buckets: each Claim before popping, or a background loop calling Promote"},
+				{Name: bucket.OptionWait, Allowed: base.WaitBlock + " or " + base.WaitPoll, Default: base.WaitBlock,
+					Doc: "how a waiting Claim waits: BZPOPMIN on a wake-up marker, or a move every store.poll_interval (the seeds' way)"},
+			},
+			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
+				cfg, err := bucket.ParseConfig(extra)
+				if err != nil {
+					return nil, err
+				}
+				return bucket.NewWith(ctx, c, o, cfg)
+			}},
+		{Name: "stream", Kind: KindJobStore, Doc: "one stream and consumer group for all jobs; delayed jobs re-appended until due; blocking claim",
+			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
+				return stream.New(ctx, c, o)
+			}},
+		{Name: "dual", Kind: KindJobStore, Doc: "delayed jobs in a sorted set, promoted into a stream with a consumer group; blocking claim",
+			Options: []Option{
+				{Name: dual.OptionMover, Allowed: dual.MoverClaim + " or " + dual.MoverBackground, Default: dual.MoverClaim,
+					Doc: "who promotes due jobs: each Claim round before reading, or a background loop calling Promote"},
+				{Name: dual.OptionBatch, Allowed: "a whole number from 1 to 1000", Default: strconv.Itoa(dual.DefaultBatch),
+					Doc: "how many due jobs a Claim round promotes in claim mode"},
+			},
+			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
+				cfg, err := dual.ParseConfig(extra)
+				if err != nil {
+					return nil, err
+				}
+				return dual.NewWith(ctx, c, o, cfg)
+			}},
+		{Name: null.Name, Kind: KindCalibration,
+			Doc:    "calibration, not a job store: an in-process queue with blocking claim, used to measure the harness's own overhead",
+			Limits: "in process memory: nothing survives the process, no Redis, no client",
+			New: func(_ context.Context, _ rclient.Client, o jobstore.Options, _ map[string]string) (jobstore.Store, error) {
+				return null.New(o)
+			}},
+	}
+}

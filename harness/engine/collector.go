@@ -1,0 +1,136 @@
+package engine
+
+import "time"
+
+// StatusLine is what the engine reports once a second.
+type StatusLine struct {
+	RunID      string
+	Elapsed    time.Duration
+	Phase      string // warmup, measure, drain
+	EnqPerSec  float64
+	DonePerSec float64
+	Backlog    int64
+	InFlight   int64
+	E2EP99     time.Duration // measured so far; 0 before any
+}
+
+// SeriesPoint is one second of a run's time series.
+type SeriesPoint struct {
+	Second    int     `json:"second"`
+	Phase     string  `json:"phase"`
+	Enqueued  int64   `json:"enqueued"`
+	Started   int64   `json:"started"`
+	Completed int64   `json:"completed"`
+	Retried   int64   `json:"retried"`
+	Dead      int64   `json:"dead"`
+	Backlog   int64   `json:"backlog"`
+	InFlight  int64   `json:"in_flight"`
+	E2EP50Ms  float64 `json:"e2e_p50_ms"`
+	E2EP99Ms  float64 `json:"e2e_p99_ms"`
+}
+
+// collector is the once-a-second loop that merges the recorders.
+type collector struct {
+	done, quit chan struct{}
+}
+
+func (e *engine) startCollector() *collector {
+	c := &collector{done: make(chan struct{}), quit: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		e.collectLoop(c.quit)
+	}()
+	return c
+}
+
+// stop takes the final sample and waits for the loop to end.
+func (c *collector) stop() {
+	close(c.quit)
+	<-c.done
+}
+
+// collectLoop merges the recorders once a second: interval histograms go to
+// the .hlog and the status line, and into the run's totals.
+func (e *engine) collectLoop(stop <-chan struct{}) {
+	for k := 1; ; k++ {
+		timer := time.NewTimer(time.Until(e.t0.Add(time.Duration(k) * time.Second)))
+		select {
+		case <-stop:
+			timer.Stop()
+			e.collect(k, true)
+			return
+		case <-timer.C:
+			e.collect(k, false)
+		}
+	}
+}
+
+func (e *engine) collect(k int, final bool) {
+	began := time.Now()
+	now := began
+	e.recMu.Lock()
+	recs := append([]*Recorder(nil), e.recorders...)
+	e.recMu.Unlock()
+	for _, r := range recs {
+		r.drainInto(&e.interval)
+	}
+	if e.hooks.HLog != nil && e.hlogErr == nil {
+		for t, h := range e.interval {
+			if h == nil || h.TotalCount() == 0 {
+				continue
+			}
+			h.SetTag(e.hooks.Label + "." + Tag(t).String())
+			h.SetStartTimeMs(e.lastTick.UnixMilli())
+			h.SetEndTimeMs(now.UnixMilli())
+			if err := e.hooks.HLog.OutputIntervalHistogram(h); err != nil {
+				e.hlogErr = err
+				break
+			}
+		}
+	}
+	var p50, p99 float64
+	if h := e.interval[TagE2E]; h != nil && h.TotalCount() > 0 {
+		p50 = float64(h.ValueAtQuantile(50)) / 1e6
+		p99 = float64(h.ValueAtQuantile(99)) / 1e6
+	}
+	e.interval.mergeInto(&e.total)
+
+	cur := e.c.snapshot()
+	secs := now.Sub(e.lastTick).Seconds()
+	backlog := e.backlog()
+	e.recMu.Lock()
+	e.peakBacklog = max(e.peakBacklog, backlog)
+	e.recMu.Unlock()
+	phase := "measure"
+	switch {
+	case now.Before(e.warmEnd.Add(time.Millisecond)):
+		phase = "warmup"
+	case now.After(time.Unix(0, e.windowEnd.Load()).Add(time.Millisecond)):
+		phase = "drain"
+	}
+	pt := SeriesPoint{Second: k, Phase: phase,
+		Enqueued:  cur.EnqueuedJobs - e.lastCounts.EnqueuedJobs,
+		Started:   cur.Started - e.lastCounts.Started,
+		Completed: cur.Completed - e.lastCounts.Completed,
+		Retried:   cur.Retried - e.lastCounts.Retried,
+		Dead:      cur.DeadLettered + cur.RecoveredDead - e.lastCounts.DeadLettered - e.lastCounts.RecoveredDead,
+		Backlog:   backlog, InFlight: e.c.inFlight.Load(), E2EP50Ms: p50, E2EP99Ms: p99}
+	if !final || secs > 0.05 {
+		e.series = append(e.series, pt)
+	}
+	if e.hooks.Status != nil && !final && secs > 0 {
+		sl := StatusLine{RunID: e.hooks.Label, Elapsed: now.Sub(e.t0), Phase: phase,
+			EnqPerSec: float64(pt.Enqueued) / secs, DonePerSec: float64(pt.Completed) / secs,
+			Backlog: backlog, InFlight: pt.InFlight}
+		if h := e.total[TagE2E]; h != nil && h.TotalCount() > 0 {
+			sl.E2EP99 = time.Duration(h.ValueAtQuantile(99))
+		}
+		e.hooks.Status(sl)
+	}
+	e.lastCounts = cur
+	e.lastTick = now
+	cost := time.Since(began)
+	e.tickCost += cost
+	e.tickMax = max(e.tickMax, cost)
+	e.ticks++
+}

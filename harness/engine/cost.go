@@ -1,0 +1,40 @@
+package engine
+
+import "context"
+
+// CostMeter takes Redis's cost of a run; nil for the null backend.
+type CostMeter interface {
+	// Begin runs before any load (reset stats, start the memory sampler).
+	Begin(ctx context.Context) error
+	// Mark is the start of the measured window.
+	Mark(ctx context.Context) error
+	// End is the end of the window; jobs (completed in the window) is the
+	// divisor for per-job costs, acked (so far) the one for memory.
+	End(ctx context.Context, jobs, acked int64) error
+	// Finish stops sampling and returns the cost.
+	Finish() *CostReport
+}
+
+// CostReport is Redis's cost of a run's measured window, from INFO deltas.
+type CostReport struct {
+	// Jobs is the divisor: jobs completed in the measured window.
+	Jobs    int64   `json:"jobs"`
+	WindowS float64 `json:"window_s"`
+	// PerJob: commands, Redis CPU µs (sys+user), µs inside commands, bytes
+	// Redis read and wrote, each per job.
+	Commands          float64            `json:"commands_per_job"`
+	RedisCPUMicros    float64            `json:"redis_cpu_us_per_job"`
+	CommandMicros     float64            `json:"command_us_per_job"`
+	NetInBytes        float64            `json:"net_in_bytes_per_job"`
+	NetOutBytes       float64            `json:"net_out_bytes_per_job"`
+	CommandsByName    map[string]float64 `json:"commands_per_job_by_name"`
+	RedisCPUPercent   float64            `json:"redis_cpu_percent_of_one_core"`
+	PeakMemoryBytes   int64              `json:"peak_memory_bytes"`
+	BaselineMemory    int64              `json:"baseline_memory_bytes"`
+	MemoryDeltaBytes  int64              `json:"memory_delta_bytes"`
+	MemoryPerJobBytes float64            `json:"memory_per_job_bytes"`
+	KeysPerJob        float64            `json:"keys_per_job"`
+	// MemoryNote says what MemoryPerJobBytes divides by.
+	MemoryNote string `json:"memory_note"`
+	Error      string `json:"error,omitempty"`
+}

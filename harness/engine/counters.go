@@ -1,0 +1,54 @@
+package engine
+
+import "sync/atomic"
+
+// Counters are plain event counts of a run (all phases).
+type Counters struct {
+	EnqueueCalls   int64 `json:"enqueue_calls"`
+	EnqueuedJobs   int64 `json:"enqueued_jobs"`
+	EnqueueErrors  int64 `json:"enqueue_errors"`
+	Throttled      int64 `json:"closed_loop_pauses"`
+	ClaimCalls     int64 `json:"claim_calls"`
+	ClaimEmpty     int64 `json:"claim_empty"`
+	ClaimErrors    int64 `json:"claim_errors"`
+	Claimed        int64 `json:"claimed"`
+	Started        int64 `json:"started"`
+	Completed      int64 `json:"completed"`
+	Retried        int64 `json:"retried"`
+	DeadLettered   int64 `json:"dead_lettered"`
+	Fenced         int64 `json:"fenced"`
+	CompleteErrors int64 `json:"complete_errors"`
+	FailErrors     int64 `json:"fail_errors"`
+	Extends        int64 `json:"extends"`
+	ExtendErrors   int64 `json:"extend_errors"`
+	RecoverCalls   int64 `json:"recover_calls"`
+	RecoverErrors  int64 `json:"recover_errors"`
+	Recovered      int64 `json:"recovered"`
+	RecoveredDead  int64 `json:"recovered_dead"`
+	PromoteCalls   int64 `json:"promote_calls"`
+	PromoteErrors  int64 `json:"promote_errors"`
+	Promoted       int64 `json:"promoted"`
+	// AckLost counts Complete or Fail calls that returned an error but had
+	// been applied (read back from the store: the reply was lost).
+	AckLost int64 `json:"ack_lost"`
+}
+
+type counters struct {
+	enqCalls, enqJobs, enqErrors, throttled       atomic.Int64
+	claimCalls, claimEmpty, claimErrors, claimed  atomic.Int64
+	started, completed, retried, dead, fenced     atomic.Int64
+	completeErrors, failErrors, extends, extErrs  atomic.Int64
+	recoverCalls, recoverErrors, recovered, rdead atomic.Int64
+	promoteCalls, promoteErrors, promoted         atomic.Int64
+	inFlight                                      atomic.Int64
+	ackLost                                       atomic.Int64
+}
+
+func (c *counters) snapshot() Counters {
+	return Counters{c.enqCalls.Load(), c.enqJobs.Load(), c.enqErrors.Load(), c.throttled.Load(),
+		c.claimCalls.Load(), c.claimEmpty.Load(), c.claimErrors.Load(), c.claimed.Load(),
+		c.started.Load(), c.completed.Load(), c.retried.Load(), c.dead.Load(), c.fenced.Load(),
+		c.completeErrors.Load(), c.failErrors.Load(), c.extends.Load(), c.extErrs.Load(),
+		c.recoverCalls.Load(), c.recoverErrors.Load(), c.recovered.Load(), c.rdead.Load(),
+		c.promoteCalls.Load(), c.promoteErrors.Load(), c.promoted.Load(), c.ackLost.Load()}
+}

@@ -1,0 +1,411 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/harness/scenario"
+	"github.com/aebench/aebench/jobstore"
+)
+
+// interruptDrain bounds the drain after Ctrl-C: long enough to finish what
+// is in flight, short enough that a user who pressed it is not kept waiting.
+const interruptDrain = 3 * time.Second
+
+// finishTimeout bounds a Complete or Fail call; they run on a context that
+// Ctrl-C does not cancel, so a job whose handler ran is still acknowledged.
+const finishTimeout = 10 * time.Second
+
+// Hooks connect a run to its outputs.
+type Hooks struct {
+	Label string
+	// Mover: run a Promote loop (the store is a jobstore.Mover whose mode
+	// leaves promotion to a background loop).
+	Mover  bool
+	HLog   *hdr.HistogramLogWriter // nil: no interval log
+	Status func(StatusLine)
+	Cost   CostMeter // nil: no cost taken (the null backend)
+	// WStore is the workers' store (through the network-fault proxy); nil: the store.
+	WStore jobstore.Store
+	// Faults is the run's fault setup; nil: no faults.
+	Faults *FaultSetup
+	// Procs starts worker processes (workers.processes); nil: none.
+	Procs *ProcSetup
+}
+
+// engine runs one run: producers, workers, recoverer, mover and collector.
+type engine struct {
+	spec   scenario.RunSpec
+	cfg    scenario.Config
+	store  jobstore.Store
+	wstore jobstore.Store // the workers' store
+	hooks  Hooks
+	led    *Ledger
+	events workerEvents // where workers report: the ledger, or a worker process's pipe
+	ft     *faultRun    // nil without faults or worker processes
+	local  *localWorkers
+	groups []Workers // local first, then the worker processes
+	// workerDone, in a worker process, reports each job leaving the worker.
+	workerDone func(id string)
+	c          counters
+
+	t0, warmEnd, stopAt time.Time
+	windowEnd           atomic.Int64 // unix ns; moves earlier on interrupt
+	payload             []byte
+
+	recMu     sync.Mutex
+	recorders []*Recorder
+
+	// collector state (only the collector goroutine touches these, then run after it stops)
+	total       HistSet
+	interval    HistSet
+	series      []SeriesPoint
+	lastTick    time.Time
+	lastCounts  Counters
+	peakBacklog int64
+	tickCost    time.Duration
+	tickMax     time.Duration
+	ticks       int
+	hlogErr     error
+
+	errMu    sync.Mutex
+	firstErr error
+	hardStop chan struct{}
+	// resolvers read back jobs whose Complete or Fail outcome is unknown.
+	resolvers sync.WaitGroup
+}
+
+func (e *engine) newRecorder() *Recorder {
+	r := newRecorder()
+	e.recMu.Lock()
+	e.recorders = append(e.recorders, r)
+	e.recMu.Unlock()
+	return r
+}
+
+func (e *engine) noteErr(err error) {
+	e.errMu.Lock()
+	if e.firstErr == nil {
+		e.firstErr = err
+	}
+	e.errMu.Unlock()
+}
+
+// measuring: a call that started at t falls in the measured window.
+func (e *engine) measuring(t time.Time) bool {
+	return !t.Before(e.warmEnd) && t.UnixNano() < e.windowEnd.Load()
+}
+
+// Result is what the engine measured; the runner adds files and cost.
+type Result struct {
+	Hists       HistSet
+	Series      []SeriesPoint
+	Ledger      LedgerReport
+	Counters    Counters
+	Window      Window
+	Throughput  Throughput
+	Interrupted bool
+	// Err is what failed the run (infrastructure), if anything.
+	Err         error
+	Cost        *CostReport
+	Harness     HarnessCost
+	StartedAt   time.Time
+	PeakBacklog int64
+	FirstErr    error // the first store error of any kind, if any
+	Recovery    *faults.Summary
+}
+
+// Window says how long each phase lasted.
+type Window struct {
+	WarmupS   float64 `json:"warmup_s"`
+	MeasuredS float64 `json:"measured_s"`
+	DrainS    float64 `json:"drain_s"`
+	Drained   bool    `json:"drained"`
+}
+
+// Throughput is in jobs/s over the measured window.
+type Throughput struct {
+	Offered   float64 `json:"offered_per_s"` // open loop: the planned rate; closed: 0
+	Enqueued  float64 `json:"enqueued_per_s"`
+	Completed float64 `json:"completed_per_s"`
+}
+
+// HarnessCost is the harness's own work during a run.
+type HarnessCost struct {
+	CollectorTickMeanNs int64 `json:"collector_tick_mean_ns"`
+	CollectorTickMaxNs  int64 `json:"collector_tick_max_ns"`
+	Ticks               int   `json:"ticks"`
+}
+
+// Run runs one run of spec against store: producers, workers (in process
+// and in worker processes), the maintenance loops, the collector and the
+// fault schedule, then a bounded drain; it checks every job with the ledger.
+func Run(ctx context.Context, spec scenario.RunSpec, store jobstore.Store, hooks Hooks) *Result {
+	cfg := spec.Config
+	e := &engine{spec: spec, cfg: cfg, store: store, wstore: store, hooks: hooks, led: NewLedger(), hardStop: make(chan struct{})}
+	e.events = ledgerEvents{Ledger: e.led, resolve: e.resolveUnknown}
+	if hooks.WStore != nil {
+		e.wstore = hooks.WStore
+	}
+	e.payload = make([]byte, cfg.Producers.Payload)
+	for i := range e.payload {
+		e.payload[i] = 'a' + byte(i%26)
+	}
+	res := &Result{}
+	if hooks.Cost != nil {
+		if err := hooks.Cost.Begin(ctx); err != nil {
+			res.Err = err
+			return res
+		}
+	}
+	e.t0 = time.Now()
+	res.StartedAt = e.t0
+	e.warmEnd = e.t0.Add(cfg.Warmup)
+	e.stopAt = e.warmEnd.Add(cfg.Duration)
+	e.windowEnd.Store(e.stopAt.UnixNano())
+	e.lastTick = e.t0
+
+	// Workers run on a context that Ctrl-C does not cancel: they must keep
+	// finishing acknowledged jobs through the drain.
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
+	var workers sync.WaitGroup
+	inj, err := e.startWorkers(workCtx, &workers)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	e.startMaintenance(workCtx, &workers)
+	injCtx, stopInj := context.WithCancel(workCtx)
+	defer stopInj()
+	if inj != nil {
+		inj.Run(injCtx, e.t0, hooks.Faults.Events)
+	}
+	col := e.startCollector()
+	interrupted := e.load(ctx, res)
+	interrupted = e.drain(ctx, res, interrupted)
+	stopInj()
+	stopWork()
+	close(e.hardStop)
+	for _, g := range e.groups {
+		g.Stop()
+	}
+	workers.Wait()
+	e.resolvers.Wait()
+	if inj != nil {
+		inj.Wait()
+	}
+	col.stop()
+	e.finish(res, interrupted)
+	return res
+}
+
+// startWorkers starts the in-process workers and the worker processes,
+// and the fault injector that acts on them; nil without faults.
+func (e *engine) startWorkers(ctx context.Context, wg *sync.WaitGroup) (*faults.Injector, error) {
+	if e.hooks.Faults != nil || e.hooks.Procs != nil {
+		// Worker processes feed the tracker too: what a killed process held
+		// is measured as a fault's affected jobs.
+		e.ft = newFaultRun(e.cfg.Seed, e.warmEnd, e.hooks.Faults)
+	}
+	local := newLocalWorkers(e, wg)
+	e.local = local
+	e.groups = append(e.groups, local)
+	var procs *procPool
+	if e.hooks.Procs != nil {
+		procs = newProcPool(e, wg, e.hooks.Procs)
+		e.groups = append(e.groups, procs)
+	}
+	for _, g := range e.groups {
+		if err := g.Start(ctx); err != nil {
+			for _, g := range e.groups {
+				g.Stop()
+			}
+			return nil, err
+		}
+	}
+	fs := e.hooks.Faults
+	if fs == nil {
+		return nil, nil
+	}
+	h := faults.Hooks{Tracker: e.ft.tracker, InFlight: e.inFlight, Proxy: fs.Proxy,
+		CrashWorker: func(ev faults.Event) error { return local.Crash(ctx, ev) }}
+	if fs.Redis != nil {
+		h.Redis = fs.Redis
+	}
+	for _, l := range []*LoopCrash{fs.RecLoop, fs.MovLoop} {
+		if l != nil {
+			l.tracker = e.ft.tracker
+		}
+	}
+	h.CrashLoop = func(ev faults.Event) error {
+		l := fs.RecLoop
+		if ev.Fault.Kind == faults.MoverCrash {
+			l = fs.MovLoop
+		}
+		if l == nil {
+			return fmt.Errorf("no %s loop runs in this run", ev.Fault.Kind)
+		}
+		return l.arm(ev)
+	}
+	if procs != nil {
+		h.KillWorker = procs.Crash
+	}
+	return faults.NewInjector(h), nil
+}
+
+// inFlight lists every job in flight, in process and in worker processes.
+func (e *engine) inFlight() []faults.Affected {
+	var out []faults.Affected
+	for _, g := range e.groups {
+		out = append(out, g.InFlight()...)
+	}
+	return out
+}
+
+// load runs the producers through the warm-up and the measured window and
+// takes the window's throughput and cost; true when Ctrl-C cut it short.
+func (e *engine) load(ctx context.Context, res *Result) bool {
+	cfg := e.cfg
+	var producers sync.WaitGroup
+	for p := 0; p < cfg.Producers.Count; p++ {
+		producers.Add(1)
+		go func() {
+			defer producers.Done()
+			e.produce(ctx, p)
+		}()
+	}
+	interrupted := !sleepUntil(ctx, e.warmEnd)
+	var atWarm Counters
+	if !interrupted {
+		atWarm = e.c.snapshot()
+		if e.hooks.Cost != nil {
+			if err := e.hooks.Cost.Mark(ctx); err != nil {
+				e.noteErr(err)
+			}
+		}
+		interrupted = !sleepUntil(ctx, e.stopAt)
+	}
+	if interrupted {
+		now := time.Now()
+		if now.Before(e.stopAt) {
+			e.windowEnd.Store(now.UnixNano())
+		}
+	}
+	producers.Wait()
+	windowEnd := time.Unix(0, e.windowEnd.Load())
+	atStop := e.c.snapshot()
+	measured := max(windowEnd.Sub(e.warmEnd), 0)
+	if measured > 0 {
+		res.Throughput.Enqueued = float64(atStop.EnqueuedJobs-atWarm.EnqueuedJobs) / measured.Seconds()
+		res.Throughput.Completed = float64(atStop.Completed-atWarm.Completed) / measured.Seconds()
+	}
+	if cfg.Producers.Mode == "open" {
+		res.Throughput.Offered = cfg.Producers.Rate
+	}
+	if e.hooks.Cost != nil && measured > 0 {
+		if err := e.hooks.Cost.End(ctx, atStop.Completed-atWarm.Completed, atStop.EnqueuedJobs); err != nil {
+			e.noteErr(err)
+		}
+	}
+	res.Window.MeasuredS = measured.Seconds()
+	return interrupted
+}
+
+// drain waits until every acknowledged job has finished, for up to
+// cfg.Drain (less after Ctrl-C); it returns whether the run was interrupted.
+func (e *engine) drain(ctx context.Context, res *Result, interrupted bool) bool {
+	cfg := e.cfg
+	drainStart := time.Now()
+	limit := cfg.Drain
+	if interrupted {
+		limit = min(limit, interruptDrain)
+	}
+	deadline := drainStart.Add(limit)
+	tick := time.NewTicker(5 * time.Millisecond)
+	for e.led.Outstanding() > 0 && time.Now().Before(deadline) {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			if !interrupted {
+				interrupted = true
+				deadline = minTime(deadline, time.Now().Add(interruptDrain))
+			}
+			// A done context keeps this case ready: fall back to the ticker.
+			<-tick.C
+		}
+	}
+	tick.Stop()
+	res.Window.WarmupS = min(cfg.Warmup, time.Since(e.t0)).Seconds()
+	res.Window.DrainS = time.Since(drainStart).Seconds()
+	res.Window.Drained = e.led.Outstanding() == 0
+	return interrupted
+}
+
+// finish fills res from what the run left once every loop has stopped.
+func (e *engine) finish(res *Result, interrupted bool) {
+	if e.hooks.Cost != nil {
+		res.Cost = e.hooks.Cost.Finish()
+	}
+	res.Hists = e.total
+	res.Series = e.series
+	res.Ledger = e.led.CheckWith(e.cfg.LostAllowed())
+	if e.ft != nil {
+		e.ft.finish(e.local)
+		sum, h := e.ft.tracker.Finish(e.led.IsLost)
+		res.Recovery = &sum
+		if h.TotalCount() > 0 {
+			res.Hists[TagRecovery] = h
+		}
+	}
+	res.Counters = e.c.snapshot()
+	res.Interrupted = interrupted
+	res.PeakBacklog = e.peakBacklog
+	if e.ticks > 0 {
+		res.Harness = HarnessCost{CollectorTickMeanNs: int64(e.tickCost) / int64(e.ticks), CollectorTickMaxNs: int64(e.tickMax), Ticks: e.ticks}
+	}
+	e.errMu.Lock()
+	// Errors only fail the run when nothing got through: a few timeouts
+	// under overload are a measurement, not an infrastructure failure.
+	if e.firstErr != nil && res.Counters.EnqueuedJobs == 0 {
+		res.Err = e.firstErr
+	}
+	e.errMu.Unlock()
+	if e.hlogErr != nil && res.Err == nil {
+		res.Err = e.hlogErr
+	}
+	res.FirstErr = e.firstErr
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// sleepUntil waits for t; false when ctx ended first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
+func (e *engine) backlog() int64 {
+	return max(0, e.led.Outstanding()-e.c.inFlight.Load())
+}

@@ -1,0 +1,175 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/jobstore"
+)
+
+// workerEvents is what a worker loop reports: the Events the ledger takes,
+// plus the claims (a worker process sends them so the coordinator knows
+// what it held when it was killed).
+type workerEvents interface {
+	Events
+	Claimed(c []jobstore.Claimed, at time.Time)
+	// Unknown: Complete or Fail returned an error other than ErrLeaseLost,
+	// so whether the store applied it is unknown (a reply lost on a reset
+	// connection, a Redis that died after applying it).
+	Unknown(id string, attempt int, token string, at time.Time)
+}
+
+// ledgerEvents feeds the in-process ledger; claims are tracked by the
+// worker itself; unknown outcomes are read back from the store.
+type ledgerEvents struct {
+	*Ledger
+	resolve func(id string, attempt int, token string, at time.Time)
+}
+
+func (ledgerEvents) Claimed([]jobstore.Claimed, time.Time) {}
+
+func (l ledgerEvents) Unknown(id string, attempt int, token string, at time.Time) {
+	l.resolve(id, attempt, token, at)
+}
+
+// resolveUnknown reads back a job whose Complete or Fail outcome is
+// unknown, as Jepsen's checkers do with a final read: a record completed
+// (or dead-lettered) under this attempt's lease token was finished by that
+// call, and the ledger is told; one still held under the token was not,
+// and the recoverer will take it back when the lease expires. It retries
+// while Redis is unreachable, for up to resolveFor.
+func (e *engine) resolveUnknown(id string, attempt int, token string, at time.Time) {
+	e.resolvers.Add(1)
+	go func() {
+		defer e.resolvers.Done()
+		deadline := time.Now().Add(resolveFor)
+		for time.Now().Before(deadline) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			j, err := e.store.Get(ctx, id)
+			cancel()
+			if err == nil {
+				if j.LeaseToken == token {
+					switch j.Status {
+					case jobstore.StatusCompleted:
+						e.led.Completed(id, attempt, at)
+						e.c.completed.Add(1)
+						e.c.ackLost.Add(1)
+					case jobstore.StatusFailed:
+						e.led.Failed(id, attempt, jobstore.FailResult{Status: jobstore.StatusFailed}, at)
+						e.c.ackLost.Add(1)
+					}
+				}
+				return
+			}
+			if errors.Is(err, jobstore.ErrNotFound) {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+}
+
+// resolveFor bounds the read-back of an unknown outcome.
+const resolveFor = 20 * time.Second
+
+// FaultSetup is what the runner prepares for a run with faults.
+type FaultSetup struct {
+	Events  []faults.Event
+	Redis   faults.RedisNode // nil unless redis.mode embedded
+	Proxy   *faults.Proxy    // nil unless a network fault is scheduled
+	RecLoop *LoopCrash       // nil unless a recoverer_crash is scheduled
+	MovLoop *LoopCrash       // nil unless a mover_crash is scheduled (and a mover loop runs)
+}
+
+// faultRun is the engine's fault state; nil in a run without faults, so
+// every hook on the job path is one nil check.
+type faultRun struct {
+	tracker *faults.Tracker
+	recLoop *LoopCrash
+	movLoop *LoopCrash
+	// onPoint replaces the in-process crash (a worker process announces the
+	// point to its coordinator and waits to be killed).
+	onPoint func(w *worker, ev faults.Event)
+
+	mu  sync.Mutex
+	rng *rand.Rand // picks the worker a fault without a target hits
+}
+
+// newFaultRun starts the fault state; fs is nil in a run with worker
+// processes but no faults.
+func newFaultRun(seed int64, base time.Time, fs *FaultSetup) *faultRun {
+	ft := &faultRun{tracker: faults.NewTracker(base), rng: rand.New(rand.NewPCG(uint64(seed), 0xc4a5))}
+	if fs != nil {
+		ft.recLoop, ft.movLoop = fs.RecLoop, fs.MovLoop
+	}
+	return ft
+}
+
+// pick returns a random number in [0, n).
+func (ft *faultRun) pick(n int) int {
+	ft.mu.Lock()
+	defer ft.mu.Unlock()
+	return ft.rng.IntN(n)
+}
+
+// finish records armed crashes that never landed.
+func (ft *faultRun) finish(local *localWorkers) {
+	now := time.Now()
+	local.skipArmed(ft.tracker, now)
+	for _, l := range []*LoopCrash{ft.recLoop, ft.movLoop} {
+		if l != nil {
+			if ev := l.pending.Load(); ev != nil {
+				ft.tracker.Skipped(*ev, now, "the loop never had work between its steps (nothing to recover or promote)")
+			}
+		}
+	}
+}
+
+// LoopCrash lets a recoverer or mover crash between its steps: the loop
+// uses a store of its own on a faults.CrashClient.
+type LoopCrash struct {
+	store   jobstore.Store
+	cc      *faults.CrashClient
+	pending atomic.Pointer[faults.Event]
+	tracker *faults.Tracker
+}
+
+// NewLoopCrash makes a loop's crash setup: the loop uses store, built on
+// the crash client cc.
+func NewLoopCrash(store jobstore.Store, cc *faults.CrashClient) *LoopCrash {
+	return &LoopCrash{store: store, cc: cc}
+}
+
+func (l *LoopCrash) arm(ev faults.Event) error {
+	if !l.pending.CompareAndSwap(nil, &ev) {
+		return errors.New("a crash is already armed on this loop")
+	}
+	l.cc.Arm()
+	return nil
+}
+
+func (l *LoopCrash) begin() {
+	if l != nil {
+		l.cc.Begin()
+	}
+}
+
+// crashed handles an error of a maintenance call: true when it was the
+// injected crash; the loop then stays down for ReplaceAfter.
+func (l *LoopCrash) crashed(ctx context.Context, _ *engine, err error, name string) bool {
+	if l == nil || !errors.Is(err, faults.ErrCrashed) {
+		return false
+	}
+	ev := l.pending.Swap(nil)
+	if ev == nil {
+		return true
+	}
+	l.tracker.Fault(*ev, name, time.Now(), nil)
+	sleepUntil(ctx, time.Now().Add(ev.Fault.ReplaceAfter))
+	return true
+}

@@ -1,0 +1,457 @@
+package engine
+
+import (
+	"fmt"
+	"hash/maphash"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aebench/aebench/jobstore"
+)
+
+// Events is how the workers of a run report what happened to each job. An
+// in-process worker calls the Ledger directly; a worker process writes the
+// same events on its pipe (protocol.go) and the coordinator feeds them to
+// the same Ledger. Every method is safe for concurrent use and takes the
+// time the event happened, so the ledger never reads a clock itself.
+type Events interface {
+	// Started: a handler began running attempt `attempt` (Lease.Attempt) of id.
+	Started(id string, attempt int, at time.Time) JobTimes
+	// Completed: Complete returned nil for that attempt.
+	Completed(id string, attempt int, at time.Time) JobTimes
+	// Failed: Fail returned res for that attempt (a retry, or a dead letter).
+	Failed(id string, attempt int, res jobstore.FailResult, at time.Time)
+	// Fenced: Complete, Fail or Extend got ErrLeaseLost for that attempt.
+	Fenced(id string, attempt int, at time.Time)
+	// Recovered: a Recover call took these jobs back.
+	Recovered(res jobstore.RecoverResult, at time.Time)
+}
+
+// PlannedJob is what a producer is about to enqueue, registered before the
+// call so that a worker that starts the job before the producer hears the
+// acknowledgement does not see an unknown id.
+type PlannedJob struct {
+	ID       string
+	Intended time.Time // when the producer's plan said to enqueue it
+	RunAt    time.Time // the RunAt asked for; zero for an immediate job
+	Measured bool      // intended after the warm-up
+}
+
+// JobTimes is what the ledger knows of a job, for the caller's latencies.
+type JobTimes struct {
+	Known    bool
+	Measured bool
+	Intended time.Time
+	// Due is when this attempt became claimable, when known: the enqueue
+	// call's start for an immediate first attempt, RunAt for a delayed one,
+	// Fail's retry time or the Recover call's time for later attempts.
+	Due time.Time
+	// Scheduled: the attempt was due at a RunAt set in advance (a delayed
+	// job or a retry after Fail), so its start-minus-Due is lateness.
+	Scheduled bool
+	Delayed   bool // the job was enqueued with a RunAt in the future
+}
+
+// Ledger checks a run the way Jepsen's total-queue checker does: every job
+// acknowledged by Enqueue must be completed or dead-lettered, nothing may
+// run that was never enqueued, and no attempt may start before its RunAt.
+type Ledger struct {
+	seed   maphash.Seed
+	shards [64]ledgerShard
+
+	acked       atomic.Int64
+	outstanding atomic.Int64 // acknowledged, not yet completed or dead
+	unexpected  atomic.Int64
+}
+
+type ledgerShard struct {
+	mu sync.Mutex
+	m  map[string]*ledgerEntry
+	// unexpected holds events for ids never planned.
+	unexpected map[string]int
+}
+
+type enqState uint8
+
+const (
+	enqPending       enqState = iota // the Enqueue call has not returned
+	enqAcked                         // it returned nil
+	enqIndeterminate                 // it returned an error: the jobs may or may not be stored
+)
+
+type ledgerEntry struct {
+	intended    int64 // unix ns
+	runAt       int64 // unix ns of the asked RunAt; 0 immediate
+	callStart   int64 // unix ns the Enqueue call began
+	state       enqState
+	measured    bool
+	completions int32
+	dead        bool
+	doneAt      int64
+	recoveredAt int64
+	fenced      int32
+	attempts    []attemptRec
+}
+
+type attemptRec struct {
+	due        int64 // unix ns; 0 unknown
+	scheduled  bool
+	starts     int32
+	firstStart int64
+	afterDone  bool // started after the job was completed or dead-lettered
+	// failed: Fail returned for this attempt, so the next attempt is a
+	// retry by design, not a re-run of lost work.
+	failed bool
+}
+
+// NewLedger returns an empty ledger.
+func NewLedger() *Ledger {
+	l := &Ledger{seed: maphash.MakeSeed()}
+	for i := range l.shards {
+		l.shards[i].m = map[string]*ledgerEntry{}
+	}
+	return l
+}
+
+func (l *Ledger) shard(id string) *ledgerShard {
+	return &l.shards[maphash.String(l.seed, id)%uint64(len(l.shards))]
+}
+
+func (e *ledgerEntry) attempt(n int) *attemptRec {
+	if n < 0 {
+		n = 0
+	}
+	for len(e.attempts) <= n {
+		e.attempts = append(e.attempts, attemptRec{})
+	}
+	return &e.attempts[n]
+}
+
+// rerun: attempt n is a re-run of work done or in progress, because an
+// earlier attempt started its handler and did not end by Fail.
+func (e *ledgerEntry) rerun(n int) bool {
+	for k := 0; k < n && k < len(e.attempts); k++ {
+		if p := e.attempts[k]; p.starts > 0 && !p.failed {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *ledgerEntry) done() bool { return e.completions > 0 || e.dead }
+
+// Planned registers jobs before the Enqueue call that carries them, which
+// starts at callStart.
+func (l *Ledger) Planned(jobs []PlannedJob, callStart time.Time) {
+	for _, j := range jobs {
+		e := &ledgerEntry{intended: j.Intended.UnixNano(), callStart: callStart.UnixNano(), measured: j.Measured}
+		a := e.attempt(0)
+		if j.RunAt.IsZero() {
+			a.due = e.callStart
+		} else {
+			e.runAt = j.RunAt.UnixNano()
+			a.due, a.scheduled = e.runAt, true
+		}
+		s := l.shard(j.ID)
+		s.mu.Lock()
+		s.m[j.ID] = e
+		s.mu.Unlock()
+	}
+}
+
+// update runs f on id's entry under its shard's lock. An id the ledger
+// never planned is skipped, and counted as unexpected when strict (a worker
+// saw it: the store made it up).
+func (l *Ledger) update(id string, strict bool, f func(e *ledgerEntry)) {
+	s := l.shard(id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.m[id]
+	if e == nil {
+		if strict {
+			s.noteUnexpected(l, id)
+		}
+		return
+	}
+	f(e)
+}
+
+// Acked records that the Enqueue call for ids returned nil.
+func (l *Ledger) Acked(ids []string) {
+	for _, id := range ids {
+		l.update(id, false, func(e *ledgerEntry) {
+			if e.state == enqPending {
+				e.state = enqAcked
+				l.acked.Add(1)
+				if !e.done() {
+					l.outstanding.Add(1)
+				}
+			}
+		})
+	}
+}
+
+// EnqueueFailed records that the Enqueue call for ids returned an error: the
+// jobs may still be in the store (a timeout after Redis applied them), so
+// they are neither lost if they never run nor unexpected if they do.
+func (l *Ledger) EnqueueFailed(ids []string) {
+	for _, id := range ids {
+		l.update(id, false, func(e *ledgerEntry) {
+			if e.state == enqPending {
+				e.state = enqIndeterminate
+			}
+		})
+	}
+}
+
+// Outstanding is the count of acknowledged jobs not yet completed or dead-lettered.
+func (l *Ledger) Outstanding() int64 { return l.outstanding.Load() }
+
+// AckedCount is the count of acknowledged jobs.
+func (l *Ledger) AckedCount() int64 { return l.acked.Load() }
+
+func (l *Ledger) markDone(e *ledgerEntry, at int64) {
+	if e.done() {
+		return
+	}
+	e.doneAt = at
+	if e.state == enqAcked {
+		l.outstanding.Add(-1)
+	}
+}
+
+func (s *ledgerShard) noteUnexpected(l *Ledger, id string) {
+	if s.unexpected == nil {
+		s.unexpected = map[string]int{}
+	}
+	if s.unexpected[id] == 0 {
+		l.unexpected.Add(1)
+	}
+	s.unexpected[id]++
+}
+
+func (e *ledgerEntry) times() JobTimes {
+	return JobTimes{Known: true, Measured: e.measured, Intended: time.Unix(0, e.intended), Delayed: e.runAt != 0}
+}
+
+// Started implements Events.
+func (l *Ledger) Started(id string, attempt int, at time.Time) JobTimes {
+	var t JobTimes
+	l.update(id, true, func(e *ledgerEntry) {
+		a := e.attempt(attempt)
+		a.starts++
+		if a.starts == 1 {
+			a.firstStart = at.UnixNano()
+		}
+		if e.done() {
+			a.afterDone = true
+		}
+		t = e.times()
+		if a.due != 0 {
+			t.Due, t.Scheduled = time.Unix(0, a.due), a.scheduled
+		} else if attempt > 0 && e.recoveredAt != 0 {
+			t.Due = time.Unix(0, e.recoveredAt)
+		}
+	})
+	return t
+}
+
+// Completed implements Events.
+func (l *Ledger) Completed(id string, attempt int, at time.Time) JobTimes {
+	var t JobTimes
+	l.update(id, true, func(e *ledgerEntry) {
+		l.markDone(e, at.UnixNano())
+		e.completions++
+		t = e.times()
+	})
+	return t
+}
+
+// Failed implements Events.
+func (l *Ledger) Failed(id string, attempt int, res jobstore.FailResult, at time.Time) {
+	l.update(id, true, func(e *ledgerEntry) {
+		e.attempt(attempt).failed = true
+		switch res.Status {
+		case jobstore.StatusFailed:
+			l.markDone(e, at.UnixNano())
+			e.dead = true
+		default:
+			next := e.attempt(attempt + 1)
+			next.due, next.scheduled = res.RunAt.UnixNano(), true
+		}
+	})
+}
+
+// Fenced implements Events.
+func (l *Ledger) Fenced(id string, _ int, _ time.Time) {
+	l.update(id, false, func(e *ledgerEntry) { e.fenced++ })
+}
+
+// Recovered implements Events.
+func (l *Ledger) Recovered(res jobstore.RecoverResult, at time.Time) {
+	for _, id := range res.Requeued {
+		l.update(id, true, func(e *ledgerEntry) { e.recoveredAt = at.UnixNano() })
+	}
+	for _, id := range res.DeadLettered {
+		l.update(id, true, func(e *ledgerEntry) {
+			l.markDone(e, at.UnixNano())
+			e.dead = true
+		})
+	}
+}
+
+// LedgerReport is the verdict on a run's jobs after the drain.
+type LedgerReport struct {
+	Attempted    int64 `json:"attempted"`
+	Acknowledged int64 `json:"acknowledged"`
+	// Indeterminate: the Enqueue call failed, so the jobs may or may not exist.
+	Indeterminate int64 `json:"indeterminate"`
+	Completed     int64 `json:"completed"`
+	DeadLettered  int64 `json:"dead_lettered"`
+	// Lost: acknowledged, but neither completed nor dead-lettered after the drain.
+	Lost int64 `json:"lost"`
+	// Unexpected: started or completed, but never enqueued by this run.
+	Unexpected int64 `json:"unexpected"`
+	// DuplicateStarts: handler starts beyond one per (job, attempt), plus
+	// starts after the job had already completed or been dead-lettered.
+	DuplicateStarts int64 `json:"duplicate_starts"`
+	// DuplicateCompletions: successful Complete calls beyond one per job.
+	DuplicateCompletions int64 `json:"duplicate_completions"`
+	// DuplicateReruns: starts of a later attempt while an earlier attempt
+	// of the job had started its handler and did not end by Fail: the work
+	// was done, or is still running, and runs again (a lease that lapsed
+	// on a long job, a worker that crashed in or after its handler).
+	DuplicateReruns int64 `json:"duplicate_reruns"`
+	// DuplicatedExecutions = DuplicateStarts + DuplicateCompletions + DuplicateReruns.
+	DuplicatedExecutions int64 `json:"duplicated_executions"`
+	// LostExpected: lost jobs were expected under the run's conditions
+	// (expect.lost), so they are reported, not a failure.
+	LostExpected bool `json:"lost_expected,omitempty"`
+	// StartedEarly: attempts whose handler started before the RunAt asked for
+	// (the producer's, or Fail's retry time); MaxEarlyNs is the worst.
+	StartedEarly int64 `json:"started_early"`
+	MaxEarlyNs   int64 `json:"max_early_ns"`
+	// Executions counts handler starts; Reexecutions those of attempts > 0.
+	Executions   int64 `json:"executions"`
+	Reexecutions int64 `json:"reexecutions"`
+	// Recovered counts jobs a Recover call took back at least once.
+	Recovered int64 `json:"recovered"`
+	// Fenced counts calls refused with ErrLeaseLost.
+	Fenced int64 `json:"fenced"`
+	// Examples lists up to 10 ids per problem.
+	LostIDs       []string `json:"lost_ids,omitempty"`
+	UnexpectedIDs []string `json:"unexpected_ids,omitempty"`
+	EarlyIDs      []string `json:"early_ids,omitempty"`
+	DuplicateIDs  []string `json:"duplicate_ids,omitempty"`
+	// OK is false when any job was lost or unexpected or started early.
+	OK       bool     `json:"ok"`
+	Problems []string `json:"problems,omitempty"`
+}
+
+const maxExamples = 10
+
+// Check computes the report. Call it after the drain, when no more events come.
+func (l *Ledger) Check() LedgerReport { return l.CheckWith(false) }
+
+// IsLost reports whether id was acknowledged and is neither completed nor dead-lettered.
+func (l *Ledger) IsLost(id string) bool {
+	lost := false
+	l.update(id, false, func(e *ledgerEntry) { lost = e.state == enqAcked && !e.done() })
+	return lost
+}
+
+// CheckWith is Check; with lostAllowed, lost jobs are counted and listed
+// but do not make the report fail (the run's conditions expect them).
+func (l *Ledger) CheckWith(lostAllowed bool) LedgerReport {
+	var r LedgerReport
+	add := func(list *[]string, id string) {
+		if len(*list) < maxExamples {
+			*list = append(*list, id)
+		}
+	}
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		for id, e := range s.m {
+			r.Attempted++
+			switch e.state {
+			case enqAcked:
+				r.Acknowledged++
+				if !e.done() {
+					r.Lost++
+					add(&r.LostIDs, id)
+				}
+			case enqIndeterminate:
+				r.Indeterminate++
+			case enqPending:
+				// A call still running when the run stopped: treat as indeterminate.
+				r.Indeterminate++
+			}
+			if e.completions > 0 {
+				r.Completed++
+			} else if e.dead {
+				r.DeadLettered++
+			}
+			if e.completions > 1 {
+				r.DuplicateCompletions += int64(e.completions - 1)
+				add(&r.DuplicateIDs, id)
+			}
+			if e.recoveredAt != 0 {
+				r.Recovered++
+			}
+			r.Fenced += int64(e.fenced)
+			for n, a := range e.attempts {
+				r.Executions += int64(a.starts)
+				if n > 0 {
+					r.Reexecutions += int64(a.starts)
+				}
+				dup := int64(0)
+				if a.starts > 1 {
+					dup = int64(a.starts - 1)
+				}
+				if a.afterDone && dup == 0 {
+					dup = 1
+				}
+				// Judged after the drain, so a Fail whose event reached the
+				// ledger after the retry started is still seen.
+				if n > 0 && a.starts > 0 && !a.afterDone && e.rerun(n) {
+					r.DuplicateReruns++
+					add(&r.DuplicateIDs, id)
+				}
+				if dup > 0 {
+					r.DuplicateStarts += dup
+					add(&r.DuplicateIDs, id)
+				}
+				if a.starts > 0 && a.scheduled && a.due != 0 && a.firstStart < a.due {
+					r.StartedEarly++
+					add(&r.EarlyIDs, id)
+					r.MaxEarlyNs = max(r.MaxEarlyNs, a.due-a.firstStart)
+				}
+			}
+		}
+		for id := range s.unexpected {
+			r.Unexpected++
+			add(&r.UnexpectedIDs, id)
+		}
+		s.mu.Unlock()
+	}
+	r.DuplicatedExecutions = r.DuplicateStarts + r.DuplicateCompletions + r.DuplicateReruns
+	for _, ids := range [][]string{r.LostIDs, r.UnexpectedIDs, r.EarlyIDs, r.DuplicateIDs} {
+		sort.Strings(ids)
+	}
+	if r.Lost > 0 && lostAllowed {
+		r.LostExpected = true
+	} else if r.Lost > 0 {
+		r.Problems = append(r.Problems, fmt.Sprintf("%d acknowledged job(s) lost (e.g. %v)", r.Lost, r.LostIDs))
+	}
+	if r.Unexpected > 0 {
+		r.Problems = append(r.Problems, fmt.Sprintf("%d unexpected job(s) ran that this run never enqueued (e.g. %v)", r.Unexpected, r.UnexpectedIDs))
+	}
+	if r.StartedEarly > 0 {
+		r.Problems = append(r.Problems, fmt.Sprintf("%d attempt(s) started before their RunAt, worst by %v (e.g. %v)", r.StartedEarly, time.Duration(r.MaxEarlyNs), r.EarlyIDs))
+	}
+	r.OK = len(r.Problems) == 0
+	return r
+}

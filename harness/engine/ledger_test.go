@@ -1,0 +1,250 @@
+package engine
+
+import (
+	"reflect"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aebench/aebench/jobstore"
+)
+
+// ledgerStep is one event fed to a ledger in a table test; times are ms
+// after a fixed origin.
+type ledgerStep struct {
+	op      string // plan, plan-delayed, ack, enqfail, start, complete, retry, dead, fenced, recover, recover-dead
+	id      string
+	attempt int
+	at      int64 // ms
+	runAt   int64 // ms: plan-delayed's RunAt, retry's RunAt
+}
+
+var origin = time.UnixMilli(1_700_000_000_000)
+
+func ms(n int64) time.Time { return origin.Add(time.Duration(n) * time.Millisecond) }
+
+func play(l *Ledger, steps []ledgerStep) {
+	for _, s := range steps {
+		switch s.op {
+		case "plan":
+			l.Planned([]PlannedJob{{ID: s.id, Intended: ms(s.at), Measured: true}}, ms(s.at))
+		case "plan-delayed":
+			l.Planned([]PlannedJob{{ID: s.id, Intended: ms(s.at), RunAt: ms(s.runAt), Measured: true}}, ms(s.at))
+		case "ack":
+			l.Acked([]string{s.id})
+		case "enqfail":
+			l.EnqueueFailed([]string{s.id})
+		case "start":
+			l.Started(s.id, s.attempt, ms(s.at))
+		case "complete":
+			l.Completed(s.id, s.attempt, ms(s.at))
+		case "retry":
+			l.Failed(s.id, s.attempt, jobstore.FailResult{Status: jobstore.StatusScheduled, RunAt: ms(s.runAt)}, ms(s.at))
+		case "dead":
+			l.Failed(s.id, s.attempt, jobstore.FailResult{Status: jobstore.StatusFailed}, ms(s.at))
+		case "fenced":
+			l.Fenced(s.id, s.attempt, ms(s.at))
+		case "recover":
+			l.Recovered(jobstore.RecoverResult{Requeued: []string{s.id}}, ms(s.at))
+		case "recover-dead":
+			l.Recovered(jobstore.RecoverResult{DeadLettered: []string{s.id}}, ms(s.at))
+		default:
+			panic("unknown op " + s.op)
+		}
+	}
+}
+
+// enqueued is plan+ack of an immediate job at t.
+func enqueued(id string, t int64) []ledgerStep {
+	return []ledgerStep{{op: "plan", id: id, at: t}, {op: "ack", id: id}}
+}
+
+func steps(parts ...[]ledgerStep) []ledgerStep { return slices.Concat(parts...) }
+
+func TestLedger(t *testing.T) {
+	cases := []struct {
+		name  string
+		steps []ledgerStep
+		want  LedgerReport // compared on the counted fields and OK
+	}{
+		{"one job completed", steps(enqueued("a", 0), []ledgerStep{{op: "start", id: "a", at: 1}, {op: "complete", id: "a", at: 2}}),
+			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 1, OK: true}},
+		{"acknowledged, never run: lost", enqueued("a", 0),
+			LedgerReport{Attempted: 1, Acknowledged: 1, Lost: 1}},
+		{"started, never finished: lost", steps(enqueued("a", 0), []ledgerStep{{op: "start", id: "a", at: 1}}),
+			LedgerReport{Attempted: 1, Acknowledged: 1, Lost: 1, Executions: 1}},
+		{"fenced completion does not count", steps(enqueued("a", 0), []ledgerStep{{op: "start", id: "a", at: 1}, {op: "fenced", id: "a", at: 2}}),
+			LedgerReport{Attempted: 1, Acknowledged: 1, Lost: 1, Executions: 1, Fenced: 1}},
+		{"dead-lettered is accounted, not lost", steps(enqueued("a", 0), []ledgerStep{
+			{op: "start", id: "a", at: 1}, {op: "retry", id: "a", at: 2, runAt: 10},
+			{op: "start", id: "a", attempt: 1, at: 11}, {op: "dead", id: "a", attempt: 1, at: 12}}),
+			LedgerReport{Attempted: 1, Acknowledged: 1, DeadLettered: 1, Executions: 2, Reexecutions: 1, OK: true}},
+		{"dead-lettered by Recover", steps(enqueued("a", 0), []ledgerStep{{op: "start", id: "a", at: 1}, {op: "recover-dead", id: "a", at: 50}}),
+			LedgerReport{Attempted: 1, Acknowledged: 1, DeadLettered: 1, Executions: 1, OK: true}},
+		{"unexpected start and completion", steps(enqueued("a", 0), []ledgerStep{
+			{op: "start", id: "a", at: 1}, {op: "complete", id: "a", at: 2},
+			{op: "start", id: "ghost", at: 3}, {op: "complete", id: "ghost", at: 4}}),
+			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 1, Unexpected: 1}},
+		{"unexpected recovery", []ledgerStep{{op: "recover", id: "ghost", at: 1}},
+			LedgerReport{Unexpected: 1}},
+		{"enqueue error, job ran anyway: indeterminate, not unexpected", []ledgerStep{
+			{op: "plan", id: "a", at: 0}, {op: "enqfail", id: "a"}, {op: "start", id: "a", at: 1}, {op: "complete", id: "a", at: 2}},
+			LedgerReport{Attempted: 1, Indeterminate: 1, Completed: 1, Executions: 1, OK: true}},
+		{"enqueue error, never ran: not lost", []ledgerStep{{op: "plan", id: "a", at: 0}, {op: "enqfail", id: "a"}},
+			LedgerReport{Attempted: 1, Indeterminate: 1, OK: true}},
+		{"started before the ack arrived", []ledgerStep{
+			{op: "plan", id: "a", at: 0}, {op: "start", id: "a", at: 1}, {op: "complete", id: "a", at: 2}, {op: "ack", id: "a"}},
+			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 1, OK: true}},
+		{"same attempt started twice: duplicate", steps(enqueued("a", 0), []ledgerStep{
+			{op: "start", id: "a", at: 1}, {op: "start", id: "a", at: 2}, {op: "complete", id: "a", at: 3}}),
+			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 2, DuplicateStarts: 1, DuplicatedExecutions: 1, OK: true}},
+		{"completed twice: duplicate", steps(enqueued("a", 0), []ledgerStep{
+			{op: "start", id: "a", at: 1}, {op: "complete", id: "a", at: 2},
+			{op: "start", id: "a", attempt: 1, at: 3}, {op: "complete", id: "a", attempt: 1, at: 4}}),
+			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 2, Reexecutions: 1, DuplicateStarts: 1,
+				DuplicateCompletions: 1, DuplicatedExecutions: 2, OK: true}},
+		// Attempt 0 was still running (its Complete was fenced): attempt 1
+		// runs the work again, a duplicate that at-least-once allows.
+		{"recovered lease re-runs: allowed, counted", steps(enqueued("a", 0), []ledgerStep{
+			{op: "start", id: "a", at: 1}, {op: "recover", id: "a", at: 40}, {op: "start", id: "a", attempt: 1, at: 41},
+			{op: "fenced", id: "a", at: 42}, {op: "complete", id: "a", attempt: 1, at: 43}}),
+			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 2, Reexecutions: 1, Recovered: 1, Fenced: 1,
+				DuplicateReruns: 1, DuplicatedExecutions: 1, OK: true}},
+		{"delayed job on time", steps([]ledgerStep{{op: "plan-delayed", id: "d", at: 0, runAt: 100}, {op: "ack", id: "d"},
+			{op: "start", id: "d", at: 100}, {op: "complete", id: "d", at: 101}}),
+			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 1, OK: true}},
+		{"delayed job started early", steps([]ledgerStep{{op: "plan-delayed", id: "d", at: 0, runAt: 100}, {op: "ack", id: "d"},
+			{op: "start", id: "d", at: 97}, {op: "complete", id: "d", at: 101}}),
+			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 1, StartedEarly: 1, MaxEarlyNs: 3e6}},
+		{"retry started before its backoff", steps(enqueued("a", 0), []ledgerStep{
+			{op: "start", id: "a", at: 1}, {op: "retry", id: "a", at: 2, runAt: 200},
+			{op: "start", id: "a", attempt: 1, at: 150}, {op: "complete", id: "a", attempt: 1, at: 151}}),
+			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 2, Reexecutions: 1, StartedEarly: 1, MaxEarlyNs: 50e6}},
+		{"retry started before Fail's reply reached the ledger", steps(enqueued("a", 0), []ledgerStep{
+			{op: "start", id: "a", at: 1}, {op: "start", id: "a", attempt: 1, at: 5},
+			{op: "retry", id: "a", at: 6, runAt: 4}, {op: "complete", id: "a", attempt: 1, at: 7}}),
+			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 2, Reexecutions: 1, OK: true}},
+		{"immediate job is never early", steps(enqueued("a", 10), []ledgerStep{{op: "start", id: "a", at: 5}, {op: "complete", id: "a", at: 6}}),
+			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 1, OK: true}},
+		{"started after completion: duplicate", steps(enqueued("a", 0), []ledgerStep{
+			{op: "start", id: "a", at: 1}, {op: "complete", id: "a", at: 2}, {op: "start", id: "a", attempt: 1, at: 3}}),
+			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 2, Reexecutions: 1, DuplicateStarts: 1, DuplicatedExecutions: 1, OK: true}},
+		{"mixed: one lost among many", steps(enqueued("a", 0), enqueued("b", 0), enqueued("c", 0), []ledgerStep{
+			{op: "start", id: "a", at: 1}, {op: "complete", id: "a", at: 2}, {op: "start", id: "c", at: 1}, {op: "complete", id: "c", at: 2}}),
+			LedgerReport{Attempted: 3, Acknowledged: 3, Completed: 2, Executions: 2, Lost: 1}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			l := NewLedger()
+			play(l, tc.steps)
+			got := l.Check()
+			if got, want := stripIDs(got), stripIDs(tc.want); !reflect.DeepEqual(got, want) {
+				t.Errorf("report\n got %+v\nwant %+v", got, want)
+			}
+			if l.Outstanding() != tc.want.Lost {
+				t.Errorf("Outstanding() = %d, want %d (the lost jobs)", l.Outstanding(), tc.want.Lost)
+			}
+		})
+	}
+}
+
+// stripIDs drops the example lists so reports compare on counts.
+func stripIDs(r LedgerReport) LedgerReport {
+	r.LostIDs, r.UnexpectedIDs, r.EarlyIDs, r.DuplicateIDs, r.Problems = nil, nil, nil, nil, nil
+	return r
+}
+
+func TestLedgerProblemsNameIDs(t *testing.T) {
+	l := NewLedger()
+	play(l, steps(enqueued("lost-1", 0), []ledgerStep{{op: "start", id: "ghost-1", at: 1},
+		{op: "plan-delayed", id: "early-1", at: 0, runAt: 100}, {op: "ack", id: "early-1"},
+		{op: "start", id: "early-1", at: 50}, {op: "complete", id: "early-1", at: 51}}))
+	r := l.Check()
+	if r.OK || len(r.Problems) != 3 {
+		t.Fatalf("OK=%v problems=%v", r.OK, r.Problems)
+	}
+	if !slices.Equal(r.LostIDs, []string{"lost-1"}) || !slices.Equal(r.UnexpectedIDs, []string{"ghost-1"}) ||
+		!slices.Equal(r.EarlyIDs, []string{"early-1"}) {
+		t.Fatalf("ids: lost %v unexpected %v early %v", r.LostIDs, r.UnexpectedIDs, r.EarlyIDs)
+	}
+}
+
+// TestLedgerConcurrent feeds many goroutines at once (run with -race).
+func TestLedgerConcurrent(t *testing.T) {
+	l := NewLedger()
+	const n = 2000
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; i < n; i += 4 {
+				id := "j" + strconv.Itoa(i)
+				l.Planned([]PlannedJob{{ID: id, Intended: origin}}, origin)
+				l.Acked([]string{id})
+				l.Started(id, 0, origin)
+				l.Completed(id, 0, origin)
+			}
+		}()
+	}
+	wg.Wait()
+	r := l.Check()
+	if !r.OK || r.Acknowledged != n || r.Completed != n || l.Outstanding() != 0 {
+		t.Fatalf("report %+v outstanding %d", r, l.Outstanding())
+	}
+}
+
+func TestLedgerJobTimes(t *testing.T) {
+	l := NewLedger()
+	l.Planned([]PlannedJob{{ID: "a", Intended: ms(0), Measured: true}}, ms(2))
+	l.Planned([]PlannedJob{{ID: "d", Intended: ms(0), RunAt: ms(100), Measured: false}}, ms(2))
+	l.Acked([]string{"a", "d"})
+	jt := l.Started("a", 0, ms(5))
+	if !jt.Known || !jt.Measured || !jt.Due.Equal(ms(2)) || jt.Scheduled || jt.Delayed || !jt.Intended.Equal(ms(0)) {
+		t.Errorf("immediate job times %+v", jt)
+	}
+	l.Failed("a", 0, jobstore.FailResult{Status: jobstore.StatusScheduled, RunAt: ms(50)}, ms(6))
+	if jt := l.Started("a", 1, ms(51)); !jt.Due.Equal(ms(50)) || !jt.Scheduled {
+		t.Errorf("retry times %+v", jt)
+	}
+	if jt := l.Started("d", 0, ms(101)); !jt.Due.Equal(ms(100)) || !jt.Scheduled || !jt.Delayed || jt.Measured {
+		t.Errorf("delayed job times %+v", jt)
+	}
+	l.Recovered(jobstore.RecoverResult{Requeued: []string{"d"}}, ms(300))
+	if jt := l.Started("d", 1, ms(301)); !jt.Due.Equal(ms(300)) || jt.Scheduled {
+		t.Errorf("recovered attempt times %+v", jt)
+	}
+	if jt := l.Started("nope", 0, ms(1)); jt.Known {
+		t.Errorf("unknown id has times %+v", jt)
+	}
+}
+
+// TestLedgerCountsReruns: a later attempt that starts while an earlier one
+// ran (no Fail in between) is a duplicate; a retry after Fail is not.
+func TestLedgerCountsReruns(t *testing.T) {
+	l := NewLedger()
+	now := timeNow()
+	l.Planned([]PlannedJob{{ID: "a", Intended: now}, {ID: "b", Intended: now}, {ID: "c", Intended: now}}, now)
+	l.Acked([]string{"a", "b", "c"})
+	l.Started("a", 0, now)
+	l.Started("a", 1, now) // recovered while attempt 0 still ran
+	l.Completed("a", 1, now)
+	l.Started("b", 0, now)
+	l.Failed("b", 0, failRetry(now), now)
+	l.Started("b", 1, now)
+	l.Completed("b", 1, now)
+	l.Started("c", 1, now) // attempt 0 crashed after its claim, before the handler
+	l.Completed("c", 1, now)
+	r := l.Check()
+	if r.DuplicateReruns != 1 || r.DuplicatedExecutions != 1 || r.DuplicateIDs[0] != "a" || !r.OK {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func timeNow() time.Time { return time.Now() }
+
+func failRetry(now time.Time) jobstore.FailResult {
+	return jobstore.FailResult{Status: jobstore.StatusScheduled, RunAt: now}
+}

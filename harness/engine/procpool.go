@@ -1,0 +1,357 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/harness/scenario"
+	"github.com/aebench/aebench/jobstore"
+)
+
+// ProcSetup says how to start worker processes: the run's conditions and
+// where its queue lives.
+type ProcSetup struct {
+	Config   scenario.Config
+	Queue    string
+	Addr     string // the Redis, or the network-fault proxy
+	Password string
+}
+
+// pointWait bounds how long a kill at a crash point waits for the worker
+// to reach it; an idle worker is then killed where it is.
+const pointWait = 5 * time.Second
+
+// procPool runs the `aebench worker` processes of a run: it starts them,
+// reads their events into the run's ledger and counters, kills one at a
+// crash point when the Injector asks, and replaces it.
+type procPool struct {
+	e     *engine
+	setup *ProcSetup
+	exe   string
+	wg    *sync.WaitGroup
+	rec   *Recorder
+
+	mu    sync.Mutex
+	procs map[int]*workerProc // live processes by slot
+}
+
+// workerProc is one worker process and what it holds.
+type workerProc struct {
+	slot, gen int
+	id        string
+	cmd       *exec.Cmd
+	stdin     io.WriteCloser
+	mu        sync.Mutex
+	inflight  map[string]*procJob
+	point     chan struct{} // receives when the worker announces its crash point
+	eof       chan struct{} // closed when its stdout ended (it exited)
+	stderr    strings.Builder
+}
+
+type procJob struct {
+	faults.Affected
+	token string
+}
+
+func newProcPool(e *engine, wg *sync.WaitGroup, s *ProcSetup) *procPool {
+	return &procPool{e: e, setup: s, wg: wg, rec: e.newRecorder(), procs: map[int]*workerProc{}}
+}
+
+// Start launches the worker processes and waits until each has built its
+// store.
+func (p *procPool) Start(context.Context) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("worker processes: %w", err)
+	}
+	p.exe = exe
+	for i := 0; i < p.setup.Config.Workers.Processes; i++ {
+		if _, err := p.start(i, 0); err != nil {
+			p.Stop()
+			return err
+		}
+	}
+	return nil
+}
+
+// start launches the worker process of slot with generation gen and
+// waits until its store is built.
+func (p *procPool) start(slot, gen int) (*workerProc, error) {
+	cfg := p.setup.Config
+	idx := cfg.Workers.Count - cfg.Workers.Processes + slot
+	pc := ProcessConfig{Config: cfg, Queue: p.setup.Queue, Addr: p.setup.Addr, Password: p.setup.Password, Index: idx, Gen: gen}
+	data, err := json.Marshal(pc)
+	if err != nil {
+		return nil, err
+	}
+	wp := &workerProc{slot: slot, gen: gen, id: "w" + strconv.Itoa(idx), inflight: map[string]*procJob{},
+		point: make(chan struct{}, 1), eof: make(chan struct{})}
+	if gen > 0 {
+		wp.id += "." + strconv.Itoa(gen)
+	}
+	cmd := exec.Command(p.exe, "worker")
+	cmd.Env = append(os.Environ(), WorkerEnv+"=1", WorkerConfigEnv+"="+string(data))
+	cmd.SysProcAttr = workerProcAttr()
+	cmd.Stderr = &lockedWriter{mu: &wp.mu, b: &wp.stderr}
+	if wp.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start worker process %s: %w", p.exe, err)
+	}
+	wp.cmd = cmd
+	ready := make(chan struct{})
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		p.read(wp, out, ready)
+		_ = cmd.Wait()
+		close(wp.eof)
+	}()
+	select {
+	case <-ready:
+	case <-wp.eof:
+		return nil, fmt.Errorf("worker process %s exited at start: %s", wp.id, strings.TrimSpace(wp.stderrText()))
+	case <-time.After(15 * time.Second):
+		_ = cmd.Process.Kill()
+		return nil, fmt.Errorf("worker process %s did not start within 15s", wp.id)
+	}
+	p.mu.Lock()
+	p.procs[slot] = wp
+	p.mu.Unlock()
+	return wp, nil
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *strings.Builder
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.b.Len() < 1<<16 {
+		l.b.Write(b)
+	}
+	return len(b), nil
+}
+
+func (wp *workerProc) stderrText() string {
+	wp.mu.Lock()
+	defer wp.mu.Unlock()
+	return wp.stderr.String()
+}
+
+// read feeds a worker's events into the ledger, counters and tracker.
+func (p *procPool) read(wp *workerProc, r io.Reader, ready chan struct{}) {
+	e := p.e
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var ev workerEvent
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			e.noteErr(fmt.Errorf("worker process %s: bad event %q: %w", wp.id, sc.Text(), err))
+			continue
+		}
+		at := time.Unix(0, ev.T)
+		switch ev.E {
+		case "ready":
+			close(ready)
+		case "claimed":
+			wp.mu.Lock()
+			wp.inflight[ev.ID] = &procJob{Affected: faults.Affected{ID: ev.ID, Attempt: ev.A}, token: ev.Tok}
+			wp.mu.Unlock()
+			e.c.claimed.Add(1)
+			e.c.inFlight.Add(1)
+		case "started":
+			wp.mu.Lock()
+			if j := wp.inflight[ev.ID]; j != nil {
+				j.Started = true
+			}
+			wp.mu.Unlock()
+			e.led.Started(ev.ID, ev.A, at)
+			e.ft.tracker.Started(ev.ID, at)
+			e.c.started.Add(1)
+		case "completed":
+			jt := e.led.Completed(ev.ID, ev.A, at)
+			e.c.completed.Add(1)
+			if jt.Known && jt.Measured && !jt.Delayed && ev.A == 0 {
+				p.rec.Record(TagE2E, at.Sub(jt.Intended))
+			}
+		case "failed":
+			res := jobstore.FailResult{Status: jobstore.Status(ev.Status), RunAt: time.Unix(0, ev.RunAt)}
+			e.led.Failed(ev.ID, ev.A, res, at)
+			if res.Status == jobstore.StatusFailed {
+				e.c.dead.Add(1)
+			} else {
+				e.c.retried.Add(1)
+			}
+		case "unknown":
+			e.resolveUnknown(ev.ID, ev.A, ev.Tok, at)
+		case "fenced":
+			e.led.Fenced(ev.ID, ev.A, at)
+			e.c.fenced.Add(1)
+		case "done":
+			wp.mu.Lock()
+			if wp.inflight[ev.ID] != nil {
+				delete(wp.inflight, ev.ID)
+				e.c.inFlight.Add(-1)
+			}
+			wp.mu.Unlock()
+		case "point":
+			select {
+			case wp.point <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// InFlight lists the jobs the live processes hold.
+func (p *procPool) InFlight() []faults.Affected {
+	p.mu.Lock()
+	ps := make([]*workerProc, 0, len(p.procs))
+	for _, wp := range p.procs {
+		ps = append(ps, wp)
+	}
+	p.mu.Unlock()
+	var out []faults.Affected
+	for _, wp := range ps {
+		wp.mu.Lock()
+		for _, j := range wp.inflight {
+			out = append(out, j.Affected)
+		}
+		wp.mu.Unlock()
+	}
+	return out
+}
+
+// Crash is the Injector's worker_kill: SIGKILL a worker process at a crash
+// point (or at once for Random), account for what it held, and start a new
+// one after ReplaceAfter.
+func (p *procPool) Crash(ctx context.Context, ev faults.Event) error {
+	p.mu.Lock()
+	var wp *workerProc
+	if ev.Worker >= 0 {
+		wp = p.procs[ev.Worker]
+	} else if len(p.procs) > 0 {
+		slots := make([]int, 0, len(p.procs))
+		for s := range p.procs {
+			slots = append(slots, s)
+		}
+		sort.Ints(slots)
+		wp = p.procs[slots[p.e.ft.pick(len(slots))]]
+	}
+	if wp != nil {
+		delete(p.procs, wp.slot)
+	}
+	p.mu.Unlock()
+	if wp == nil {
+		return errors.New("no live worker process (killed, not yet restarted)")
+	}
+	point := ev.Point
+	if point != faults.Random {
+		if _, err := io.WriteString(wp.stdin, "arm "+string(point)+"\n"); err != nil {
+			return fmt.Errorf("arm %s: %w", wp.id, err)
+		}
+		t := time.NewTimer(pointWait)
+		select {
+		case <-wp.point:
+		case <-t.C:
+			point = faults.Random // idle: killed where it is
+		case <-ctx.Done():
+			point = faults.Random
+		}
+		t.Stop()
+	}
+	at := time.Now()
+	if err := wp.cmd.Process.Kill(); err != nil {
+		return fmt.Errorf("SIGKILL %s: %w", wp.id, err)
+	}
+	<-wp.eof // every event it wrote has been read
+	ev.Point = point
+	p.settle(wp, ev, at)
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		t := time.NewTimer(ev.Fault.ReplaceAfter)
+		defer t.Stop()
+		select {
+		case <-p.e.hardStop:
+			return
+		case <-t.C:
+		}
+		if _, err := p.start(wp.slot, wp.gen+1); err != nil {
+			p.e.noteErr(err)
+		}
+	}()
+	return nil
+}
+
+// settle accounts for the jobs a killed worker held. A worker killed
+// between Complete returning and its event reaching the pipe did complete
+// the job: the store's record (completed under this claim's token) says so,
+// and the ledger is told. The rest are the fault's affected jobs.
+func (p *procPool) settle(wp *workerProc, ev faults.Event, at time.Time) {
+	e := p.e
+	wp.mu.Lock()
+	held := make([]*procJob, 0, len(wp.inflight))
+	for _, j := range wp.inflight {
+		held = append(held, j)
+	}
+	wp.inflight = map[string]*procJob{}
+	wp.mu.Unlock()
+	e.c.inFlight.Add(-int64(len(held)))
+	var affected []faults.Affected
+	for _, j := range held {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		rec, err := e.store.Get(ctx, j.ID)
+		cancel()
+		if err == nil && rec.LeaseToken == j.token && rec.Status == jobstore.StatusCompleted {
+			e.led.Completed(j.ID, j.Attempt, at)
+			e.c.completed.Add(1)
+			continue
+		}
+		affected = append(affected, j.Affected)
+	}
+	e.ft.tracker.Fault(ev, wp.id, at, affected)
+}
+
+// Stop ends every live worker: stdin closes, the worker finishes what it
+// holds and exits; one still running after 5s is killed.
+func (p *procPool) Stop() {
+	p.mu.Lock()
+	ps := make([]*workerProc, 0, len(p.procs))
+	for _, wp := range p.procs {
+		ps = append(ps, wp)
+	}
+	p.procs = map[int]*workerProc{}
+	p.mu.Unlock()
+	for _, wp := range ps {
+		_ = wp.stdin.Close()
+	}
+	for _, wp := range ps {
+		select {
+		case <-wp.eof:
+		case <-time.After(5 * time.Second):
+			_ = wp.cmd.Process.Kill()
+			<-wp.eof
+		}
+	}
+}

@@ -1,0 +1,114 @@
+package engine
+
+import (
+	"sync"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histogram range: 1µs resolution (values in ns, lowest discernible 1000)
+// up to one hour, 3 significant digits.
+const (
+	histLowest  = 1000
+	histHighest = int64(time.Hour)
+	histDigits  = 3
+)
+
+// NewHist returns an empty histogram of the harness's range.
+func NewHist() *hdr.Histogram { return hdr.New(histLowest, histHighest, histDigits) }
+
+// Tag names one histogram. Every value is in nanoseconds.
+type Tag int
+
+// The histograms of a run.
+const (
+	TagEnqueue     Tag = iota // Enqueue call: service time of one call
+	TagScheduleLag            // open loop: how late a call started after its planned time
+	TagClaim                  // Claim calls that returned jobs (a call that waited for work includes the wait)
+	TagDispatch               // harness: Claim returned -> handler started
+	TagHandler                // the handler's actual run time (planned sleep plus timer slack)
+	TagComplete               // Complete call
+	TagFail                   // Fail call
+	TagBookkeeping            // harness: ledger and histogram work per job event
+	TagQueueWait              // due -> handler start, every attempt whose due time is known
+	TagLateness               // handler start - RunAt, for delayed jobs and retries after Fail
+	TagE2E                    // intended enqueue -> Complete acknowledged, immediate jobs done on the first attempt
+	TagE2ERetried             // the same for immediate jobs that needed retries (includes backoff)
+	TagE2ENet                 // TagE2E minus the handler's run time: what queueing and the store (and harness) add
+	TagRecover                // Recover call
+	TagPromote                // Promote call (Mover backends)
+	TagRecovery               // fault -> next handler start of each job in flight at a fault
+	numTags
+)
+
+var tagNames = [numTags]string{"enqueue", "schedule_lag", "claim", "dispatch", "handler", "complete", "fail",
+	"bookkeeping", "queue_wait", "lateness", "e2e", "e2e_retried", "e2e_minus_handler", "recover", "promote", "recovery"}
+
+func (t Tag) String() string { return tagNames[t] }
+
+// TagNames lists every histogram name in order.
+func TagNames() []string { return append([]string(nil), tagNames[:]...) }
+
+// HistSet is one histogram per tag, allocated on first use (a histogram of
+// this range is about 200 KB).
+type HistSet [numTags]*hdr.Histogram
+
+func (s *HistSet) record(t Tag, ns int64) {
+	h := s[t]
+	if h == nil {
+		h = NewHist()
+		s[t] = h
+	}
+	if ns < 0 {
+		ns = 0
+	}
+	if ns > histHighest {
+		ns = histHighest
+	}
+	_ = h.RecordValue(ns)
+}
+
+// mergeInto adds every histogram of s to dst and resets s.
+func (s *HistSet) mergeInto(dst *HistSet) {
+	for t, h := range s {
+		if h == nil || h.TotalCount() == 0 {
+			continue
+		}
+		if dst[t] == nil {
+			dst[t] = NewHist()
+		}
+		dst[t].Merge(h)
+		h.Reset()
+	}
+}
+
+// Recorder is the histograms of one goroutine (or of one worker's executors,
+// which share it under its mutex): hdrhistogram is not safe for concurrent
+// use, so nothing records into a shared histogram. The collector swaps the
+// current set out once per interval; the lock is held for a pointer swap only.
+type Recorder struct {
+	mu         sync.Mutex
+	cur, spare *HistSet
+}
+
+func newRecorder() *Recorder { return &Recorder{cur: &HistSet{}, spare: &HistSet{}} }
+
+// Record adds one value in ns.
+func (r *Recorder) Record(t Tag, d time.Duration) {
+	r.mu.Lock()
+	r.cur.record(t, int64(d))
+	r.mu.Unlock()
+}
+
+// drainInto moves what was recorded since the last call into dst.
+func (r *Recorder) drainInto(dst *HistSet) {
+	r.mu.Lock()
+	full := r.cur
+	r.cur, r.spare = r.spare, nil
+	r.mu.Unlock()
+	full.mergeInto(dst)
+	r.mu.Lock()
+	r.spare = full
+	r.mu.Unlock()
+}

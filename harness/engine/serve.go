@@ -1,0 +1,57 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/harness/scenario"
+	"github.com/aebench/aebench/jobstore"
+)
+
+// ServeWorker is the body of a worker process (`aebench worker`): it runs
+// one worker of pc's run on store with the same loop as in-process
+// workers, writes its events to stdout, and takes "arm <crash point>"
+// commands on stdin; it returns when stdin closes (the coordinator is done
+// with it). A worker armed at a crash point announces it and waits there
+// for its SIGKILL.
+func ServeWorker(pc ProcessConfig, store jobstore.Store, stdin io.Reader, stdout io.Writer) error {
+	cfg := pc.Config
+	var err error
+	// Distributions travel as text; the sampler is rebuilt here.
+	if cfg.Workers.Handler, err = scenario.ParseDist(cfg.Workers.HandlerText); err != nil {
+		return fmt.Errorf("handler %q: %w", cfg.Workers.HandlerText, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pe := newPipeEvents(stdout)
+	e := &engine{cfg: cfg, store: store, wstore: store, events: pe, hardStop: make(chan struct{})}
+	var wg sync.WaitGroup
+	e.local = newLocalWorkers(e, &wg)
+	e.local.ctx = ctx
+	block := make(chan struct{}) // never closed: a worker at its crash point waits for SIGKILL
+	e.ft = &faultRun{onPoint: func(_ *worker, ev faults.Event) {
+		pe.send(workerEvent{E: "point", Point: string(ev.Point), T: time.Now().UnixNano()})
+		<-block
+	}}
+	e.workerDone = func(id string) { pe.send(workerEvent{E: "done", ID: id}) }
+	w := e.startWorker(ctx, &wg, pc.Index, pc.Gen)
+	pe.send(workerEvent{E: "ready", T: time.Now().UnixNano()})
+	sc := bufio.NewScanner(stdin)
+	for sc.Scan() {
+		cmd, arg, _ := strings.Cut(strings.TrimSpace(sc.Text()), " ")
+		if cmd == "arm" {
+			ev := faults.Event{Point: faults.Point(arg)}
+			w.armed.Store(&ev)
+		}
+	}
+	close(e.hardStop)
+	cancel()
+	wg.Wait()
+	return nil
+}

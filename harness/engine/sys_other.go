@@ -1,0 +1,7 @@
+//go:build !linux
+
+package engine
+
+import "syscall"
+
+func workerProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }

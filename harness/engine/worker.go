@@ -1,0 +1,399 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/jobstore"
+)
+
+type workItem struct {
+	c         jobstore.Claimed
+	claimedAt time.Time
+}
+
+// worker is one claim loop with its executors. In a run without faults its
+// stop channel is the engine's hard stop and nothing else is used; with
+// faults it can crash at a crash point (see crashAt) and tracks its jobs in
+// flight for the recovery measurement.
+type worker struct {
+	id   string
+	idx  int
+	gen  int
+	rec  *Recorder
+	stop <-chan struct{} // closed at the hard stop, or when the worker crashes
+	ctx  context.Context // the claim loop's context: ends on crash too
+	quit func()
+
+	dead  atomic.Bool
+	armed atomic.Pointer[faults.Event]
+
+	mu       sync.Mutex
+	inflight map[string]*faults.Affected // nil unless faults are scheduled
+	// onDone, in a worker process, tells the coordinator a job left the worker.
+	onDone func(id string)
+}
+
+func (w *worker) track(c []jobstore.Claimed) {
+	if w.inflight == nil {
+		return
+	}
+	w.mu.Lock()
+	for _, x := range c {
+		w.inflight[x.Lease.JobID] = &faults.Affected{ID: x.Lease.JobID, Attempt: x.Lease.Attempt}
+	}
+	w.mu.Unlock()
+}
+
+func (w *worker) markStarted(id string) {
+	if w.inflight == nil {
+		return
+	}
+	w.mu.Lock()
+	if a := w.inflight[id]; a != nil {
+		a.Started = true
+	}
+	w.mu.Unlock()
+}
+
+func (w *worker) untrack(id string) {
+	if w.inflight == nil {
+		return
+	}
+	if w.onDone != nil {
+		w.onDone(id)
+	}
+	w.mu.Lock()
+	delete(w.inflight, id)
+	w.mu.Unlock()
+}
+
+func (w *worker) snapshot() []faults.Affected {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]faults.Affected, 0, len(w.inflight))
+	for _, a := range w.inflight {
+		out = append(out, *a)
+	}
+	return out
+}
+
+// startWorker starts worker idx (generation gen: replacements of a crashed
+// worker count up).
+func (e *engine) startWorker(ctx context.Context, wg *sync.WaitGroup, idx, gen int) *worker {
+	wc := e.cfg.Workers
+	w := &worker{idx: idx, gen: gen, id: "w" + strconv.Itoa(idx), rec: e.newRecorder(), stop: e.hardStop, ctx: ctx, quit: func() {}}
+	if gen > 0 {
+		w.id += "." + strconv.Itoa(gen)
+	}
+	w.onDone = e.workerDone
+	if e.ft != nil {
+		w.inflight = map[string]*faults.Affected{}
+		stop := make(chan struct{})
+		cctx, cancel := context.WithCancel(ctx)
+		var once sync.Once
+		w.ctx, w.stop = cctx, stop
+		w.quit = func() { once.Do(func() { cancel(); close(stop) }) }
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case <-e.hardStop:
+				w.quit()
+			case <-stop:
+			}
+		}()
+		e.local.add(w)
+	}
+	slots := make(chan struct{}, wc.Concurrency)
+	work := make(chan workItem, wc.Concurrency)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(work)
+		e.fetch(w, slots, work)
+	}()
+	for x := 0; x < wc.Concurrency; x++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.execute(ctx, w, slots, work)
+		}()
+	}
+	return w
+}
+
+// crashAt is a crash point in the worker loop: true when the worker has
+// crashed (here or before) and the caller must drop the job without
+// acking. Without faults it is one nil check.
+func (e *engine) crashAt(w *worker, p faults.Point) bool {
+	if e.ft == nil {
+		return false
+	}
+	if w.dead.Load() {
+		return true
+	}
+	ev := w.armed.Load()
+	if ev == nil || ev.Point != p || !w.armed.CompareAndSwap(ev, nil) {
+		return w.dead.Load()
+	}
+	if e.ft.onPoint != nil {
+		e.ft.onPoint(w, *ev)
+	} else {
+		e.local.reached(w, *ev)
+	}
+	return true
+}
+
+// armedAt reports whether a crash is armed at p on w.
+func (e *engine) armedAt(w *worker, p faults.Point) bool {
+	if e.ft == nil {
+		return false
+	}
+	ev := w.armed.Load()
+	return ev != nil && ev.Point == p
+}
+
+// abandon drops a job a crashed (or hard-stopped) worker held: no event, no
+// ack; its lease runs out and the recoverer takes it back.
+func (e *engine) abandon(w *worker, id string, slots <-chan struct{}) {
+	w.untrack(id)
+	e.c.inFlight.Add(-1)
+	<-slots
+}
+
+// claimTimeout bounds a Claim in a run with faults: a black-holed or
+// paused Redis must not hang a worker past its wait.
+const claimTimeout = 5 * time.Second
+
+// fetch claims jobs while the worker has free slots.
+func (e *engine) fetch(w *worker, slots chan struct{}, work chan<- workItem) {
+	wc := e.cfg.Workers
+	ctx := w.ctx
+	release := func(n int) {
+		for ; n > 0; n-- {
+			<-slots
+		}
+	}
+	for ctx.Err() == nil {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		n := 1
+	more:
+		for n < wc.ClaimBatch {
+			select {
+			case slots <- struct{}{}:
+				n++
+			default:
+				break more
+			}
+		}
+		t0 := time.Now()
+		cctx, cancel := ctx, context.CancelFunc(func() {})
+		if e.ft != nil {
+			cctx, cancel = context.WithTimeout(ctx, wc.ClaimWait+claimTimeout)
+		}
+		got, err := e.wstore.Claim(cctx, jobstore.ClaimRequest{WorkerID: w.id, Max: n, Lease: wc.Lease, Wait: wc.ClaimWait})
+		cancel()
+		t1 := time.Now()
+		e.c.claimCalls.Add(1)
+		if err != nil {
+			release(n)
+			if ctx.Err() != nil {
+				return
+			}
+			e.c.claimErrors.Add(1)
+			e.noteErr(err)
+			// Do not spin on a failing Redis.
+			sleepUntil(ctx, time.Now().Add(10*time.Millisecond))
+			continue
+		}
+		release(n - len(got))
+		if len(got) == 0 {
+			e.c.claimEmpty.Add(1)
+			continue
+		}
+		if e.measuring(t0) {
+			w.rec.Record(TagClaim, t1.Sub(t0))
+		}
+		e.c.claimed.Add(int64(len(got)))
+		e.c.inFlight.Add(int64(len(got)))
+		w.track(got)
+		e.events.Claimed(got, t1)
+		if e.crashAt(w, faults.AfterClaim) {
+			for _, c := range got {
+				e.abandon(w, c.Lease.JobID, slots)
+			}
+			return
+		}
+		for _, c := range got {
+			work <- workItem{c: c, claimedAt: t1}
+		}
+	}
+}
+
+// execute runs claimed jobs: the handler, then Complete or Fail.
+func (e *engine) execute(ctx context.Context, w *worker, slots <-chan struct{}, work <-chan workItem) {
+	wc := e.cfg.Workers
+	rec := w.rec
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for it := range work {
+		id, attempt := it.c.Lease.JobID, it.c.Lease.Attempt
+		if e.ft != nil && w.dead.Load() {
+			e.abandon(w, id, slots)
+			continue
+		}
+		start := time.Now()
+		jt := e.events.Started(id, attempt, start)
+		book := time.Since(start)
+		e.c.started.Add(1)
+		if e.ft != nil {
+			w.markStarted(id)
+			e.ft.tracker.Started(id, start)
+		}
+		if e.measuring(it.claimedAt) {
+			rec.Record(TagDispatch, start.Sub(it.claimedAt))
+		}
+		measured := jt.Known && jt.Measured
+		if measured && !jt.Due.IsZero() {
+			rec.Record(TagQueueWait, start.Sub(jt.Due))
+			if jt.Scheduled {
+				rec.Record(TagLateness, start.Sub(jt.Due))
+			}
+		}
+
+		jr := jobRand(e.cfg.Seed, id, attempt)
+		d := wc.Handler.Sample(jr.float(), jr.float())
+		fail := wc.Fail > 0 && jr.float() < wc.Fail
+		lease := it.c.Lease
+		hs := time.Now()
+		if e.armedAt(w, faults.InHandler) {
+			// Crash halfway through the handler.
+			if !e.runHandler(ctx, w, timer, d/2, &lease) || e.crashAt(w, faults.InHandler) {
+				e.abandon(w, id, slots)
+				continue
+			}
+			d -= d / 2
+		}
+		if !e.runHandler(ctx, w, timer, d, &lease) || e.crashAt(w, faults.AfterHandler) {
+			// Hard stop after the drain, or a crash: abandon the job where it is.
+			e.abandon(w, id, slots)
+			continue
+		}
+		he := time.Now()
+		if measured {
+			rec.Record(TagHandler, he.Sub(hs))
+		}
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+		if fail {
+			fr, err := e.wstore.Fail(fctx, lease, "aebench: injected handler failure")
+			fe := time.Now()
+			if e.measuring(he) {
+				rec.Record(TagFail, fe.Sub(he))
+			}
+			switch {
+			case errors.Is(err, jobstore.ErrLeaseLost):
+				e.c.fenced.Add(1)
+				e.events.Fenced(id, attempt, fe)
+			case err != nil:
+				e.c.failErrors.Add(1)
+				e.noteErr(err)
+				e.events.Unknown(id, attempt, lease.Token, fe)
+			default:
+				e.events.Failed(id, attempt, fr, fe)
+				if fr.Status == jobstore.StatusFailed {
+					e.c.dead.Add(1)
+				} else {
+					e.c.retried.Add(1)
+				}
+			}
+		} else {
+			err := e.wstore.Complete(fctx, lease, nil)
+			ce := time.Now()
+			if e.measuring(he) {
+				rec.Record(TagComplete, ce.Sub(he))
+			}
+			switch {
+			case errors.Is(err, jobstore.ErrLeaseLost):
+				e.c.fenced.Add(1)
+				e.events.Fenced(id, attempt, ce)
+			case err != nil:
+				e.c.completeErrors.Add(1)
+				e.noteErr(err)
+				e.events.Unknown(id, attempt, lease.Token, ce)
+			default:
+				b0 := time.Now()
+				jt := e.events.Completed(id, attempt, ce)
+				book += time.Since(b0)
+				e.c.completed.Add(1)
+				if jt.Known && jt.Measured && !jt.Delayed {
+					if attempt == 0 {
+						rec.Record(TagE2E, ce.Sub(jt.Intended))
+						rec.Record(TagE2ENet, ce.Sub(jt.Intended)-he.Sub(hs))
+					} else {
+						rec.Record(TagE2ERetried, ce.Sub(jt.Intended))
+					}
+				}
+			}
+		}
+		cancel()
+		if measured {
+			rec.Record(TagBookkeeping, book)
+		}
+		w.untrack(id)
+		e.c.inFlight.Add(-1)
+		<-slots
+	}
+}
+
+// runHandler sleeps for d, extending the lease on the heartbeat interval
+// when heartbeats are on; false when the run was hard-stopped or the
+// worker crashed meanwhile.
+func (e *engine) runHandler(ctx context.Context, w *worker, timer *time.Timer, d time.Duration, lease *jobstore.Lease) bool {
+	wc := e.cfg.Workers
+	interval := time.Duration(math.MaxInt64)
+	if wc.Heartbeat {
+		interval = wc.HeartbeatInterval
+		if interval <= 0 {
+			interval = wc.Lease / 3
+		}
+	}
+	end := time.Now().Add(d)
+	for {
+		left := time.Until(end)
+		if left <= 0 {
+			return true
+		}
+		if !preciseSleep(min(left, interval), w.stop, timer) {
+			return false
+		}
+		if time.Now().Before(end) {
+			if e.ft != nil && w.dead.Load() {
+				return false // a crashed worker sends no more heartbeats
+			}
+			cctx, cancel := context.WithTimeout(ctx, finishTimeout)
+			nl, err := e.wstore.Extend(cctx, *lease, wc.Lease)
+			cancel()
+			switch {
+			case err == nil:
+				*lease = nl
+				e.c.extends.Add(1)
+			case errors.Is(err, jobstore.ErrLeaseLost):
+				e.c.fenced.Add(1)
+				e.events.Fenced(lease.JobID, lease.Attempt, time.Now())
+			default:
+				e.c.extErrs.Add(1)
+			}
+		}
+	}
+}

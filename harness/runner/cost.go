@@ -1,0 +1,175 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/summary"
+	"github.com/aebench/aebench/rediscost"
+	"github.com/aebench/aebench/report"
+)
+
+// costTimeout bounds each INFO round; the snapshots run on a context Ctrl-C
+// does not cancel, so an interrupted run still gets its cost.
+const costTimeout = 5 * time.Second
+
+// redisCost implements CostMeter with package rediscost.
+type redisCost struct {
+	addrs     []string
+	password  string
+	owned     bool
+	retention time.Duration
+
+	base, before rediscost.Snapshot
+	sampler      *rediscost.MemorySampler
+	rep          *engine.CostReport
+}
+
+func newRedisCost(addrs []string, password string, owned bool, retention time.Duration) engine.CostMeter {
+	return &redisCost{addrs: addrs, password: password, owned: owned, retention: retention}
+}
+
+func costCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), costTimeout)
+}
+
+// begin resets a spawned server's statistics (never a user's: its
+// counters are not ours to erase) and takes the empty-queue baseline.
+func (m *redisCost) Begin(ctx context.Context) error {
+	cctx, cancel := costCtx(ctx)
+	defer cancel()
+	if m.owned {
+		if err := rediscost.ResetStats(cctx, m.addrs, m.password); err != nil {
+			return err
+		}
+	}
+	var err error
+	m.base, err = rediscost.Take(cctx, m.addrs, m.password)
+	return err
+}
+
+// mark takes the window's first snapshot, then starts the memory sampler,
+// in the order rediscost documents for subtracting the sampler exactly.
+func (m *redisCost) Mark(ctx context.Context) error {
+	cctx, cancel := costCtx(ctx)
+	defer cancel()
+	var err error
+	if m.before, err = rediscost.Take(cctx, m.addrs, m.password); err != nil {
+		return err
+	}
+	m.sampler = rediscost.StartMemorySampler(context.WithoutCancel(ctx), m.addrs, m.password, 100*time.Millisecond)
+	return nil
+}
+
+// end stops the sampler, takes the last snapshot and divides.
+func (m *redisCost) End(ctx context.Context, jobs, acked int64) error {
+	if m.sampler == nil {
+		return nil
+	}
+	peak := m.sampler.Stop()
+	cctx, cancel := costCtx(ctx)
+	defer cancel()
+	after, err := rediscost.Take(cctx, m.addrs, m.password)
+	if err != nil {
+		m.rep = &engine.CostReport{Error: err.Error()}
+		return err
+	}
+	c := rediscost.Diff(m.before, after).Without(m.sampler.Overhead())
+	pj := c.PerJob(jobs)
+	window := after.Taken.Sub(m.before.Taken)
+	whole := rediscost.Diff(m.base, after)
+	var baseMem int64
+	for _, n := range m.base.Nodes {
+		baseMem += n.UsedMemory
+	}
+	r := &engine.CostReport{Jobs: jobs, WindowS: window.Seconds(),
+		Commands: pj.Commands, RedisCPUMicros: pj.RedisCPUMicros, CommandMicros: pj.CommandMicros,
+		NetInBytes: pj.NetInBytes, NetOutBytes: pj.NetOutBytes, CommandsByName: map[string]float64{},
+		PeakMemoryBytes: peak, BaselineMemory: baseMem, MemoryDeltaBytes: whole.MemoryDelta,
+		MemoryNote: fmt.Sprintf("used_memory growth since the empty queue, divided by the %d jobs acknowledged so far: "+
+			"finished records stay for store.retention (%s), so this is the footprint of a job record plus its index entries", acked, m.retention)}
+	if window > 0 {
+		r.RedisCPUPercent = 100 * c.RedisCPU.Seconds() / window.Seconds()
+	}
+	if jobs > 0 {
+		for name, n := range c.CommandsByName {
+			r.CommandsByName[name] = float64(n) / float64(jobs)
+		}
+	}
+	if acked > 0 {
+		r.MemoryPerJobBytes = float64(whole.MemoryDelta) / float64(acked)
+		r.KeysPerJob = float64(whole.KeysDelta) / float64(acked)
+	}
+	if err := m.sampler.Err(); err != nil {
+		r.Error = "memory sampler: " + err.Error()
+	}
+	m.rep = r
+	return nil
+}
+
+func (m *redisCost) Finish() *engine.CostReport {
+	if m.sampler != nil {
+		m.sampler.Stop()
+	}
+	return m.rep
+}
+
+// costTable prints Redis's cost per job for each run of a cell.
+func (pr *planRunner) costTable(w io.Writer, runs []summary.RunSummary) {
+	header := []string{"backend", "cmds/job", "redis cpu/job", "in cmds/job", "net in/job", "net out/job",
+		"redis cpu %", "peak mem", "mem/job", "top commands per job"}
+	var rows [][]string
+	for _, r := range runs {
+		c := r.Cost
+		if c == nil {
+			rows = append(rows, []string{runName(r, pr.s.Repeats), "n/a"})
+			continue
+		}
+		rows = append(rows, []string{runName(r, pr.s.Repeats), fmt.Sprintf("%.2f", c.Commands),
+			fmt.Sprintf("%.1fµs", c.RedisCPUMicros), fmt.Sprintf("%.1fµs", c.CommandMicros),
+			fmt.Sprintf("%.0fB", c.NetInBytes), fmt.Sprintf("%.0fB", c.NetOutBytes),
+			fmt.Sprintf("%.0f%%", c.RedisCPUPercent), fmtBytes(float64(c.PeakMemoryBytes)),
+			fmtBytes(c.MemoryPerJobBytes), topCommands(c.CommandsByName, 3)})
+	}
+	fmt.Fprintln(w, "Redis cost per job (INFO deltas over the measured window; Redis shares the CPUs with the harness):")
+	_ = report.Table(w, header, rows)
+}
+
+func topCommands(m map[string]float64, n int) string {
+	type kv struct {
+		k string
+		v float64
+	}
+	var all []kv
+	for k, v := range m {
+		all = append(all, kv{k, v})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].v > all[j].v || all[i].v == all[j].v && all[i].k < all[j].k })
+	out := ""
+	for i, e := range all {
+		if i == n {
+			break
+		}
+		if out != "" {
+			out += " "
+		}
+		out += fmt.Sprintf("%s %.2f", e.k, e.v)
+	}
+	return out
+}
+
+func fmtBytes(b float64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1fGiB", b/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1fMiB", b/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1fKiB", b/(1<<10))
+	}
+	return fmt.Sprintf("%.0fB", b)
+}

@@ -1,0 +1,288 @@
+package runner
+
+import (
+	"bufio"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/summary"
+	"github.com/aebench/aebench/harness/verdict"
+	"github.com/aebench/aebench/harness/verdict/stats"
+	"github.com/aebench/aebench/report"
+	"github.com/aebench/aebench/report/page"
+)
+
+// fill copies what the engine measured into the run's summary and decides
+// its status.
+func (pr *planRunner) fill(rs *summary.RunSummary, res *engine.Result) {
+	rs.StartedAt = res.StartedAt.UTC()
+	rs.Window, rs.Throughput, rs.PeakBacklog = res.Window, res.Throughput, res.PeakBacklog
+	rs.Ledger, rs.Counters, rs.Cost, rs.Harness = res.Ledger, res.Counters, res.Cost, res.Harness
+	rs.LatencyNs = map[string]map[string]float64{}
+	for t, h := range res.Hists {
+		if h != nil && h.TotalCount() > 0 {
+			rs.LatencyNs[engine.Tag(t).String()] = report.Percentiles(h)
+		}
+	}
+	rs.Recovery = res.Recovery
+	rs.Problems = res.Ledger.Problems
+	if c := res.Counters; res.FirstErr != nil {
+		rs.Problems = append(rs.Problems, fmt.Sprintf("store errors: %d enqueue, %d claim, %d complete, %d fail, %d extend, %d recover, %d promote; first: %v",
+			c.EnqueueErrors, c.ClaimErrors, c.CompleteErrors, c.FailErrors, c.ExtendErrors, c.RecoverErrors, c.PromoteErrors, res.FirstErr))
+	}
+	if !res.Window.Drained {
+		rs.Problems = append(rs.Problems, fmt.Sprintf("drain did not finish within %s", rs.Config.Drain))
+	}
+	switch {
+	case res.Err != nil:
+		rs.Status, rs.Error = summary.StatusError, res.Err.Error()
+	case res.Interrupted:
+		rs.Status = summary.StatusInterrupted
+	case !res.Ledger.OK:
+		rs.Status = summary.StatusFailed
+	default:
+		rs.Status = summary.StatusOK
+	}
+}
+
+// writeRunFiles writes one .hgrm per non-empty histogram and the run's rows
+// of timeseries.csv.
+func (pr *planRunner) writeRunFiles(rs *summary.RunSummary, res *engine.Result) error {
+	rs.Files.HGRM = map[string]string{}
+	for t, h := range res.Hists {
+		if h == nil || h.TotalCount() == 0 {
+			continue
+		}
+		name := rs.ID + "." + engine.Tag(t).String() + ".hgrm"
+		if err := writeFileWith(filepath.Join(pr.dir, name), func(w io.Writer) error {
+			return report.WriteHGRM(w, h, 1e6)
+		}); err != nil {
+			return err
+		}
+		rs.Files.HGRM[engine.Tag(t).String()] = name
+	}
+	if err := pr.series.write(rs, res.Series); err != nil {
+		return err
+	}
+	return pr.writeFaults(rs)
+}
+
+// writeFaults appends the run's faults to faults.csv (created with the
+// first run that has any): one row per fault, time on the plots' axis.
+func (pr *planRunner) writeFaults(rs *summary.RunSummary) error {
+	if rs.Recovery == nil {
+		return nil
+	}
+	path := filepath.Join(pr.dir, "faults.csv")
+	_, statErr := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	if statErr != nil {
+		_ = w.Write([]string{"run", "backend", "label", "cell", "index", "kind", "point", "target", "at_s",
+			"affected", "restarted", "duplicates", "lost", "recovery_max_ms", "skipped"})
+	}
+	for _, r := range rs.Recovery.Records {
+		_ = w.Write([]string{rs.ID, rs.Backend, rs.Label, strconv.Itoa(rs.Cell), strconv.Itoa(r.Index), string(r.Kind),
+			string(r.Point), r.Target, strconv.FormatFloat(r.AtS, 'f', 3, 64), strconv.Itoa(r.Affected),
+			strconv.Itoa(r.Restarted), strconv.Itoa(r.Duplicates), strconv.Itoa(r.Lost),
+			strconv.FormatFloat(float64(r.RecoveryMaxNs)/1e6, 'f', 1, 64), r.Skipped})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func writeFileWith(path string, fn func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(f)
+	if err := fn(bw); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// seriesWriter appends every run's time series to timeseries.csv.
+type seriesWriter struct {
+	f *os.File
+	w *csv.Writer
+}
+
+func newSeriesWriter(path string) (*seriesWriter, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	sw := &seriesWriter{f: f, w: csv.NewWriter(f)}
+	err = sw.w.Write([]string{"run", "backend", "label", "cell", "second", "phase", "enqueued", "completed",
+		"backlog", "in_flight", "started", "retried", "dead", "e2e_p50_ms", "e2e_p99_ms"})
+	sw.w.Flush()
+	if err == nil {
+		err = sw.w.Error()
+	}
+	return sw, err
+}
+
+func (sw *seriesWriter) write(rs *summary.RunSummary, pts []engine.SeriesPoint) error {
+	i64 := func(n int64) string { return strconv.FormatInt(n, 10) }
+	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
+	for _, p := range pts {
+		if err := sw.w.Write([]string{rs.ID, rs.Backend, rs.Label, strconv.Itoa(rs.Cell), strconv.Itoa(p.Second), p.Phase,
+			i64(p.Enqueued), i64(p.Completed), i64(p.Backlog), i64(p.InFlight), i64(p.Started), i64(p.Retried), i64(p.Dead),
+			f(p.E2EP50Ms), f(p.E2EP99Ms)}); err != nil {
+			return err
+		}
+	}
+	sw.w.Flush()
+	return sw.w.Error()
+}
+
+func (sw *seriesWriter) close() error { return sw.f.Close() }
+
+// statusPrinter prints the once-a-second status line: redrawn in place on a
+// terminal, one plain line each otherwise (CI logs).
+type statusPrinter struct {
+	w     io.Writer
+	tty   bool
+	drawn bool
+}
+
+func (sp *statusPrinter) line(s engine.StatusLine) {
+	p99 := "-"
+	if s.E2EP99 > 0 {
+		p99 = fmtNs(float64(s.E2EP99))
+	}
+	txt := fmt.Sprintf("  [%s] %3.0fs %-7s enq %6.0f/s  done %6.0f/s  backlog %6d  in flight %4d  e2e p99 so far %s",
+		s.RunID, s.Elapsed.Seconds(), s.Phase, s.EnqPerSec, s.DonePerSec, s.Backlog, s.InFlight, p99)
+	if sp.tty {
+		fmt.Fprint(sp.w, "\r\033[K"+txt)
+		sp.drawn = true
+		return
+	}
+	fmt.Fprintln(sp.w, txt)
+}
+
+func (sp *statusPrinter) end() {
+	if sp.tty && sp.drawn {
+		fmt.Fprintln(sp.w)
+		sp.drawn = false
+	}
+}
+
+func verdictLine(rs *summary.RunSummary) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  => %s: %s", rs.ID, strings.ToUpper(rs.Status))
+	if rs.Error != "" {
+		fmt.Fprintf(&b, " (%s)", rs.Error)
+	}
+	if e2e, ok := rs.LatencyNs["e2e"]; ok {
+		fmt.Fprintf(&b, "; %.0f jobs/s, e2e p50 %s p99 %s", rs.Throughput.Completed, fmtNs(e2e["p50"]), fmtNs(e2e["p99"]))
+	}
+	l := rs.Ledger
+	if rs.Status == summary.StatusError && l.Attempted == 0 {
+		return b.String()
+	}
+	fmt.Fprintf(&b, "; %d acknowledged, %d completed, %d dead-lettered, lost %d%s, unexpected %d, duplicated %d, early %d",
+		l.Acknowledged, l.Completed, l.DeadLettered, l.Lost, lostNote(rs), l.Unexpected, l.DuplicatedExecutions, l.StartedEarly)
+	if rv := rs.Recovery; rv != nil {
+		fmt.Fprintf(&b, "\n     faults: %d landed, %d skipped; %d jobs in flight at them, %d started again (recovery p50 %s p99 %s max %s), %d duplicates, %d lost",
+			rv.Landed, rv.Skipped, rv.Affected, rv.Restarted, fmtNs(rv.RecoveryNs["p50"]), fmtNs(rv.RecoveryNs["p99"]), fmtNs(rv.RecoveryNs["max"]), rv.Duplicates, rv.Lost)
+	}
+	for _, p := range rs.Problems {
+		b.WriteString("\n     problem: " + p)
+	}
+	return b.String()
+}
+
+// lostNote says why lost jobs did not fail the run.
+func lostNote(rs *summary.RunSummary) string {
+	if !rs.Ledger.LostExpected {
+		return ""
+	}
+	if rs.Config.Redis.Persistence == "none" {
+		return " (expected without persistence)"
+	}
+	return fmt.Sprintf(" (expected: expect.lost %s with persistence %s)", rs.Config.Expect.Lost, rs.Config.Redis.Persistence)
+}
+
+// fmtNs formats nanoseconds for people: 850µs, 1.24ms, 12.3ms, 125ms, 2.5s.
+func fmtNs(ns float64) string {
+	switch {
+	case ns <= 0:
+		return "0"
+	case ns < 1e6:
+		return fmt.Sprintf("%.0fµs", ns/1e3)
+	case ns < 1e7:
+		return fmt.Sprintf("%.2fms", ns/1e6)
+	case ns < 1e8:
+		return fmt.Sprintf("%.1fms", ns/1e6)
+	case ns < 1e10:
+		return fmt.Sprintf("%.0fms", ns/1e6)
+	}
+	return fmt.Sprintf("%.1fs", ns/1e9)
+}
+
+func overheadSummary(sum *summary.Summary) *summary.Overhead {
+	o := &summary.Overhead{Method: "a null-backend calibration run per matrix cell (in-process queue with blocking claim, " +
+		"same load): its e2e minus each job's handler time (histogram e2e_minus_handler) is what the harness adds per job; every run also records " +
+		"dispatch (Claim returned -> handler started) and bookkeeping (ledger and histogram work per job)"}
+	for _, r := range sum.Runs {
+		if !r.Calibration {
+			continue
+		}
+		lat := func(tag, q string) float64 { return r.LatencyNs[tag][q] }
+		o.Calibration = append(o.Calibration, summary.CalibrationInfo{RunID: r.ID, Cell: r.Cell,
+			E2EP50Ns: lat("e2e", "p50"), E2EP99Ns: lat("e2e", "p99"),
+			HandlerP50Ns: lat("handler", "p50"), HandlerP99Ns: lat("handler", "p99"),
+			OverheadP50Ns: lat("e2e_minus_handler", "p50"), OverheadP99Ns: lat("e2e_minus_handler", "p99"),
+			DispatchP50Ns: lat("dispatch", "p50"), DispatchP99Ns: lat("dispatch", "p99"),
+			BookkeepingP50Ns: lat("bookkeeping", "p50"), BookkeepingP99Ns: lat("bookkeeping", "p99"),
+			CollectorTickNs: r.Harness.CollectorTickMeanNs, CompletedPerS: r.Throughput.Completed})
+	}
+	return o
+}
+
+// writeSummary replaces summary.json; it is written after every run, so a
+// failure or Ctrl-C later never loses what was measured.
+func (pr *planRunner) writeSummary() error {
+	return summary.Write(filepath.Join(pr.dir, "summary.json"), pr.sum)
+}
+
+// finalize adds the statistics over repeats to summary.json, writes it a
+// last time, and writes report.html from it.
+func (pr *planRunner) finalize() error {
+	if err := pr.writeSummary(); err != nil {
+		return err
+	}
+	blk, err := verdict.AggregateSummary(pr.sum)
+	if err != nil {
+		return fmt.Errorf("statistics: %w", err)
+	}
+	pr.sum.Statistics, pr.sum.SchemaVersion = blk, stats.SchemaVersion
+	if err := pr.writeSummary(); err != nil {
+		return err
+	}
+	if err := page.WriteDir(pr.dir); err != nil {
+		return fmt.Errorf("%s: %w", page.FileName, err)
+	}
+	return nil
+}

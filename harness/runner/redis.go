@@ -1,0 +1,99 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/aebench/aebench/harness/scenario"
+	"github.com/aebench/aebench/harness/summary"
+	"github.com/aebench/aebench/rclient"
+	"github.com/aebench/aebench/redisserver"
+)
+
+type pooledRedis struct {
+	r    *redisserver.Redis
+	info summary.RedisInfo
+}
+
+// redisPool starts each distinct Redis a plan asks for once and keeps it
+// for every run that names it.
+type redisPool struct {
+	logf    func(string, ...any)
+	servers map[string]*pooledRedis
+}
+
+func newRedisPool(logf func(string, ...any)) *redisPool {
+	return &redisPool{logf: logf, servers: map[string]*pooledRedis{}}
+}
+
+func (p *redisPool) get(ctx context.Context, rc scenario.RedisConfig) (*pooledRedis, error) {
+	key := rc.Mode + "|" + rc.URL + "|" + strconv.Itoa(rc.Masters) + "|" + rc.Persistence + "|" + strconv.Itoa(rc.HZ)
+	if pr, ok := p.servers[key]; ok {
+		return pr, nil
+	}
+	o := redisserver.Options{Logf: p.logf}
+	switch rc.Mode {
+	case "embedded":
+		o.Mode = redisserver.ModeSpawn
+		switch rc.Persistence {
+		case "aof-everysec":
+			o.AppendOnly, o.AppendFsync = true, "everysec"
+		case "aof-always":
+			o.AppendOnly, o.AppendFsync = true, "always"
+		}
+	case "cluster":
+		o.Mode, o.Masters = redisserver.ModeCluster, rc.Masters
+	case "container":
+		o.Mode = redisserver.ModeContainer
+	case "url":
+		o.Mode, o.URL = redisserver.ModeURL, rc.URL
+	default:
+		return nil, fmt.Errorf("redis.mode %q unknown", rc.Mode)
+	}
+	if o.Mode == redisserver.ModeSpawn || o.Mode == redisserver.ModeCluster {
+		o.ExtraArgs = append(o.ExtraArgs, "--hz", strconv.Itoa(rc.HZ))
+	}
+	r, err := redisserver.Start(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	v, err := r.Version(ctx)
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	pr := &pooledRedis{r: r, info: summary.RedisInfo{Mode: rc.Mode, Version: v, Cluster: r.Cluster, Masters: len(r.Addrs),
+		Owned: rc.Mode != "url"}}
+	p.servers[key] = pr
+	return pr, nil
+}
+
+// flush empties a Redis that aebench spawned, so each run starts from the
+// same empty server (memory, keyspace). It refuses a server given by URL.
+func (pr *pooledRedis) flush(ctx context.Context) error {
+	if !pr.info.Owned {
+		return errors.New("refusing to flush a Redis given by URL")
+	}
+	for _, addr := range pr.r.Addrs {
+		c, err := rclient.New(rclient.GoRedis, rclient.Options{Addrs: []string{addr}, Password: pr.r.Password})
+		if err != nil {
+			return fmt.Errorf("flush %s: %w", addr, err)
+		}
+		_, err = c.Do(ctx, rclient.Command{Head: []string{"FLUSHALL"}})
+		c.Close()
+		if err != nil {
+			return fmt.Errorf("FLUSHALL %s: %w", addr, err)
+		}
+	}
+	return nil
+}
+
+func (p *redisPool) close() error {
+	var errs []error
+	for _, pr := range p.servers {
+		errs = append(errs, pr.r.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,154 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/aebench/aebench/backends/registry"
+	"github.com/aebench/aebench/harness/scenario"
+	"github.com/aebench/aebench/harness/summary"
+	"github.com/aebench/aebench/redisserver"
+)
+
+// TestRunEveryBackend is the short end-to-end run of each registered
+// backend on a spawned Redis, with plots and every output file.
+func TestRunEveryBackend(t *testing.T) {
+	var names []string
+	for _, b := range registry.Builtin().All() {
+		if b.Kind != registry.KindCalibration {
+			names = append(names, b.Name)
+		}
+	}
+	src := fmt.Sprintf(`
+name: e2e-test
+duration: 1500ms
+warmup: 500ms
+drain: 15s
+calibration: 1s
+backends: [%s]
+store: {backoff_base: 20ms, backoff_max: 200ms, poll_interval: 20ms}
+producers: {rate: 300, delayed: 0.2, delay: "uniform(50ms, 300ms)", max_retries: 2}
+workers: {count: 2, concurrency: 4, claim_batch: 2, claim_wait: 200ms, handler: "exponential(500us)", fail: 0.05, recovery_interval: 200ms}
+`, strings.Join(names, ", "))
+	s, err := scenario.ParseScenario("e2e.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	outcome, err := Run(context.Background(), s, Options{OutDir: t.TempDir(), Stdout: &out, GitDir: ".."})
+	if errors.Is(err, redisserver.ErrNoRedis) {
+		t.Skipf("no Redis: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, out.String())
+	}
+	t.Log(out.String())
+	if len(outcome.Failed)+len(outcome.Errored) > 0 || outcome.Interrupted {
+		t.Fatalf("failed %v errored %v", outcome.Failed, outcome.Errored)
+	}
+	data, err := os.ReadFile(filepath.Join(outcome.Dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum summary.Summary
+	if err := json.Unmarshal(data, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(outcome.Dir, "report.html")); err != nil {
+		t.Errorf("report.html: %v", err)
+	}
+	if sum.SchemaVersion != summary.SchemaVersion || sum.Statistics == nil || !sum.Complete || len(sum.Runs) != len(names)+1 || len(sum.Environment.Redis) != 1 ||
+		sum.Environment.Redis[0].Version == "" {
+		t.Fatalf("summary: version %d complete %v runs %d env %+v", sum.SchemaVersion, sum.Complete, len(sum.Runs), sum.Environment)
+	}
+	if sum.HarnessOverhead == nil || len(sum.HarnessOverhead.Calibration) != 1 {
+		t.Errorf("harness overhead %+v", sum.HarnessOverhead)
+	}
+	for _, r := range sum.Runs {
+		l := r.Ledger
+		if r.Status != summary.StatusOK || l.Lost != 0 || l.Unexpected != 0 || l.StartedEarly != 0 || l.Acknowledged == 0 ||
+			l.Completed+l.DeadLettered != l.Acknowledged {
+			t.Errorf("%s: status %s ledger %+v", r.ID, r.Status, l)
+		}
+		if r.LatencyNs["e2e"]["count"] == 0 || r.Throughput.Completed == 0 {
+			t.Errorf("%s: no e2e latencies or throughput", r.ID)
+		}
+		if !r.Calibration && (r.Cost == nil || r.Cost.Commands == 0 || r.Cost.MemoryPerJobBytes <= 0) {
+			t.Errorf("%s: cost %+v", r.ID, r.Cost)
+		}
+		for _, f := range append([]string{r.Files.HLog}, r.Files.HGRM["e2e"]) {
+			if st, err := os.Stat(filepath.Join(outcome.Dir, f)); err != nil || st.Size() == 0 {
+				t.Errorf("%s: file %q: %v", r.ID, f, err)
+			}
+		}
+	}
+	for _, f := range []string{"timeseries.csv", "e2e.png", "e2e.svg", "throughput.png", "lateness.png"} {
+		if st, err := os.Stat(filepath.Join(outcome.Dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("file %s: %v", f, err)
+		}
+	}
+	// The interval log reads back with HdrHistogram's own reader, and its
+	// e2e intervals add up to the run's e2e count.
+	hf, err := os.Open(filepath.Join(outcome.Dir, sum.Runs[1].Files.HLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hf.Close()
+	rd := hdr.NewHistogramLogReader(hf)
+	var e2e int64
+	tag := sum.Runs[1].Label + ".e2e"
+	for {
+		h, err := rd.NextIntervalHistogram()
+		if err != nil {
+			t.Fatalf("reading hlog: %v", err)
+		}
+		if h == nil {
+			break
+		}
+		if h.Tag() == tag {
+			e2e += h.TotalCount()
+		}
+	}
+	if want := int64(sum.Runs[1].LatencyNs["e2e"]["count"]); e2e != want || want == 0 {
+		t.Errorf("hlog %s intervals hold %d values, summary says %d", tag, e2e, want)
+	}
+	if !strings.Contains(out.String(), "Redis cost per job") || !strings.Contains(out.String(), "harness overhead") {
+		t.Errorf("table output lacks sections:\n%s", out.String())
+	}
+}
+
+func TestRunInterrupted(t *testing.T) {
+	s, err := scenario.ParseScenario("int.yaml", []byte("duration: 30s\nwarmup: 200ms\ncalibration: off\nbackends: [null]\nproducers: {rate: 200}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(800*time.Millisecond, cancel)
+	start := time.Now()
+	outcome, err := Run(ctx, s, Options{OutDir: t.TempDir(), NoPlots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 6*time.Second {
+		t.Errorf("interrupted run took %v", d)
+	}
+	if !outcome.Interrupted || len(outcome.Summary.Runs) != 1 || outcome.Summary.Runs[0].Status != summary.StatusInterrupted {
+		t.Fatalf("outcome %+v", outcome)
+	}
+	r := outcome.Summary.Runs[0]
+	if r.Ledger.Acknowledged == 0 || r.Ledger.Lost != 0 || r.LatencyNs["e2e"]["count"] == 0 {
+		t.Errorf("interrupted run lost its numbers: %+v", r.Ledger)
+	}
+	if _, err := os.Stat(filepath.Join(outcome.Dir, "summary.json")); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,359 @@
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/aebench/aebench/backends/registry"
+	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/scenario"
+	"github.com/aebench/aebench/harness/summary"
+	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/rclient"
+)
+
+// Options configure Run, in go-redis's style: the zero value of each field
+// means its documented default.
+type Options struct {
+	// OutDir is where the run's folder is created; default "results".
+	OutDir string
+	// Stdout receives the status lines, per-run verdicts and the comparison
+	// table; default io.Discard.
+	Stdout io.Writer
+	// TTY says Stdout is a terminal: the status line is redrawn in place
+	// instead of printed as one plain line per second.
+	TTY bool
+	// Logf receives progress messages (Redis started, where files went).
+	Logf func(format string, args ...any)
+	// NoPlots skips the PNG/SVG plots (tests).
+	NoPlots bool
+	// GitDir is where the git revision is read; default ".".
+	GitDir string
+	// Registry lists the backends a scenario may name; nil: the built-in
+	// ones (registry.Builtin).
+	Registry *registry.Registry
+}
+
+// Outcome is what Run did.
+type Outcome struct {
+	Dir         string
+	Summary     *summary.Summary
+	Failed      []string // runs that failed their correctness checks
+	Errored     []string // runs that hit an infrastructure error
+	Interrupted bool
+}
+
+// Run runs every run of s and writes results/<UTC time>-<name>/. Each run's
+// files and summary.json are written as soon as the run ends, so a failure
+// or Ctrl-C later never loses what was measured. It returns a *ConfigError
+// for a bad backend option, an error wrapping redisserver.ErrNoRedis when no
+// Redis can be had, and other errors for other infrastructure failures; a
+// run that fails its correctness checks is not an error (see Outcome.Failed).
+func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error) {
+	if o.OutDir == "" {
+		o.OutDir = "results"
+	}
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	if o.GitDir == "" {
+		o.GitDir = "."
+	}
+	if o.Registry == nil {
+		o.Registry = registry.Builtin()
+	}
+	started := time.Now()
+	dir := filepath.Join(o.OutDir, started.UTC().Format("20060102T150405Z")+"-"+s.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("results folder: %w", err)
+	}
+	sum := summary.New(s, collectEnv(ctx, o.GitDir), started)
+	out := &Outcome{Dir: dir, Summary: sum}
+	pr := &planRunner{s: s, o: o, dir: dir, sum: sum, pool: newRedisPool(o.Logf),
+		status: &statusPrinter{w: o.Stdout, tty: o.TTY}, hists: map[string]*engine.HistSet{},
+		seriesByRun: map[string][]engine.SeriesPoint{}}
+	defer pr.pool.close()
+	if err := pr.writeSummary(); err != nil {
+		return out, err
+	}
+	ts, err := newSeriesWriter(filepath.Join(dir, "timeseries.csv"))
+	if err != nil {
+		return out, err
+	}
+	pr.series = ts
+	defer ts.close()
+
+	runs := s.Runs()
+	// Start every Redis the plan needs before the first run, so a missing
+	// server fails in a second, not after the calibration run.
+	for _, spec := range runs {
+		if be, err := pr.o.Registry.Lookup(spec.Config.Backend.Name); err == nil && be.Kind != registry.KindCalibration {
+			if _, err := pr.pool.get(ctx, spec.Config.Redis); err != nil {
+				sum.FinishedAt = time.Now().UTC()
+				_ = pr.writeSummary()
+				return out, err
+			}
+		}
+	}
+	if err := pr.checkOptions(ctx, runs); err != nil {
+		sum.FinishedAt = time.Now().UTC()
+		_ = pr.writeSummary()
+		return out, err
+	}
+	var runErr error
+	for i, spec := range runs {
+		if ctx.Err() != nil {
+			out.Interrupted = true
+			break
+		}
+		cond := spec.Config.Conditions("")
+		if spec.Calibration {
+			cond += " (in process: no Redis, no client)"
+		}
+		fmt.Fprintf(o.Stdout, "run %d/%d %s: %s, %s\n", i+1, len(runs), spec.ID, backendTitle(spec), cond)
+		rs, err := pr.runOne(ctx, spec)
+		if rs != nil {
+			sum.Runs = append(sum.Runs, *rs)
+			switch rs.Status {
+			case summary.StatusFailed:
+				out.Failed = append(out.Failed, rs.ID)
+			case summary.StatusError:
+				out.Errored = append(out.Errored, rs.ID)
+			case summary.StatusInterrupted:
+				out.Interrupted = true
+			}
+			fmt.Fprintln(o.Stdout, verdictLine(rs))
+		}
+		if werr := pr.writeSummary(); werr != nil && err == nil {
+			err = werr
+		}
+		if err != nil {
+			runErr = err
+			break
+		}
+	}
+	sum.FinishedAt = time.Now().UTC()
+	sum.Complete = runErr == nil && !out.Interrupted
+	sum.Interrupted = out.Interrupted
+	sum.HarnessOverhead = overheadSummary(sum)
+	if !o.NoPlots {
+		if err := pr.plots(); err != nil {
+			o.Logf("plots: %v", err)
+			sum.PlotError = err.Error()
+		}
+	}
+	if err := pr.finalize(); err != nil && runErr == nil {
+		runErr = err
+	}
+	pr.printTables(o.Stdout)
+	fmt.Fprintf(o.Stdout, "\nresults: %s (summary.json, report.html, timeseries.csv, *.hlog, *.hgrm", dir)
+	if !o.NoPlots {
+		fmt.Fprint(o.Stdout, ", plots *.png and *.svg")
+	}
+	fmt.Fprintln(o.Stdout, ")")
+	return out, runErr
+}
+
+func backendTitle(spec scenario.RunSpec) string {
+	if spec.Calibration {
+		return "null backend (calibration, not a job store)"
+	}
+	if spec.Config.Backend.Label != spec.Config.Backend.Name {
+		return spec.Config.Backend.Label + " (" + spec.Config.Backend.Name + ")"
+	}
+	return spec.Config.Backend.Name
+}
+
+// planRunner carries the state of one Run.
+type planRunner struct {
+	s      *scenario.Scenario
+	o      Options
+	dir    string
+	sum    *summary.Summary
+	pool   *redisPool
+	status *statusPrinter
+	series *seriesWriter
+	// hists and seriesByRun keep each finished run's numbers for the plots.
+	hists       map[string]*engine.HistSet
+	seriesByRun map[string][]engine.SeriesPoint
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// runOne prepares the store, runs the engine and writes the run's files.
+// The error is for what stops the whole plan (configuration, infrastructure).
+func (pr *planRunner) runOne(ctx context.Context, spec scenario.RunSpec) (*summary.RunSummary, error) {
+	cfg := spec.Config
+	rs := &summary.RunSummary{ID: spec.ID, Label: cfg.Backend.Label, Backend: cfg.Backend.Name, Cell: spec.Cell,
+		Repeat: spec.Repeat, Calibration: spec.Calibration, Client: cfg.Client, Config: cfg,
+		Conditions: cfg.Conditions("")}
+	fail := func(status string, err error) (*summary.RunSummary, error) {
+		rs.Status, rs.Error = status, err.Error()
+		return rs, err
+	}
+	be, err := pr.o.Registry.Lookup(cfg.Backend.Name)
+	if err != nil {
+		return fail(summary.StatusError, &scenario.ConfigError{File: pr.s.File, Field: "backends", Msg: err.Error()})
+	}
+	var client rclient.Client
+	var cost engine.CostMeter
+	if be.Kind != registry.KindCalibration {
+		srv, err := pr.pool.get(ctx, cfg.Redis)
+		if err != nil {
+			return fail(summary.StatusError, err)
+		}
+		pr.sum.Environment.AddRedis(srv.info)
+		pr.sum.Environment.AddClient(cfg.Client)
+		info := srv.info
+		rs.Redis = &info
+		rs.Conditions = cfg.Conditions(info.Version)
+		if info.Owned {
+			if err := srv.flush(ctx); err != nil {
+				return fail(summary.StatusError, err)
+			}
+		}
+		client, err = rclient.New(cfg.Client, srv.r.ClientOptions())
+		if err != nil {
+			return fail(summary.StatusError, err)
+		}
+		defer client.Close()
+		cost = newRedisCost(srv.r.Addrs, srv.r.Password, info.Owned, cfg.Store.Retention)
+	} else {
+		rs.Client = "none (in process)"
+		rs.Conditions = cfg.Conditions("") + ", no Redis (calibration)"
+	}
+	jopts := cfg.StoreOptions("aeb-" + spec.ID + "-" + randHex(3))
+	store, err := be.Build(ctx, client, jopts, cfg.Backend.Options)
+	if err != nil {
+		if errors.Is(err, jobstore.ErrInvalid) {
+			return fail(summary.StatusError, &scenario.ConfigError{File: pr.s.File, Line: cfg.Backend.Line, Column: cfg.Backend.Col,
+				Field: "backends (" + cfg.Backend.Label + ") options", Msg: err.Error()})
+		}
+		return fail(summary.StatusError, fmt.Errorf("%s: build store: %w", spec.ID, err))
+	}
+	defer store.Close()
+	rs.Capabilities = capList(store.Capabilities())
+	// A loop only where the store says due jobs wait for one: in claim mode
+	// it would add Redis work the strategy does not need and skew its cost.
+	_, isMover := store.(jobstore.Mover)
+	rs.MoverLoop = isMover && store.Capabilities().Has(jobstore.CapMoverLoop)
+
+	hlogPath := spec.ID + ".hlog"
+	hf, err := os.Create(filepath.Join(pr.dir, hlogPath))
+	if err != nil {
+		return fail(summary.StatusError, err)
+	}
+	defer hf.Close()
+	hw := hdr.NewHistogramLogWriter(hf)
+	hooks := engine.Hooks{Label: cfg.Backend.Label, HLog: hw, Status: pr.status.line, Cost: cost, Mover: rs.MoverLoop}
+	if (len(cfg.Faults) > 0 || cfg.Workers.Processes > 0) && !spec.Calibration {
+		srv, err := pr.pool.get(ctx, cfg.Redis)
+		if err != nil {
+			return fail(summary.StatusError, err)
+		}
+		fs, cleanup, err := pr.prepareFaults(ctx, spec, srv, be, jopts, rs.MoverLoop, &hooks)
+		defer cleanup()
+		if err != nil {
+			return fail(summary.StatusError, fmt.Errorf("%s: fault setup: %w", spec.ID, err))
+		}
+		hooks.Faults = fs
+	}
+	// The interval log's base and start time are whole seconds: the writer
+	// prints whole seconds but subtracts milliseconds.
+	base := time.Now().Truncate(time.Second).UnixMilli()
+	hdrErr := errors.Join(hw.OutputLogFormatVersion(),
+		hw.OutputComment("[aebench run "+spec.ID+": "+rs.Conditions+"; values in ns, tags <label>.<histogram>]"),
+		hw.OutputStartTime(base), hw.OutputBaseTime(base), hw.OutputLegend())
+	hw.SetBaseTime(base)
+	if hdrErr != nil {
+		return fail(summary.StatusError, hdrErr)
+	}
+
+	res := engine.Run(ctx, spec, store, hooks)
+	pr.status.end()
+	if cerr := hf.Close(); cerr != nil && res.Err == nil {
+		res.Err = cerr
+	}
+	rs.Files.HLog = hlogPath
+	pr.fill(rs, res)
+	pr.hists[spec.ID] = &res.Hists
+	pr.seriesByRun[spec.ID] = res.Series
+	if err := pr.writeRunFiles(rs, res); err != nil {
+		return rs, err
+	}
+	if res.Err != nil && rs.Status == summary.StatusError {
+		return rs, fmt.Errorf("%s: %w", spec.ID, res.Err)
+	}
+	return rs, nil
+}
+
+func capList(cs jobstore.Capabilities) []string {
+	var out []string
+	for _, c := range jobstore.KnownCapabilities() {
+		if cs.Has(c) {
+			out = append(out, string(c))
+		}
+	}
+	return out
+}
+
+// checkOptions builds, once, every store whose backend takes options, so a
+// bad option value fails before the first run rather than after the
+// calibration run. It needs a Redis to build on and does it only on one
+// aebench spawned (it is flushed before each run): a store may create keys
+// when it is built, and a user's Redis gets none that a run did not need.
+func (pr *planRunner) checkOptions(ctx context.Context, runs []scenario.RunSpec) error {
+	seen := map[string]bool{}
+	for _, spec := range runs {
+		cfg := spec.Config
+		be, err := pr.o.Registry.Lookup(cfg.Backend.Name)
+		if err != nil || be.Kind == registry.KindCalibration || len(cfg.Backend.Options) == 0 {
+			continue
+		}
+		key := fmt.Sprintf("%s|%v|%s|%s|%s", cfg.Backend.Name, cfg.Backend.Options, cfg.Client, cfg.Encoding, cfg.Redis.Mode)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		srv, err := pr.pool.get(ctx, cfg.Redis)
+		if err != nil {
+			return err
+		}
+		if !srv.info.Owned {
+			continue
+		}
+		client, err := rclient.New(cfg.Client, srv.r.ClientOptions())
+		if err != nil {
+			return err
+		}
+		store, err := be.Build(ctx, client, cfg.StoreOptions("aeb-check-"+randHex(3)), cfg.Backend.Options)
+		if err == nil {
+			err = store.Close()
+		}
+		client.Close()
+		if errors.Is(err, jobstore.ErrInvalid) {
+			return &scenario.ConfigError{File: pr.s.File, Line: cfg.Backend.Line, Column: cfg.Backend.Col,
+				Field: "backends (" + cfg.Backend.Label + ") options", Msg: err.Error()}
+		}
+		if err != nil {
+			return fmt.Errorf("building %s: %w", cfg.Backend.Label, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,128 @@
+package scenario
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/aebench/aebench/backends/registry"
+)
+
+var labelRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+func validLabel(s string) bool { return labelRE.MatchString(s) }
+
+func (p *parser) parseBackends(n *yaml.Node) ([]BackendSpec, error) {
+	items := []*yaml.Node{n}
+	if n.Kind == yaml.SequenceNode {
+		items = n.Content
+	}
+	if len(items) == 0 {
+		return nil, p.errAt(n, "backends", "an empty list; allowed: "+strings.Join(p.reg.Names(), ", "))
+	}
+	var out []BackendSpec
+	labels := map[string]bool{}
+	for i, item := range items {
+		item = resolve(item)
+		fp := fmt.Sprintf("backends[%d]", i)
+		var b BackendSpec
+		var nameNode, optNode *yaml.Node
+		switch item.Kind {
+		case yaml.ScalarNode:
+			b.Name, nameNode = item.Value, item
+		case yaml.MappingNode:
+			for j := 0; j+1 < len(item.Content); j += 2 {
+				k, v := item.Content[j], resolve(item.Content[j+1])
+				switch k.Value {
+				case "name":
+					b.Name, nameNode = v.Value, v
+				case "label":
+					if v.Kind != yaml.ScalarNode || !validLabel(v.Value) {
+						return nil, p.errAt(v, fp+".label", "allowed are letters, digits, '-', '_' and '.'")
+					}
+					b.Label = v.Value
+				case "options":
+					if v.Kind != yaml.MappingNode {
+						return nil, p.errAt(v, fp+".options", "must be a mapping of option: value")
+					}
+					optNode = v
+					b.Options = map[string]string{}
+					for m := 0; m+1 < len(v.Content); m += 2 {
+						ov := resolve(v.Content[m+1])
+						if ov.Kind != yaml.ScalarNode {
+							return nil, p.errAt(ov, fp+".options."+v.Content[m].Value, "must be a single value")
+						}
+						b.Options[v.Content[m].Value] = ov.Value
+					}
+				default:
+					return nil, p.errAt(k, fp, fmt.Sprintf("unknown field %q; allowed: name, label, options", k.Value))
+				}
+			}
+			if nameNode == nil {
+				return nil, p.errAt(item, fp, "needs a name; allowed: "+strings.Join(p.reg.Names(), ", "))
+			}
+		default:
+			return nil, p.errAt(item, fp, "must be a backend name or a mapping with name, label, options")
+		}
+		be, err := p.reg.Lookup(b.Name)
+		if err != nil {
+			return nil, p.errAt(nameNode, fp, err.Error())
+		}
+		if len(b.Options) > 0 {
+			if err := registry.CheckKeys(b.Name, b.Options, be.Options); err != nil {
+				return nil, p.errAt(optNode, fp+".options", strings.TrimPrefix(err.Error(), "jobstore: invalid argument: "))
+			}
+		}
+		if b.Label == "" {
+			b.Label = b.Name
+		}
+		at := item
+		if optNode != nil {
+			at = optNode
+		}
+		if _, fromFlag := p.origin[at]; !fromFlag {
+			b.Line, b.Col = at.Line, at.Column
+		}
+		if labels[b.Label] {
+			return nil, p.errAt(item, fp, fmt.Sprintf("label %q is used twice; give one of them a label:", b.Label))
+		}
+		labels[b.Label] = true
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// SelectBackends keeps only the named backends (names or labels) in every
+// cell, in the order given; a name the file does not list is added with no
+// options. It is the CLI's --backends.
+func (s *Scenario) SelectBackends(names []string) error {
+	for i := range s.Cells {
+		var keep []BackendSpec
+		for _, n := range names {
+			n = strings.TrimSpace(n)
+			if n == "" {
+				continue
+			}
+			found := false
+			for _, b := range s.Cells[i].Backends {
+				if b.Label == n || b.Name == n {
+					keep, found = append(keep, b), true
+				}
+			}
+			if !found {
+				if _, err := s.registry().Lookup(n); err != nil {
+					return &ConfigError{File: "--backends", Msg: err.Error()}
+				}
+				keep = append(keep, BackendSpec{Name: n, Label: n})
+			}
+		}
+		if len(keep) == 0 {
+			return &ConfigError{File: "--backends", Msg: "no backend selected; allowed: " + strings.Join(s.registry().Names(), ", ")}
+		}
+		s.Cells[i].Backends = keep
+	}
+	s.Overrides = append(s.Overrides, "--backends "+strings.Join(names, ","))
+	return nil
+}

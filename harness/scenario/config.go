@@ -1,0 +1,275 @@
+package scenario
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aebench/aebench/backends/null"
+	"github.com/aebench/aebench/backends/registry"
+	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/jobstore"
+)
+
+// Config is the full set of conditions of one run: one backend under one
+// load, after matrix expansion and defaults. It is written into summary.json
+// beside every number so a number never travels without its conditions.
+type Config struct {
+	Scenario  string         `json:"scenario"`
+	Seed      int64          `json:"seed"`
+	Duration  time.Duration  `json:"duration_ns"`
+	Warmup    time.Duration  `json:"warmup_ns"`
+	Drain     time.Duration  `json:"drain_ns"`
+	Redis     RedisConfig    `json:"redis"`
+	Client    string         `json:"client"`
+	Encoding  string         `json:"encoding"`
+	Store     StoreConfig    `json:"store"`
+	Producers ProducerConfig `json:"producers"`
+	Workers   WorkerConfig   `json:"workers"`
+	Expect    ExpectConfig   `json:"expect"`
+	Backend   BackendSpec    `json:"backend"`
+	// Faults is the scenario's fault schedule, the same for every run of
+	// the plan but the calibration run.
+	Faults []faults.Fault `json:"faults,omitempty"`
+}
+
+// ExpectConfig says which outcomes a run's conditions make expected, so
+// the report states them instead of failing the run.
+type ExpectConfig struct {
+	// Lost is "none" (any lost job fails the run), "allowed", or
+	// "unless_persistent" (allowed unless redis.persistence is aof-always).
+	Lost string `json:"lost"`
+}
+
+// LostAllowed reports whether lost jobs are expected under c.
+func (c Config) LostAllowed() bool {
+	switch c.Expect.Lost {
+	case "allowed":
+		return true
+	case "unless_persistent":
+		return c.Redis.Persistence != "aof-always"
+	}
+	return false
+}
+
+// RedisConfig says where the Redis comes from.
+type RedisConfig struct {
+	Mode    string `json:"mode"` // embedded, cluster, container, url
+	URL     string `json:"url,omitempty"`
+	Masters int    `json:"masters,omitempty"`
+	// Persistence of a spawned server: none, aof-everysec or aof-always.
+	Persistence string `json:"persistence"`
+	// HZ of a spawned server (redis-server --hz). Redis fires the timeouts of
+	// blocked commands on this tick, so a claimer blocked until a delayed
+	// job's RunAt wakes up to 1/HZ late: it is part of the conditions.
+	HZ int `json:"hz"`
+}
+
+// Text names the Redis a run used, with what of its configuration
+// changes the numbers.
+func (rc RedisConfig) Text(version string) string {
+	s := rc.Mode + " redis"
+	if version != "" {
+		s += " " + version
+	}
+	if rc.Mode == "embedded" || rc.Mode == "cluster" {
+		s += fmt.Sprintf(" hz %d", rc.HZ)
+	}
+	if rc.Persistence != "" && rc.Persistence != "none" {
+		s += " " + rc.Persistence
+	}
+	return s
+}
+
+// StoreConfig are the jobstore.Options the scenario controls.
+type StoreConfig struct {
+	PollInterval  time.Duration `json:"poll_interval_ns"`
+	BackoffBase   time.Duration `json:"backoff_base_ns"`
+	BackoffMax    time.Duration `json:"backoff_max_ns"`
+	BackoffJitter float64       `json:"backoff_jitter"`
+	Retention     time.Duration `json:"retention_ns"`
+}
+
+// ProducerConfig is the load.
+type ProducerConfig struct {
+	Count int `json:"count"`
+	// Mode is "open" (a planned schedule at Rate, latency counted from the
+	// plan) or "closed" (flat out, bounded by MaxBacklog).
+	Mode       string  `json:"mode"`
+	Rate       float64 `json:"rate"`     // jobs/s, all producers together
+	Arrivals   string  `json:"arrivals"` // constant or poisson
+	Batch      int     `json:"batch"`
+	Payload    int     `json:"payload_bytes"`
+	Delayed    float64 `json:"delayed_share"`
+	Delay      Dist    `json:"-"`
+	DelayText  string  `json:"delay"`
+	MaxRetries int     `json:"max_retries"`
+	MaxBacklog int     `json:"max_backlog"`
+}
+
+// WorkerConfig is the consuming side.
+type WorkerConfig struct {
+	Count             int           `json:"count"`
+	Concurrency       int           `json:"concurrency"`
+	ClaimBatch        int           `json:"claim_batch"`
+	ClaimWait         time.Duration `json:"claim_wait_ns"`
+	Handler           Dist          `json:"-"`
+	HandlerText       string        `json:"handler"`
+	Fail              float64       `json:"fail_probability"`
+	Lease             time.Duration `json:"lease_ns"`
+	Heartbeat         bool          `json:"heartbeat"`
+	HeartbeatInterval time.Duration `json:"heartbeat_interval_ns"`
+	RecoveryInterval  time.Duration `json:"recovery_interval_ns"`
+	RecoveryBatch     int           `json:"recovery_batch"`
+	MoverInterval     time.Duration `json:"mover_interval_ns"`
+	MoverBatch        int           `json:"mover_batch"`
+	// RecoveryMode is auto (as Heartbeat says), lease (heartbeat on) or
+	// seed (no heartbeat: the lease counts from the claim, as seed 002's
+	// timeout counts from StartedAt).
+	RecoveryMode string `json:"recovery_mode"`
+	// Processes of the Count workers run as `aebench worker` processes.
+	Processes int `json:"processes"`
+}
+
+// BackendSpec is one entry of the scenario's backends list.
+type BackendSpec struct {
+	Name string `json:"name"`
+	// Label names the backend in tables, plots and histogram tags; default Name.
+	Label   string            `json:"label"`
+	Options map[string]string `json:"options,omitempty"`
+	// Line and Col locate the entry (its options, when given) in the
+	// scenario file, for errors found only when the store is built.
+	Line int `json:"-"`
+	Col  int `json:"-"`
+}
+
+// Cell is one point of the matrix: the conditions every backend of the
+// scenario runs under, so one table compares backends under identical load.
+type Cell struct {
+	Index int
+	// Vary lists the matrix fields and their values at this point
+	// ("producers.rate=1000"); empty when the scenario has no list field.
+	Vary     []string
+	Base     Config
+	Backends []BackendSpec
+}
+
+// Scenario is a parsed scenario file.
+type Scenario struct {
+	Name        string
+	Description string
+	File        string
+	Source      []byte // the file as read, for summary.json
+	Overrides   []string
+	Repeats     int
+	// Calibration is the measured duration of the null-backend calibration
+	// run in each cell; 0 turns it off.
+	Calibration time.Duration
+	Cells       []Cell
+	// reg is the backend registry the file was checked against.
+	reg *registry.Registry
+}
+
+// registry is the scenario's backend registry (the built-in one for a
+// Scenario not made by Parse).
+func (s *Scenario) registry() *registry.Registry {
+	if s.reg == nil {
+		s.reg = registry.Builtin()
+	}
+	return s.reg
+}
+
+// RunSpec is one run of a plan.
+type RunSpec struct {
+	ID          string // c1-r1-zset
+	Cell        int
+	Repeat      int
+	Calibration bool
+	Config      Config
+}
+
+// Runs lists every run in order: cell by cell, each repeat running every
+// backend once (backends interleaved, so slow drift of the machine does not
+// favour one), the calibration run first in each cell.
+func (s *Scenario) Runs() []RunSpec {
+	var out []RunSpec
+	for _, c := range s.Cells {
+		if s.Calibration > 0 {
+			cfg := c.Base
+			cfg.Duration = s.Calibration
+			cfg.Backend = BackendSpec{Name: null.Name, Label: null.Name}
+			// The calibration measures the harness: no faults, no processes.
+			cfg.Faults, cfg.Workers.Processes = nil, 0
+			out = append(out, RunSpec{ID: fmt.Sprintf("c%d-calibration", c.Index), Cell: c.Index, Repeat: 1,
+				Calibration: true, Config: cfg})
+		}
+		for r := 1; r <= s.Repeats; r++ {
+			for _, b := range c.Backends {
+				cfg := c.Base
+				cfg.Backend = b
+				id := fmt.Sprintf("c%d-%s", c.Index, b.Label)
+				if s.Repeats > 1 {
+					id = fmt.Sprintf("c%d-r%d-%s", c.Index, r, b.Label)
+				}
+				out = append(out, RunSpec{ID: id, Cell: c.Index, Repeat: r, Config: cfg})
+			}
+		}
+	}
+	return out
+}
+
+// Conditions is the one-line statement of a run's conditions printed above
+// tables and on plots.
+func (c Config) Conditions(redisVersion string) string {
+	var load string
+	if c.Producers.Mode == "open" {
+		load = fmt.Sprintf("open loop %s %g jobs/s", c.Producers.Arrivals, c.Producers.Rate)
+	} else {
+		load = fmt.Sprintf("closed loop (backlog <= %d)", c.Producers.MaxBacklog)
+	}
+	redis := c.Redis.Text(redisVersion)
+	parts := []string{
+		load,
+		fmt.Sprintf("%d producers batch %d payload %dB", c.Producers.Count, c.Producers.Batch, c.Producers.Payload),
+		delayedText(c.Producers),
+		fmt.Sprintf("%d workers x %d, claim %d", c.Workers.Count, c.Workers.Concurrency, c.Workers.ClaimBatch),
+		fmt.Sprintf("handler %s fail %g%%", c.Workers.HandlerText, c.Workers.Fail*100),
+		"client " + c.Client, redis, "encoding " + c.Encoding,
+		fmt.Sprintf("poll %s", c.Store.PollInterval),
+		fmt.Sprintf("warm-up %s duration %s", c.Warmup, c.Duration),
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ShortConditions is Conditions compact enough for a plot's subtitle.
+func (c Config) ShortConditions(redisVersion string) string {
+	load := fmt.Sprintf("open %g/s %s", c.Producers.Rate, c.Producers.Arrivals)
+	if c.Producers.Mode != "open" {
+		load = fmt.Sprintf("closed loop (backlog <= %d)", c.Producers.MaxBacklog)
+	}
+	redis := c.Redis.Text(redisVersion)
+	return fmt.Sprintf("%s, %s, %dx%d workers, handler %s fail %g%%, %s, %s, %s, poll %s, %s (+%s warm-up)",
+		load, delayedText(c.Producers), c.Workers.Count, c.Workers.Concurrency,
+		c.Workers.HandlerText, c.Workers.Fail*100, c.Client, redis, c.Encoding, c.Store.PollInterval, c.Duration, c.Warmup)
+}
+
+func delayedText(p ProducerConfig) string {
+	if p.Delayed == 0 {
+		return "no delayed jobs"
+	}
+	return fmt.Sprintf("%g%% delayed %s", p.Delayed*100, p.DelayText)
+}
+
+// StoreOptions is the jobstore.Options of a run under c on queue: the one
+// place a run's store settings are made from its configuration, for the
+// coordinator's stores and a worker process's alike.
+func (c Config) StoreOptions(queue string) jobstore.Options {
+	return jobstore.Options{
+		Queue:        queue,
+		Encoding:     jobstore.Encoding(c.Encoding),
+		Retention:    c.Store.Retention,
+		Backoff:      jobstore.Backoff{Base: c.Store.BackoffBase, Max: c.Store.BackoffMax, Jitter: c.Store.BackoffJitter},
+		PollInterval: c.Store.PollInterval,
+		Seed:         c.Seed,
+	}
+}

@@ -1,0 +1,525 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/aebench/aebench/backends/registry"
+	"github.com/aebench/aebench/faults"
+)
+
+// ConfigError is a problem with a scenario file or an override: it names the
+// file and line (or the --set flag), the field and what is allowed. The CLI
+// exits 2 on it.
+type ConfigError struct {
+	File   string // a path, or "--set producers.rate=..." for an override
+	Line   int    // 0 when unknown
+	Column int
+	Field  string
+	Msg    string
+}
+
+func (e *ConfigError) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc += fmt.Sprintf(":%d:%d", e.Line, e.Column)
+	}
+	if e.Field != "" {
+		return loc + ": " + e.Field + ": " + e.Msg
+	}
+	return loc + ": " + e.Msg
+}
+
+// Override replaces (or adds) one field of a scenario file, as `--set
+// path=value` does. Value is YAML, so "[1000, 5000]" makes a matrix.
+type Override struct {
+	Path  string
+	Value string
+}
+
+// ParseOverride reads "producers.rate=500".
+func ParseOverride(s string) (Override, error) {
+	k, v, ok := strings.Cut(s, "=")
+	k = strings.TrimSpace(k)
+	if !ok || k == "" {
+		return Override{}, &ConfigError{File: "--set " + s, Msg: "want path=value, e.g. producers.rate=500"}
+	}
+	return Override{Path: k, Value: strings.TrimSpace(v)}, nil
+}
+
+// LoadScenario reads and parses a scenario file with overrides applied,
+// against the built-in backends.
+func LoadScenario(path string, overrides ...Override) (*Scenario, error) {
+	return Load(registry.Builtin(), path, overrides...)
+}
+
+// Load reads and parses a scenario file with overrides applied; backend
+// names are checked against reg.
+func Load(reg *registry.Registry, path string, overrides ...Override) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &ConfigError{File: path, Msg: fmt.Sprintf("cannot read scenario: %v", err)}
+	}
+	return Parse(reg, path, data, overrides...)
+}
+
+// ReadDescription reads only a scenario file's description, for listings:
+// the rest of the file is not checked.
+func ReadDescription(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("unreadable: %w", err)
+	}
+	var head struct {
+		Description string `yaml:"description"`
+	}
+	if err := yaml.Unmarshal(data, &head); err != nil {
+		return "", errors.New("not valid YAML")
+	}
+	return head.Description, nil
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+// ParseScenario parses a scenario file's bytes against the built-in
+// backends; file names it in errors.
+func ParseScenario(file string, data []byte, overrides ...Override) (*Scenario, error) {
+	return Parse(registry.Builtin(), file, data, overrides...)
+}
+
+// Parse parses a scenario file's bytes; file names it in errors, and
+// backend names are checked against reg (nil: the built-in backends).
+func Parse(reg *registry.Registry, file string, data []byte, overrides ...Override) (*Scenario, error) {
+	if reg == nil {
+		reg = registry.Builtin()
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		ce := &ConfigError{File: file, Msg: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+			ce.Line, _ = strconv.Atoi(m[1])
+			ce.Column = 1
+		}
+		return nil, ce
+	}
+	root := &yaml.Node{Kind: yaml.MappingNode, Line: 1, Column: 1}
+	if len(doc.Content) > 0 {
+		root = doc.Content[0]
+	}
+	p := &parser{reg: reg, file: file, origin: map[*yaml.Node]string{}, vals: map[string][]string{}, nodes: map[string]*yaml.Node{}}
+	if root.Kind != yaml.MappingNode {
+		return nil, p.errAt(root, "", "the file must be a mapping of fields (name:, duration:, producers:, ...)")
+	}
+	for _, o := range overrides {
+		if err := p.applyOverride(root, o); err != nil {
+			return nil, err
+		}
+	}
+	s := &Scenario{File: file, Source: data, Repeats: 1, Calibration: -1, reg: reg}
+	for _, o := range overrides {
+		s.Overrides = append(s.Overrides, o.Path+"="+o.Value)
+	}
+	if err := p.walk(root, s); err != nil {
+		return nil, err
+	}
+	if s.Name == "" {
+		s.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	}
+	if err := p.expand(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+type parser struct {
+	reg  *registry.Registry
+	file string
+	// origin marks nodes that came from an override, for error messages.
+	origin   map[*yaml.Node]string
+	vals     map[string][]string // field path -> values (more than one: a matrix)
+	nodes    map[string]*yaml.Node
+	backends []BackendSpec
+	bnode    *yaml.Node
+	faults   []faults.Fault
+	fnode    *yaml.Node
+}
+
+func (p *parser) errAt(n *yaml.Node, fieldPath, msg string) error {
+	if o, ok := p.origin[n]; ok {
+		return &ConfigError{File: o, Field: fieldPath, Msg: msg}
+	}
+	e := &ConfigError{File: p.file, Field: fieldPath, Msg: msg}
+	if n != nil {
+		e.Line, e.Column = n.Line, n.Column
+	}
+	return e
+}
+
+// applyOverride replaces or adds the node at o.Path in root.
+func (p *parser) applyOverride(root *yaml.Node, o Override) error {
+	src := "--set " + o.Path + "=" + o.Value
+	var vdoc yaml.Node
+	if err := yaml.Unmarshal([]byte(o.Value), &vdoc); err != nil {
+		return &ConfigError{File: src, Field: o.Path, Msg: "value is not valid YAML: " + err.Error()}
+	}
+	val := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}
+	if len(vdoc.Content) > 0 {
+		val = vdoc.Content[0]
+	}
+	var mark func(n *yaml.Node)
+	mark = func(n *yaml.Node) {
+		p.origin[n] = src
+		for _, c := range n.Content {
+			mark(c)
+		}
+	}
+	mark(val)
+	parts := strings.Split(o.Path, ".")
+	m := root
+	for i, part := range parts {
+		last := i == len(parts)-1
+		var found *yaml.Node
+		for j := 0; j+1 < len(m.Content); j += 2 {
+			if m.Content[j].Value == part {
+				found = m.Content[j+1]
+				if last {
+					m.Content[j+1] = val
+				}
+				break
+			}
+		}
+		if last {
+			if found == nil {
+				k := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: part}
+				p.origin[k] = src
+				m.Content = append(m.Content, k, val)
+			}
+			return nil
+		}
+		if found == nil {
+			found = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+			k := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: part}
+			p.origin[k], p.origin[found] = src, src
+			m.Content = append(m.Content, k, found)
+		}
+		if found.Kind != yaml.MappingNode {
+			return &ConfigError{File: src, Field: o.Path, Msg: fmt.Sprintf("%q is not a section", strings.Join(parts[:i+1], "."))}
+		}
+		m = found
+	}
+	return nil
+}
+
+func fieldByPath(path string) (field, bool) {
+	for _, f := range fields() {
+		if f.Path == path {
+			return f, true
+		}
+	}
+	return field{}, false
+}
+
+// allowedKeys lists what may appear in a section ("" is the top level).
+func allowedKeys(section string) []string {
+	var out []string
+	if section == "" {
+		out = append(out, topLevel...)
+		out = append(out, sections...)
+	}
+	for _, f := range fields() {
+		sec, key, ok := strings.Cut(f.Path, ".")
+		switch {
+		case section == "" && !ok:
+			out = append(out, sec)
+		case ok && sec == section:
+			out = append(out, key)
+		}
+	}
+	return out
+}
+
+func (p *parser) walk(root *yaml.Node, s *Scenario) error {
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], resolve(root.Content[i+1])
+		key := k.Value
+		if seen[key] {
+			return p.errAt(k, key, "appears twice")
+		}
+		seen[key] = true
+		switch {
+		case slices.Contains(sections, key):
+			if v.Kind != yaml.MappingNode {
+				return p.errAt(v, key, "must be a mapping of: "+strings.Join(allowedKeys(key), ", "))
+			}
+			sub := map[string]bool{}
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				sk, sv := v.Content[j], resolve(v.Content[j+1])
+				path := key + "." + sk.Value
+				if sub[sk.Value] {
+					return p.errAt(sk, path, "appears twice")
+				}
+				sub[sk.Value] = true
+				f, ok := fieldByPath(path)
+				if !ok {
+					return p.errAt(sk, key, fmt.Sprintf("unknown field %q; allowed: %s", sk.Value, strings.Join(allowedKeys(key), ", ")))
+				}
+				if err := p.values(f, sv); err != nil {
+					return err
+				}
+			}
+		case key == "backends":
+			bs, err := p.parseBackends(v)
+			if err != nil {
+				return err
+			}
+			p.backends, p.bnode = bs, v
+		case key == "faults":
+			fs, err := faults.Parse(v)
+			if err != nil {
+				var fe *faults.Error
+				if errors.As(err, &fe) {
+					at := &yaml.Node{Line: fe.Line, Column: fe.Column}
+					if o, ok := p.origin[v]; ok {
+						return &ConfigError{File: o, Field: fe.Field, Msg: fe.Msg}
+					}
+					return p.errAt(at, fe.Field, fe.Msg)
+				}
+				return p.errAt(v, key, err.Error())
+			}
+			p.faults, p.fnode = fs, v
+		case key == "name" || key == "description":
+			if v.Kind != yaml.ScalarNode {
+				return p.errAt(v, key, "must be a string")
+			}
+			if key == "name" {
+				if v.Value != "" && !validLabel(v.Value) {
+					return p.errAt(v, key, fmt.Sprintf("%q: allowed are letters, digits, '-', '_' and '.'", v.Value))
+				}
+				s.Name = v.Value
+			} else {
+				s.Description = strings.TrimSpace(v.Value)
+			}
+		case key == "repeats":
+			if v.Kind != yaml.ScalarNode {
+				return p.errAt(v, key, "takes one integer 1..100, not a list")
+			}
+			if err := setInt(&s.Repeats, v.Value, 1, 100); err != nil {
+				return p.errAt(v, key, err.Error()+"; allowed: an integer 1..100")
+			}
+		case key == "calibration":
+			if v.Kind != yaml.ScalarNode {
+				return p.errAt(v, key, "takes one value, not a list; allowed: off, on, or a duration > 0")
+			}
+			switch strings.ToLower(v.Value) {
+			case "off", "false":
+				s.Calibration = 0
+			case "on", "true":
+				s.Calibration = -1
+			default:
+				if err := setDur(&s.Calibration, v.Value, time.Millisecond); err != nil {
+					return p.errAt(v, key, err.Error()+"; allowed: off, on (same as duration), or a duration > 0")
+				}
+			}
+		default:
+			f, ok := fieldByPath(key)
+			if !ok {
+				return p.errAt(k, "", fmt.Sprintf("unknown field %q; allowed: %s", key, strings.Join(allowedKeys(""), ", ")))
+			}
+			if err := p.values(f, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func resolve(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+// values records a field's value or list of values, checking each.
+func (p *parser) values(f field, n *yaml.Node) error {
+	check := func(item *yaml.Node) (string, error) {
+		if item.Kind != yaml.ScalarNode {
+			return "", p.errAt(item, f.Path, "expects a value, not a mapping or nested list; allowed: "+f.Allowed)
+		}
+		if item.Tag == "!!null" {
+			return "", p.errAt(item, f.Path, "needs a value; allowed: "+f.Allowed)
+		}
+		var scratch Config
+		if err := f.set(&scratch, item.Value); err != nil {
+			return "", p.errAt(item, f.Path, err.Error()+"; allowed: "+f.Allowed)
+		}
+		return item.Value, nil
+	}
+	p.nodes[f.Path] = n
+	switch n.Kind {
+	case yaml.SequenceNode:
+		if !f.Matrix {
+			return p.errAt(n, f.Path, "takes one value, not a list")
+		}
+		if len(n.Content) == 0 {
+			return p.errAt(n, f.Path, "an empty list; give one value or several (a matrix); allowed: "+f.Allowed)
+		}
+		var vs []string
+		for _, item := range n.Content {
+			v, err := check(resolve(item))
+			if err != nil {
+				return err
+			}
+			vs = append(vs, v)
+		}
+		p.vals[f.Path] = vs
+	default:
+		v, err := check(n)
+		if err != nil {
+			return err
+		}
+		p.vals[f.Path] = []string{v}
+	}
+	return nil
+}
+
+// maxCells bounds a matrix so a typo does not plan a week of runs.
+const maxCells = 256
+
+// expand builds the matrix cells: the cross product of every list-valued
+// field, in the schema's order, with backends innermost.
+func (p *parser) expand(s *Scenario) error {
+	if p.backends == nil {
+		return &ConfigError{File: p.file, Field: "backends", Msg: "required: a list of backend names; allowed: " + strings.Join(p.reg.Names(), ", ")}
+	}
+	fs := fields()
+	type dim struct {
+		f    field
+		vals []string
+	}
+	var dims []dim
+	total := 1
+	for _, f := range fs {
+		vs := p.vals[f.Path]
+		if len(vs) == 0 {
+			vs = []string{f.Default}
+		}
+		dims = append(dims, dim{f, vs})
+		total *= len(vs)
+		if total > maxCells {
+			return p.errAt(p.nodes[f.Path], f.Path, fmt.Sprintf("the matrix has more than %d cells; shorten the lists", maxCells))
+		}
+	}
+	idx := make([]int, len(dims))
+	for c := 0; c < total; c++ {
+		cfg := Config{Scenario: s.Name, Faults: p.faults}
+		var vary []string
+		for i, d := range dims {
+			v := d.vals[idx[i]]
+			if err := d.f.set(&cfg, v); err != nil {
+				return p.errAt(p.nodes[d.f.Path], d.f.Path, err.Error()+"; allowed: "+d.f.Allowed)
+			}
+			if len(d.vals) > 1 {
+				vary = append(vary, d.f.Path+"="+v)
+			}
+		}
+		// The recovery mode decides the heartbeat: lease renews it, seed
+		// never does (seed 002's timeout from StartedAt).
+		switch cfg.Workers.RecoveryMode {
+		case "lease":
+			cfg.Workers.Heartbeat = true
+		case "seed":
+			cfg.Workers.Heartbeat = false
+		}
+		if err := p.crossCheck(cfg); err != nil {
+			return err
+		}
+		s.Cells = append(s.Cells, Cell{Index: c + 1, Vary: vary, Base: cfg, Backends: p.backends})
+		// Advance the odometer, last dimension fastest.
+		for i := len(idx) - 1; i >= 0; i-- {
+			idx[i]++
+			if idx[i] < len(dims[i].vals) {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+	if s.Calibration < 0 {
+		s.Calibration = s.Cells[0].Base.Duration
+	}
+	return nil
+}
+
+// crossCheck validates what one field cannot check alone.
+func (p *parser) crossCheck(c Config) error {
+	at := func(path, msg string) error { return p.errAt(p.nodes[path], path, msg) }
+	if c.Redis.Mode == "url" && c.Redis.URL == "" {
+		return at("redis.mode", "mode url needs redis.url (redis://[:password@]host:port[/db]); or use --redis-url")
+	}
+	if c.Redis.URL != "" && c.Redis.Mode != "url" {
+		return at("redis.url", fmt.Sprintf("is set but redis.mode is %q; set redis.mode: url", c.Redis.Mode))
+	}
+	if c.Store.BackoffMax < c.Store.BackoffBase {
+		return at("store.backoff_max", fmt.Sprintf("%s is below store.backoff_base %s", c.Store.BackoffMax, c.Store.BackoffBase))
+	}
+	if c.Workers.Processes > c.Workers.Count {
+		return at("workers.processes", fmt.Sprintf("%d is above workers.count %d: processes are some of the workers", c.Workers.Processes, c.Workers.Count))
+	}
+	if c.Redis.HZ != 10 && c.Redis.Mode != "embedded" && c.Redis.Mode != "cluster" {
+		return at("redis.hz", fmt.Sprintf("applies to a server aebench spawns (redis.mode embedded or cluster), not %q", c.Redis.Mode))
+	}
+	if c.Redis.Persistence != "none" && c.Redis.Mode != "embedded" {
+		return at("redis.persistence", fmt.Sprintf("applies to a server aebench spawns alone (redis.mode embedded), not %q", c.Redis.Mode))
+	}
+	for i, f := range c.Faults {
+		fat := func(msg string) error {
+			return &ConfigError{File: p.file, Line: f.Line, Column: f.Column, Field: fmt.Sprintf("faults[%d]", i), Msg: msg}
+		}
+		switch {
+		case f.Kind == faults.WorkerCrash && c.Workers.Processes >= c.Workers.Count:
+			return fat("worker_crash crashes in-process workers, and every worker is a process (workers.processes); use worker_kill")
+		case f.Kind == faults.WorkerKill && c.Workers.Processes == 0:
+			return fat("worker_kill kills worker processes; set workers.processes >= 1")
+		case f.IsWorkerKind() && f.Worker >= 0 && f.Kind == faults.WorkerKill && f.Worker >= c.Workers.Processes:
+			return fat(fmt.Sprintf("worker %d: there are %d worker processes", f.Worker, c.Workers.Processes))
+		case f.IsWorkerKind() && f.Worker >= 0 && f.Kind == faults.WorkerCrash && f.Worker >= c.Workers.Count-c.Workers.Processes:
+			return fat(fmt.Sprintf("worker %d: there are %d in-process workers", f.Worker, c.Workers.Count-c.Workers.Processes))
+		case (f.NeedsOwnedRedis() || f.NeedsProxy()) && c.Redis.Mode != "embedded":
+			return fat(fmt.Sprintf("%s needs redis.mode embedded (a loopback redis-server aebench spawned), not %q", f.Kind, c.Redis.Mode))
+		}
+	}
+	if c.Workers.Heartbeat && c.Workers.HeartbeatInterval >= c.Workers.Lease {
+		return at("workers.heartbeat_interval", fmt.Sprintf("%s is not below workers.lease %s: the lease would lapse", c.Workers.HeartbeatInterval, c.Workers.Lease))
+	}
+	return nil
+}
+
+// FieldDocs lists every scenario field with its default, allowed values and
+// meaning, for `aebench list --fields` and the README test.
+func FieldDocs(reg *registry.Registry) [][4]string {
+	out := [][4]string{
+		{"name", "file name", "letters, digits, - _ .", "scenario name, used in the results folder name"},
+		{"description", "", "text", "shown by aebench list"},
+		{"repeats", "1", "an integer 1..100", "runs of each backend per matrix cell"},
+		{"calibration", "on", "off, on, or a duration", "run the in-process null backend first in each cell to measure the harness's own overhead (on: as long as duration)"},
+		{"backends", "(required)", strings.Join(reg.Names(), ", "), "list of names, or mappings {name, label, options}"},
+		{"faults", "none", "a list of faults (see Faults below)", "the fault schedule every run (but calibration) gets: worker crashes and kills at crash points, recoverer/mover crashes, Redis restarts and pauses, network faults"},
+	}
+	fs := fields()
+	sort.SliceStable(fs, func(i, j int) bool { return strings.Count(fs[i].Path, ".") < strings.Count(fs[j].Path, ".") })
+	for _, f := range fs {
+		out = append(out, [4]string{f.Path, f.Default, f.Allowed, f.Doc})
+	}
+	return out
+}

@@ -1,0 +1,322 @@
+package scenario
+
+import (
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aebench/aebench/backends/null"
+	"github.com/aebench/aebench/backends/registry"
+)
+
+const goodScenario = `
+name: t1
+description: a test
+seed: 7
+duration: 3s
+warmup: 500ms
+calibration: off
+redis:
+  mode: embedded
+client: rueidis
+backends:
+  - zset
+  - name: null
+    label: calib
+producers:
+  rate: 250
+  arrivals: constant
+  delayed: 0.5
+  delay: uniform(10ms, 20ms)
+  payload: 1KiB
+workers:
+  handler: normal(2ms, 500us)
+  fail: 0.1
+  heartbeat: true
+  lease: 3s
+`
+
+func TestParseGood(t *testing.T) {
+	s, err := ParseScenario("good.yaml", []byte(goodScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "t1" || s.Description != "a test" || s.Calibration != 0 || s.Repeats != 1 {
+		t.Fatalf("header: %+v", s)
+	}
+	if len(s.Cells) != 1 {
+		t.Fatalf("cells = %d, want 1", len(s.Cells))
+	}
+	c := s.Cells[0].Base
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"seed", c.Seed, int64(7)},
+		{"duration", c.Duration, 3 * time.Second},
+		{"warmup", c.Warmup, 500 * time.Millisecond},
+		{"drain default", c.Drain, 30 * time.Second},
+		{"client", c.Client, "rueidis"},
+		{"encoding default", c.Encoding, "hash"},
+		{"rate", c.Producers.Rate, 250.0},
+		{"arrivals", c.Producers.Arrivals, "constant"},
+		{"payload", c.Producers.Payload, 1024},
+		{"delay", c.Producers.Delay, Dist{Kind: "uniform", A: 10 * time.Millisecond, B: 20 * time.Millisecond}},
+		{"handler", c.Workers.Handler, Dist{Kind: "normal", A: 2 * time.Millisecond, B: 500 * time.Microsecond}},
+		{"heartbeat", c.Workers.Heartbeat, true},
+		{"lease", c.Workers.Lease, 3 * time.Second},
+		{"workers default", c.Workers.Count, 4},
+		{"poll default", c.Store.PollInterval, 100 * time.Millisecond},
+	}
+	for _, ch := range checks {
+		if ch.got != ch.want {
+			t.Errorf("%s = %v, want %v", ch.name, ch.got, ch.want)
+		}
+	}
+	bs := s.Cells[0].Backends
+	if len(bs) != 2 || bs[0].Label != "zset" || bs[1].Name != "null" || bs[1].Label != "calib" {
+		t.Fatalf("backends = %+v", bs)
+	}
+}
+
+func TestMatrixExpansion(t *testing.T) {
+	src := `
+duration: 1s
+client: [go-redis, rueidis]
+backends: [zset, null]
+producers:
+  rate: [100, 200, 300]
+`
+	s, err := ParseScenario("m.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Cells) != 6 {
+		t.Fatalf("cells = %d, want 6", len(s.Cells))
+	}
+	// client varies slower than producers.rate (schema order).
+	want := [][]string{
+		{"client=go-redis", "producers.rate=100"}, {"client=go-redis", "producers.rate=200"}, {"client=go-redis", "producers.rate=300"},
+		{"client=rueidis", "producers.rate=100"}, {"client=rueidis", "producers.rate=200"}, {"client=rueidis", "producers.rate=300"},
+	}
+	for i, c := range s.Cells {
+		if !slices.Equal(c.Vary, want[i]) {
+			t.Errorf("cell %d vary = %v, want %v", i+1, c.Vary, want[i])
+		}
+	}
+	if s.Cells[4].Base.Client != "rueidis" || s.Cells[4].Base.Producers.Rate != 200 {
+		t.Errorf("cell 5 = %s %v", s.Cells[4].Base.Client, s.Cells[4].Base.Producers.Rate)
+	}
+	// Backends are innermost; the calibration run (on by default) leads each cell.
+	runs := s.Runs()
+	if len(runs) != 6*3 {
+		t.Fatalf("runs = %d, want 18", len(runs))
+	}
+	got := []string{runs[0].ID, runs[1].ID, runs[2].ID, runs[3].ID}
+	if !slices.Equal(got, []string{"c1-calibration", "c1-zset", "c1-null", "c2-calibration"}) {
+		t.Errorf("run order = %v", got)
+	}
+	if !runs[0].Calibration || runs[0].Config.Backend.Name != null.Name || runs[0].Config.Duration != time.Second {
+		t.Errorf("calibration run = %+v", runs[0])
+	}
+}
+
+func TestRepeatsInterleaveBackends(t *testing.T) {
+	s, err := ParseScenario("r.yaml", []byte("repeats: 2\ncalibration: 2s\nbackends: [zset, null]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range s.Runs() {
+		ids = append(ids, r.ID)
+	}
+	want := []string{"c1-calibration", "c1-r1-zset", "c1-r1-null", "c1-r2-zset", "c1-r2-null"}
+	if !slices.Equal(ids, want) {
+		t.Fatalf("runs = %v, want %v", ids, want)
+	}
+	if s.Runs()[0].Config.Duration != 2*time.Second {
+		t.Errorf("calibration duration = %v", s.Runs()[0].Config.Duration)
+	}
+}
+
+func TestParseBad(t *testing.T) {
+	cases := []struct {
+		name string
+		src  string
+		line int
+		// every substring must be in the message
+		want []string
+	}{
+		{"unknown top-level field", "backends: [zset]\ndurration: 1s\n", 2,
+			[]string{"bad.yaml:2:1", `unknown field "durration"`, "allowed:", "duration", "producers"}},
+		{"unknown section field", "backends: [zset]\nproducers:\n  rate: 10\n  rat: 5\n", 4,
+			[]string{"bad.yaml:4:3", "producers", `unknown field "rat"`, "allowed: count, mode, rate"}},
+		{"bad duration", "backends: [zset]\nduration: 10 seconds\n", 2,
+			[]string{"duration", `"10 seconds" is not a duration`, "allowed: a duration > 0"}},
+		{"negative rate", "backends: [zset]\nproducers:\n  rate: -5\n", 3,
+			[]string{"producers.rate", "-5 must be > 0", "allowed: a number > 0"}},
+		{"zero rate", "backends: [zset]\nproducers:\n  rate: 0\n", 3, []string{"producers.rate", "must be > 0"}},
+		{"unknown backend", "backends: [zset, kafka]\n", 1,
+			[]string{"backends[1]", `unknown backend "kafka"`, "allowed are zset", "null"}},
+		{"unknown backend option", "backends:\n  - name: zset\n    options: {speed: fast}\n", 3,
+			[]string{"backends[0].options", "speed"}},
+		{"bad distribution", "backends: [zset]\nworkers:\n  handler: gaussian(1ms)\n", 3,
+			[]string{"workers.handler", `unknown distribution "gaussian"`, "uniform(min, max)"}},
+		{"distribution arity", "backends: [zset]\nproducers:\n  delay: uniform(1s)\n", 3,
+			[]string{"producers.delay", "uniform takes 2 argument(s)"}},
+		{"uniform reversed", "backends: [zset]\nproducers:\n  delay: uniform(2s, 1s)\n", 3,
+			[]string{"min <= max"}},
+		{"enum", "backends: [zset]\nclient: jedis\n", 2, []string{"client", `"jedis" is not one of go-redis, rueidis`}},
+		{"share over 1", "backends: [zset]\nproducers:\n  delayed: 1.5\n", 3, []string{"producers.delayed", "out of range 0..1"}},
+		{"list where one value", "backends: [zset]\nrepeats: [1, 2]\n", 2, []string{"repeats", "not a list"}},
+		{"empty list", "backends: [zset]\nclient: []\n", 2, []string{"client", "an empty list"}},
+		{"mapping as value", "backends: [zset]\nduration: {a: 1}\n", 2, []string{"duration", "expects a value"}},
+		{"null value", "backends: [zset]\nwarmup:\n", 2, []string{"warmup", "needs a value"}},
+		{"section not a mapping", "backends: [zset]\nworkers: 4\n", 2, []string{"workers", "must be a mapping"}},
+		{"missing backends", "duration: 1s\n", 0, []string{"backends", "required"}},
+		{"empty backends", "backends: []\n", 1, []string{"backends", "an empty list"}},
+		{"duplicate key", "backends: [zset]\nduration: 1s\nduration: 2s\n", 0, []string{"duration"}},
+		{"duplicate label", "backends: [zset, zset]\n", 1, []string{`label "zset" is used twice`}},
+		{"url mode without url", "backends: [zset]\nredis:\n  mode: url\n", 3, []string{"redis.mode", "needs redis.url"}},
+		{"url without url mode", "backends: [zset]\nredis:\n  url: redis://127.0.0.1:1\n", 3, []string{"redis.url", "set redis.mode: url"}},
+		{"backoff max below base", "backends: [zset]\nstore:\n  backoff_base: 2s\n  backoff_max: 1s\n", 4, []string{"store.backoff_max", "below"}},
+		{"heartbeat too slow", "backends: [zset]\nworkers:\n  heartbeat: true\n  lease: 1s\n  heartbeat_interval: 2s\n", 5,
+			[]string{"workers.heartbeat_interval", "lease would lapse"}},
+		{"not yaml", "backends: [zset\n", 0, []string{"bad.yaml", "not valid YAML"}},
+		{"not a mapping", "- a\n- b\n", 1, []string{"must be a mapping"}},
+		{"bad calibration", "backends: [zset]\ncalibration: sometimes\n", 2, []string{"calibration", "allowed: off, on"}},
+		{"bad label", "backends:\n  - name: zset\n    label: my zset\n", 3, []string{"label", "letters, digits"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseScenario("bad.yaml", []byte(tc.src))
+			if err == nil {
+				t.Fatal("parsed; want an error")
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %T %v is not a *ConfigError", err, err)
+			}
+			if tc.line > 0 && ce.Line != tc.line {
+				t.Errorf("line = %d, want %d (%v)", ce.Line, tc.line, err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestOverrides(t *testing.T) {
+	src := "backends: [zset]\nproducers:\n  rate: 100\n"
+	s, err := ParseScenario("o.yaml", []byte(src),
+		Override{"producers.rate", "500"}, Override{"workers.count", "[1, 2]"}, Override{"duration", "2s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Cells) != 2 || s.Cells[0].Base.Producers.Rate != 500 || s.Cells[1].Base.Workers.Count != 2 ||
+		s.Cells[0].Base.Duration != 2*time.Second {
+		t.Fatalf("cells = %+v", s.Cells)
+	}
+	for _, bad := range []struct {
+		o    Override
+		want string
+	}{
+		{Override{"producers.rte", "5"}, `--set producers.rte=5: producers: unknown field "rte"`},
+		{Override{"producers.rate", "-1"}, "--set producers.rate=-1: producers.rate: -1 must be > 0"},
+		{Override{"producers.rate.x", "1"}, `"producers.rate" is not a section`},
+	} {
+		_, err := ParseScenario("o.yaml", []byte(src), bad.o)
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("override %v: error %v, want %q", bad.o, err, bad.want)
+		}
+	}
+	if _, err := ParseOverride("novalue"); err == nil {
+		t.Error("ParseOverride accepted a flag without '='")
+	}
+}
+
+func TestSelectBackends(t *testing.T) {
+	s, err := ParseScenario("s.yaml", []byte("backends: [zset, {name: null, label: n2}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SelectBackends([]string{"n2"}); err != nil {
+		t.Fatal(err)
+	}
+	if b := s.Cells[0].Backends; len(b) != 1 || b[0].Label != "n2" {
+		t.Fatalf("backends = %+v", b)
+	}
+	if err := s.SelectBackends([]string{"kafka"}); err == nil || !strings.Contains(err.Error(), `unknown backend "kafka"`) {
+		t.Fatalf("SelectBackends(kafka) = %v", err)
+	}
+}
+
+// TestScenarioFiles parses every file in scenarios/.
+func TestScenarioFiles(t *testing.T) {
+	files, _ := filepath.Glob("../../scenarios/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no scenario files found")
+	}
+	for _, f := range files {
+		if _, err := LoadScenario(f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// TestReadmeDocumentsEveryField keeps scenarios/README.md in step with the schema.
+func TestReadmeDocumentsEveryField(t *testing.T) {
+	data, err := os.ReadFile("../../scenarios/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range FieldDocs(registry.Builtin()) {
+		if !strings.Contains(string(data), "`"+f[0]+"`") {
+			t.Errorf("scenarios/README.md does not document `%s`", f[0])
+		}
+	}
+}
+
+func TestParseDist(t *testing.T) {
+	for _, s := range []string{"1ms", "0", "constant(2ms)", "uniform(1ms, 2ms)", "exponential(1ms)", "normal(5ms, 1ms)"} {
+		d, err := ParseDist(s)
+		if err != nil {
+			t.Errorf("ParseDist(%q): %v", s, err)
+			continue
+		}
+		for i := 0; i < 100; i++ {
+			u1, u2 := float64(i)/100, float64(99-i)/100
+			if v := d.Sample(u1, u2); v < 0 {
+				t.Errorf("%s sampled %v < 0", s, v)
+			}
+			if d.Kind == "uniform" {
+				if v := d.Sample(u1, u2); v < d.A || v > d.B {
+					t.Errorf("%s sampled %v outside", s, v)
+				}
+			}
+		}
+	}
+	for _, s := range []string{"", "fast", "uniform(1ms", "poisson(1ms)", "uniform(-1ms, 1ms)", "exponential(1ms, 2ms)"} {
+		if _, err := ParseDist(s); err == nil {
+			t.Errorf("ParseDist(%q) accepted", s)
+		}
+	}
+	// The exponential's sample mean is near its mean.
+	d, _ := ParseDist("exponential(1ms)")
+	r := rand.New(rand.NewPCG(1, 2))
+	var sum time.Duration
+	for i := 0; i < 20000; i++ {
+		sum += d.Sample(r.Float64(), r.Float64())
+	}
+	if mean := sum / 20000; mean < 950*time.Microsecond || mean > 1050*time.Microsecond {
+		t.Errorf("exponential(1ms) sample mean %v", mean)
+	}
+}

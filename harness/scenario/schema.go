@@ -1,0 +1,264 @@
+package scenario
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// field is one scalar setting of a scenario file. The table below is the
+// single source of the parser, the defaults, the error messages and
+// `aebench list --fields`; scenarios/README.md documents the same fields and
+// a test keeps the two in step.
+type field struct {
+	Path    string // "producers.rate"
+	Default string // "" means no default (the field is required or optional-empty)
+	Allowed string // for error messages and docs
+	Doc     string
+	// Matrix: a list of values expands into one cell per value.
+	Matrix bool
+	// set parses one value into c; its error says what is wrong, not where.
+	set func(c *Config, v string) error
+}
+
+// The top-level keys that hold a mapping of fields.
+var sections = []string{"redis", "store", "producers", "workers", "expect"}
+
+func fields() []field {
+	return []field{
+		{Path: "seed", Default: "1", Allowed: "an integer", Matrix: true,
+			Doc: "seeds arrivals, delays, handler times and failures; runs with equal seeds see the same jobs",
+			set: func(c *Config, v string) error { n, err := parseInt64(v); c.Seed = n; return err }},
+		{Path: "duration", Default: "10s", Allowed: "a duration > 0", Matrix: true,
+			Doc: "measured time per run, after the warm-up",
+			set: func(c *Config, v string) error { return setDur(&c.Duration, v, time.Millisecond) }},
+		{Path: "warmup", Default: "2s", Allowed: "a duration >= 0", Matrix: true,
+			Doc: "load before measuring; its jobs run and are checked but not measured",
+			set: func(c *Config, v string) error { return setDur(&c.Warmup, v, 0) }},
+		{Path: "drain", Default: "30s", Allowed: "a duration > 0", Matrix: true,
+			Doc: "after the producers stop, how long workers may take to finish every acknowledged job; what is left is lost",
+			set: func(c *Config, v string) error { return setDur(&c.Drain, v, time.Millisecond) }},
+		{Path: "client", Default: "go-redis", Allowed: "go-redis, rueidis", Matrix: true,
+			Doc: "Redis client library the backends use",
+			set: func(c *Config, v string) error { return setEnum(&c.Client, v, "go-redis", "rueidis") }},
+		{Path: "encoding", Default: "hash", Allowed: "hash, json", Matrix: true,
+			Doc: "job record layout: a Redis hash (seed 001) or one JSON string",
+			set: func(c *Config, v string) error { return setEnum(&c.Encoding, v, "hash", "json") }},
+
+		{Path: "redis.mode", Default: "embedded", Allowed: "embedded, cluster, container, url", Matrix: true,
+			Doc: "embedded: a private redis-server on a free port; cluster: 3 spawned masters; container: testcontainers; url: redis.url (never flushed)",
+			set: func(c *Config, v string) error {
+				return setEnum(&c.Redis.Mode, v, "embedded", "cluster", "container", "url")
+			}},
+		{Path: "redis.url", Default: "", Allowed: "redis://[:password@]host:port[/db]", Matrix: true,
+			Doc: "the server for mode url",
+			set: func(c *Config, v string) error {
+				if v != "" && !strings.HasPrefix(v, "redis://") {
+					return fmt.Errorf("%q does not start with redis://", v)
+				}
+				c.Redis.URL = v
+				return nil
+			}},
+		{Path: "redis.masters", Default: "3", Allowed: "an integer >= 1", Matrix: true,
+			Doc: "masters of a spawned cluster (mode cluster)",
+			set: func(c *Config, v string) error { return setInt(&c.Redis.Masters, v, 1, 16) }},
+
+		{Path: "redis.persistence", Default: "none", Allowed: "none, aof-everysec, aof-always", Matrix: true,
+			Doc: "persistence of a spawned server (embedded): none, or AOF with appendfsync everysec or always; what a redis_restart fault keeps",
+			set: func(c *Config, v string) error {
+				return setEnum(&c.Redis.Persistence, v, "none", "aof-everysec", "aof-always")
+			}},
+
+		{Path: "redis.hz", Default: "10", Allowed: "an integer from 1 to 500", Matrix: true,
+			Doc: "hz of a spawned server (embedded, cluster); Redis's default is 10. Redis times out blocked commands on this tick, so a claim blocked until a delayed job's RunAt wakes up to 1/hz late: compare lateness at 10 and 100",
+			set: func(c *Config, v string) error { return setInt(&c.Redis.HZ, v, 1, 500) }},
+
+		{Path: "store.poll_interval", Default: "100ms", Allowed: "a duration > 0", Matrix: true,
+			Doc: "jobstore.Options.PollInterval: how often a waiting Claim polls on backends that cannot block",
+			set: func(c *Config, v string) error { return setDur(&c.Store.PollInterval, v, time.Millisecond) }},
+		{Path: "store.backoff_base", Default: "100ms", Allowed: "a duration > 0", Matrix: true,
+			Doc: "retry delay after the first failure; doubles per retry",
+			set: func(c *Config, v string) error { return setDur(&c.Store.BackoffBase, v, time.Millisecond) }},
+		{Path: "store.backoff_max", Default: "5s", Allowed: "a duration >= backoff_base", Matrix: true,
+			Doc: "cap on the retry delay",
+			set: func(c *Config, v string) error { return setDur(&c.Store.BackoffMax, v, time.Millisecond) }},
+		{Path: "store.backoff_jitter", Default: "0", Allowed: "0 <= x < 1", Matrix: true,
+			Doc: "retry delay is multiplied by a factor in [1-x, 1+x]",
+			set: func(c *Config, v string) error { return setFloat(&c.Store.BackoffJitter, v, 0, 0.999999) }},
+		{Path: "store.retention", Default: "10m", Allowed: "a duration >= 1ms", Matrix: true,
+			Doc: "how long finished job records stay in Redis (they count in memory per job)",
+			set: func(c *Config, v string) error { return setDur(&c.Store.Retention, v, time.Millisecond) }},
+
+		{Path: "producers.count", Default: "2", Allowed: "an integer 1..1024", Matrix: true,
+			Doc: "producer goroutines; the rate is shared among them",
+			set: func(c *Config, v string) error { return setInt(&c.Producers.Count, v, 1, 1024) }},
+		{Path: "producers.mode", Default: "open", Allowed: "open, closed", Matrix: true,
+			Doc: "open: enqueue on a planned schedule at producers.rate, latency counted from the plan; closed: flat out, paused while the backlog exceeds producers.max_backlog",
+			set: func(c *Config, v string) error { return setEnum(&c.Producers.Mode, v, "open", "closed") }},
+		{Path: "producers.rate", Default: "1000", Allowed: "a number > 0 (jobs/s)", Matrix: true,
+			Doc: "jobs per second, all producers together (open loop)",
+			set: func(c *Config, v string) error { return setFloat(&c.Producers.Rate, v, 1e-9, 1e7) }},
+		{Path: "producers.arrivals", Default: "poisson", Allowed: "poisson, constant", Matrix: true,
+			Doc: "open-loop inter-arrival times: exponential (Poisson process) or fixed",
+			set: func(c *Config, v string) error { return setEnum(&c.Producers.Arrivals, v, "poisson", "constant") }},
+		{Path: "producers.batch", Default: "1", Allowed: "an integer 1..1000", Matrix: true,
+			Doc: "jobs per Enqueue call",
+			set: func(c *Config, v string) error { return setInt(&c.Producers.Batch, v, 1, 1000) }},
+		{Path: "producers.payload", Default: "256", Allowed: "a size 0..1MiB (256, 4KiB)", Matrix: true,
+			Doc: "payload bytes per job",
+			set: func(c *Config, v string) error {
+				n, err := parseSize(v)
+				if err != nil || n < 0 || n > 1<<20 {
+					return fmt.Errorf("%q is not a size between 0 and 1MiB", v)
+				}
+				c.Producers.Payload = n
+				return nil
+			}},
+		{Path: "producers.delayed", Default: "0", Allowed: "a share 0..1", Matrix: true,
+			Doc: "share of jobs enqueued with a RunAt in the future",
+			set: func(c *Config, v string) error { return setFloat(&c.Producers.Delayed, v, 0, 1) }},
+		{Path: "producers.delay", Default: "1s", Allowed: DistAllowed, Matrix: true,
+			Doc: "delay of a delayed job, from its intended enqueue time",
+			set: func(c *Config, v string) error {
+				d, err := ParseDist(v)
+				c.Producers.Delay, c.Producers.DelayText = d, d.String()
+				return err
+			}},
+		{Path: "producers.max_retries", Default: "3", Allowed: "an integer 0..100", Matrix: true,
+			Doc: "NewJob.MaxRetries: failures before a job is dead-lettered (3 allows 4 runs)",
+			set: func(c *Config, v string) error { return setInt(&c.Producers.MaxRetries, v, 0, 100) }},
+		{Path: "producers.max_backlog", Default: "10000", Allowed: "an integer >= 1", Matrix: true,
+			Doc: "closed loop: producers pause while acknowledged but unfinished jobs exceed this",
+			set: func(c *Config, v string) error { return setInt(&c.Producers.MaxBacklog, v, 1, 1<<30) }},
+
+		{Path: "workers.count", Default: "4", Allowed: "an integer 1..1024", Matrix: true,
+			Doc: "worker goroutine groups, each with its own claim loop and worker id",
+			set: func(c *Config, v string) error { return setInt(&c.Workers.Count, v, 1, 1024) }},
+		{Path: "workers.concurrency", Default: "8", Allowed: "an integer 1..10000", Matrix: true,
+			Doc: "jobs each worker runs at once",
+			set: func(c *Config, v string) error { return setInt(&c.Workers.Concurrency, v, 1, 10000) }},
+		{Path: "workers.claim_batch", Default: "1", Allowed: "an integer 1..1000", Matrix: true,
+			Doc: "most jobs per Claim call (never more than free slots)",
+			set: func(c *Config, v string) error { return setInt(&c.Workers.ClaimBatch, v, 1, 1000) }},
+		{Path: "workers.claim_wait", Default: "1s", Allowed: "a duration >= 0", Matrix: true,
+			Doc: "ClaimRequest.Wait: how long a Claim waits for work (blocking or polling, as the backend can)",
+			set: func(c *Config, v string) error { return setDur(&c.Workers.ClaimWait, v, 0) }},
+		{Path: "workers.handler", Default: "1ms", Allowed: DistAllowed, Matrix: true,
+			Doc: "handler run time",
+			set: func(c *Config, v string) error {
+				d, err := ParseDist(v)
+				c.Workers.Handler, c.Workers.HandlerText = d, d.String()
+				return err
+			}},
+		{Path: "workers.fail", Default: "0", Allowed: "a probability 0..1", Matrix: true,
+			Doc: "probability that a handler run fails (the job is retried with backoff, then dead-lettered)",
+			set: func(c *Config, v string) error { return setFloat(&c.Workers.Fail, v, 0, 1) }},
+		{Path: "workers.lease", Default: "30s", Allowed: "a duration >= 1ms", Matrix: true,
+			Doc: "ClaimRequest.Lease; a handler running longer without heartbeat is recovered and run again",
+			set: func(c *Config, v string) error { return setDur(&c.Workers.Lease, v, time.Millisecond) }},
+		{Path: "workers.heartbeat", Default: "false", Allowed: "true, false", Matrix: true,
+			Doc: "extend the lease while the handler runs",
+			set: func(c *Config, v string) error {
+				b, err := strconv.ParseBool(v)
+				if err != nil {
+					return fmt.Errorf("%q is not true or false", v)
+				}
+				c.Workers.Heartbeat = b
+				return nil
+			}},
+		{Path: "workers.heartbeat_interval", Default: "0", Allowed: "a duration >= 0 (0: lease/3)", Matrix: true,
+			Doc: "how often a heartbeat extends the lease",
+			set: func(c *Config, v string) error { return setDur(&c.Workers.HeartbeatInterval, v, 0) }},
+		{Path: "workers.recovery_interval", Default: "1s", Allowed: "a duration > 0", Matrix: true,
+			Doc: "the run's recoverer calls Recover this often",
+			set: func(c *Config, v string) error { return setDur(&c.Workers.RecoveryInterval, v, time.Millisecond) }},
+		{Path: "workers.recovery_mode", Default: "auto", Allowed: "auto, lease, seed", Matrix: true,
+			Doc: "auto: as workers.heartbeat says; lease: a heartbeat renews the lease every heartbeat_interval (lease/3); seed: no heartbeat, the lease counts from the claim like seed 002's timeout from StartedAt, so jobs longer than it run twice",
+			set: func(c *Config, v string) error { return setEnum(&c.Workers.RecoveryMode, v, "auto", "lease", "seed") }},
+		{Path: "workers.processes", Default: "0", Allowed: "an integer 0..64, at most workers.count", Matrix: true,
+			Doc: "how many of the workers run as separate `aebench worker` processes (the same worker loop; events streamed to this process's ledger); worker_kill faults SIGKILL them",
+			set: func(c *Config, v string) error { return setInt(&c.Workers.Processes, v, 0, 64) }},
+		{Path: "workers.recovery_batch", Default: "100", Allowed: "an integer 1..1000", Matrix: true,
+			Doc: "max per Recover call (repeated while full)",
+			set: func(c *Config, v string) error { return setInt(&c.Workers.RecoveryBatch, v, 1, 1000) }},
+		{Path: "workers.mover_interval", Default: "50ms", Allowed: "a duration > 0", Matrix: true,
+			Doc: "the run's mover calls Promote this often, for a jobstore.Mover backend whose option mover is background (bucket, dual; their default, claim, promotes inside Claim and gets no loop)",
+			set: func(c *Config, v string) error { return setDur(&c.Workers.MoverInterval, v, time.Millisecond) }},
+		{Path: "workers.mover_batch", Default: "1000", Allowed: "an integer 1..1000", Matrix: true,
+			Doc: "max per Promote call (repeated while full)",
+			set: func(c *Config, v string) error { return setInt(&c.Workers.MoverBatch, v, 1, 1000) }},
+
+		{Path: "expect.lost", Default: "none", Allowed: "none, allowed, unless_persistent", Matrix: true,
+			Doc: "none: a lost job fails the run; allowed: lost jobs are reported as expected (e.g. a Redis restart without persistence); unless_persistent: allowed unless redis.persistence is aof-always",
+			set: func(c *Config, v string) error {
+				return setEnum(&c.Expect.Lost, v, "none", "allowed", "unless_persistent")
+			}},
+	}
+}
+
+// topLevel are the keys that are neither fields nor sections.
+var topLevel = []string{"name", "description", "repeats", "calibration", "backends", "faults"}
+
+func setDur(dst *time.Duration, v string, min time.Duration) error {
+	d, err := time.ParseDuration(v)
+	if v == "0" {
+		d, err = 0, nil
+	}
+	if err != nil {
+		return fmt.Errorf("%q is not a duration (write e.g. 500ms, 10s, 2m)", v)
+	}
+	if d < min || d < 0 {
+		if min == 0 {
+			return fmt.Errorf("%s is negative", d)
+		}
+		return fmt.Errorf("%s is below the minimum %s", d, min)
+	}
+	*dst = d
+	return nil
+}
+
+func setInt(dst *int, v string, min, max int) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("%q is not an integer", v)
+	}
+	if n < min || n > max {
+		return fmt.Errorf("%d is out of range %d..%d", n, min, max)
+	}
+	*dst = n
+	return nil
+}
+
+func parseInt64(v string) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not an integer", v)
+	}
+	return n, nil
+}
+
+func setFloat(dst *float64, v string, min, max float64) error {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a number", v)
+	}
+	if f < min || f > max {
+		if min > 0 && f <= 0 {
+			return fmt.Errorf("%g must be > 0", f)
+		}
+		return fmt.Errorf("%g is out of range %g..%g", f, min, max)
+	}
+	*dst = f
+	return nil
+}
+
+func setEnum(dst *string, v string, allowed ...string) error {
+	for _, a := range allowed {
+		if v == a {
+			*dst = v
+			return nil
+		}
+	}
+	return fmt.Errorf("%q is not one of %s", v, strings.Join(allowed, ", "))
+}

@@ -1,0 +1,245 @@
+// Package summary is summary.json: the schema of a run's results (the
+// plan, the environment, every run with its conditions, latencies, ledger,
+// counters, cost and faults, and the statistics over repeats), with Write
+// and Read. The runner fills it; package verdict and the report page read
+// it. It imports the scenario and engine types it embeds, nothing above.
+package summary
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/scenario"
+	"github.com/aebench/aebench/harness/verdict/stats"
+)
+
+// SchemaVersion is summary.json's schema version, the one that carries
+// the statistics block; bump it (in package stats) on any change a reader
+// of older files would misread.
+const SchemaVersion = stats.SchemaVersion
+
+// schemaNoStatistics is the version of a summary.json without the
+// statistics block (a plan still running, or older files).
+const schemaNoStatistics = 1
+
+// Run statuses.
+const (
+	StatusOK          = "ok"
+	StatusFailed      = "failed"      // lost, unexpected or early jobs
+	StatusInterrupted = "interrupted" // Ctrl-C: numbers so far, no verdict
+	StatusError       = "error"       // infrastructure or configuration
+)
+
+// Summary is summary.json.
+type Summary struct {
+	SchemaVersion int          `json:"schema_version"`
+	Tool          string       `json:"tool"`
+	Scenario      ScenarioInfo `json:"scenario"`
+	Environment   Environment  `json:"environment"`
+	StartedAt     time.Time    `json:"started_at"`
+	FinishedAt    time.Time    `json:"finished_at,omitzero"`
+	// Complete: every planned run ran. False while running, after Ctrl-C
+	// or after an infrastructure error.
+	Complete    bool              `json:"complete"`
+	Interrupted bool              `json:"interrupted"`
+	Units       map[string]string `json:"units"`
+	Runs        []RunSummary      `json:"runs"`
+	// HarnessOverhead is what the harness itself adds, from the calibration
+	// runs and the dispatch/bookkeeping histograms of every run.
+	HarnessOverhead *Overhead `json:"harness_overhead,omitempty"`
+	PlotError       string    `json:"plot_error,omitempty"`
+	// Statistics is the median and 95% CI over repeats per backend and
+	// metric (package verdict), written once the last run has ended.
+	Statistics *stats.Block `json:"statistics,omitempty"`
+}
+
+// ScenarioInfo is the scenario as given.
+type ScenarioInfo struct {
+	Name          string     `json:"name"`
+	File          string     `json:"file"`
+	Description   string     `json:"description,omitempty"`
+	Overrides     []string   `json:"overrides,omitempty"`
+	Repeats       int        `json:"repeats"`
+	CalibrationNs int64      `json:"calibration_ns"`
+	Cells         []CellInfo `json:"cells"`
+	Source        string     `json:"source"`
+}
+
+// CellInfo names a matrix cell.
+type CellInfo struct {
+	Index int      `json:"index"`
+	Vary  []string `json:"vary"`
+}
+
+// RunSummary is one run in summary.json.
+type RunSummary struct {
+	ID          string `json:"id"`
+	Label       string `json:"label"`
+	Backend     string `json:"backend"`
+	Cell        int    `json:"cell"`
+	Repeat      int    `json:"repeat"`
+	Calibration bool   `json:"calibration"`
+	// Status is ok, failed (lost, unexpected or early jobs), interrupted or error.
+	Status   string   `json:"status"`
+	Error    string   `json:"error,omitempty"`
+	Problems []string `json:"problems,omitempty"`
+	// Conditions is the one-line statement printed with every number.
+	Conditions   string          `json:"conditions"`
+	Config       scenario.Config `json:"config"`
+	Redis        *RedisInfo      `json:"redis,omitempty"`
+	Client       string          `json:"client"`
+	Capabilities []string        `json:"capabilities"`
+	// MoverLoop: the harness ran a Promote loop (workers.mover_interval).
+	MoverLoop  bool              `json:"mover_loop"`
+	StartedAt  time.Time         `json:"started_at"`
+	Window     engine.Window     `json:"window"`
+	Throughput engine.Throughput `json:"throughput"`
+	// PeakBacklog is the most jobs waiting (acknowledged, not finished, not
+	// in a handler) at any once-a-second sample.
+	PeakBacklog int64 `json:"peak_backlog"`
+	// LatencyNs maps a histogram name to p50, p90, p99, p99.9, p99.99, max,
+	// mean and count, in ns.
+	LatencyNs map[string]map[string]float64 `json:"latency_ns"`
+	Ledger    engine.LedgerReport           `json:"ledger"`
+	Counters  engine.Counters               `json:"counters"`
+	Cost      *engine.CostReport            `json:"cost"`
+	Harness   engine.HarnessCost            `json:"harness"`
+	Files     RunFiles                      `json:"files"`
+	// Recovery is what the run's faults did (absent without faults): per
+	// fault the jobs in flight, how long until each started again, the
+	// duplicates and losses they caused.
+	Recovery *faults.Summary `json:"recovery,omitempty"`
+}
+
+// RunFiles names a run's files, relative to the results folder.
+type RunFiles struct {
+	HLog string            `json:"hlog"`
+	HGRM map[string]string `json:"hgrm"`
+}
+
+// Overhead reports the harness's own cost.
+type Overhead struct {
+	Method      string            `json:"method"`
+	Calibration []CalibrationInfo `json:"calibration"`
+}
+
+// CalibrationInfo is one null-backend run: its end-to-end latency minus the
+// handler's run time is what the harness adds per job.
+type CalibrationInfo struct {
+	RunID        string  `json:"run_id"`
+	Cell         int     `json:"cell"`
+	E2EP50Ns     float64 `json:"e2e_p50_ns"`
+	E2EP99Ns     float64 `json:"e2e_p99_ns"`
+	HandlerP50Ns float64 `json:"handler_p50_ns"`
+	HandlerP99Ns float64 `json:"handler_p99_ns"`
+	// OverheadP50Ns and OverheadP99Ns are percentiles of e2e minus the
+	// handler's run time, job by job: what the harness adds per job.
+	OverheadP50Ns    float64 `json:"overhead_p50_ns"`
+	OverheadP99Ns    float64 `json:"overhead_p99_ns"`
+	DispatchP50Ns    float64 `json:"dispatch_p50_ns"`
+	DispatchP99Ns    float64 `json:"dispatch_p99_ns"`
+	BookkeepingP50Ns float64 `json:"bookkeeping_p50_ns"`
+	BookkeepingP99Ns float64 `json:"bookkeeping_p99_ns"`
+	CollectorTickNs  int64   `json:"collector_tick_mean_ns"`
+	CompletedPerS    float64 `json:"completed_per_s"`
+}
+
+// New starts the summary of a plan of s: what is known before the first run.
+func New(s *scenario.Scenario, env Environment, started time.Time) *Summary {
+	sum := &Summary{SchemaVersion: schemaNoStatistics, Tool: "aebench", Environment: env, StartedAt: started.UTC(),
+		Units: map[string]string{
+			"latency_ns":       "nanoseconds",
+			"throughput":       "jobs per second over the measured window (after warm-up, before the drain)",
+			"cost.per_job":     "Redis INFO deltas over the measured window divided by cost.jobs (jobs completed in the window)",
+			"cost.memory":      "bytes, INFO used_memory",
+			"timeseries.csv":   "per-second counts; backlog = acknowledged jobs not finished and not in a handler",
+			"hlog":             "HdrHistogram interval log, values in ns, one tag per histogram",
+			"hgrm":             "percentile distribution, values in ms",
+			"recovery":         "fault -> next handler start of each job in flight at the fault (faults.csv: one row per fault, at_s from the start of the measured window)",
+			"e2e":              "intended enqueue time (open loop: the plan) to Complete acknowledged, immediate jobs done on their first attempt",
+			"lateness":         "handler start minus the RunAt asked for (delayed jobs, and retries after Fail)",
+			"queue_wait":       "handler start minus when the attempt became due",
+			"enqueue, claim..": "one store call each; claim counts calls that returned jobs, including any wait for work",
+		},
+		Scenario: ScenarioInfo{Name: s.Name, File: s.File, Description: s.Description, Overrides: s.Overrides,
+			Repeats: s.Repeats, CalibrationNs: int64(s.Calibration), Source: string(s.Source)}}
+	for _, c := range s.Cells {
+		sum.Scenario.Cells = append(sum.Scenario.Cells, CellInfo{Index: c.Index, Vary: c.Vary})
+	}
+	return sum
+}
+
+// AddRedis notes a server the plan used.
+func (e *Environment) AddRedis(r RedisInfo) {
+	if !slices.Contains(e.Redis, r) {
+		e.Redis = append(e.Redis, r)
+	}
+}
+
+// AddClient notes a client library the plan used.
+func (e *Environment) AddClient(c string) {
+	if !slices.Contains(e.Clients, c) {
+		e.Clients = append(e.Clients, c)
+	}
+}
+
+// Environment is where the numbers were taken.
+type Environment struct {
+	GoVersion   string      `json:"go_version"`
+	OS          string      `json:"os"`
+	Arch        string      `json:"arch"`
+	CPUs        int         `json:"cpus"`
+	GitRevision string      `json:"git_revision"`
+	GitDirty    bool        `json:"git_dirty"`
+	Redis       []RedisInfo `json:"redis"`
+	Clients     []string    `json:"clients"`
+	// Note is the caveat every reader of these numbers needs.
+	Note string `json:"note"`
+}
+
+// RedisInfo describes the server a run used.
+type RedisInfo struct {
+	Mode    string `json:"mode"`
+	Version string `json:"version"`
+	Cluster bool   `json:"cluster"`
+	Masters int    `json:"masters"`
+	// Owned: spawned by aebench, so it may be flushed between runs. A
+	// server given by URL is never flushed.
+	Owned bool `json:"owned"`
+}
+
+// Write replaces path with sum atomically (a temporary file renamed), so a
+// reader, or a crash, never sees half a file.
+func Write(path string, sum *Summary) error {
+	data, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return fmt.Errorf("summary.json: %w", err)
+	}
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Read reads a summary.json of schema version 1 to SchemaVersion.
+func Read(path string) (*Summary, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	var sum Summary
+	if err := json.Unmarshal(data, &sum); err != nil {
+		return nil, fmt.Errorf("%s: not a summary.json: %w", path, err)
+	}
+	if sum.SchemaVersion < 1 || sum.SchemaVersion > SchemaVersion {
+		return nil, fmt.Errorf("%s: schema_version %d, this aebench reads 1 to %d", path, sum.SchemaVersion, SchemaVersion)
+	}
+	return &sum, nil
+}

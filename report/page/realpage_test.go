@@ -1,0 +1,144 @@
+package page_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aebench/aebench/harness/verdict"
+	"github.com/aebench/aebench/harness/verdict/verdicttest"
+	"github.com/aebench/aebench/report/page"
+)
+
+// An external test: verdicttest runs scenarios through the runner, which
+// imports this package.
+
+// TestReportPage writes report.html for a real run (with its plots, and a
+// comparison with itself), checks statically that it references nothing
+// outside itself, then loads it in headless Chromium: no console message,
+// no request beyond the file itself, and every backend on the page.
+func TestReportPage(t *testing.T) {
+	dir := verdicttest.Run(t, "[zset, {name: bucket, label: bucket-poll, options: {wait: poll}}]", 2, true)
+	if err := page.WriteDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	s, err := verdict.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "cmp.html")
+	if err := page.WriteFile(path, s, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(dir, page.FileName), path} {
+		html, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkStatic(t, string(html))
+	}
+	html, _ := os.ReadFile(path)
+	if !strings.Contains(string(html), "Comparison with the baseline") || strings.Count(string(html), "@font-face") != 1 {
+		t.Errorf("comparison missing or fonts not declared exactly once (%d)", strings.Count(string(html), "@font-face"))
+	}
+	dom, console, requests := chromium(t, path)
+	if len(console) > 0 {
+		t.Errorf("console messages: %v", console)
+	}
+	if len(requests) > 0 {
+		t.Errorf("the page made requests: %v", requests)
+	}
+	for _, b := range []string{"zset", "bucket-poll"} {
+		if !strings.Contains(dom, ">"+b+"<") {
+			t.Errorf("backend %s not shown", b)
+		}
+	}
+	if strings.Count(dom, "<svg") < 4 {
+		t.Errorf("%d SVG plots rendered, want the CI charts and the run's plots", strings.Count(dom, "<svg"))
+	}
+}
+
+// externalRE finds what a browser would fetch: src/href attributes and
+// CSS url() that are not data: URLs or in-page anchors.
+var externalRE = regexp.MustCompile(`(?i)(?:\b(?:src|href)\s*=\s*["']?|url\()\s*([^"')\s>]+)`)
+
+func checkStatic(t *testing.T, html string) {
+	t.Helper()
+	for _, m := range externalRE.FindAllStringSubmatch(html, -1) {
+		u := m[1]
+		if !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "#") {
+			t.Errorf("page references %q", u)
+		}
+	}
+	if strings.Contains(strings.ToLower(html), "<script") {
+		t.Error("page has a script")
+	}
+}
+
+// chromium loads the page headless and returns its DOM, the console
+// messages and the requests the page made (from Chromium's net log: those
+// whose network isolation key is the file:// page and whose URL is not the
+// file or a data: URL). It skips the test when Chromium is not installed.
+func chromium(t *testing.T, page string) (dom string, console, requests []string) {
+	t.Helper()
+	bin := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			bin = p
+			break
+		}
+	}
+	if bin == "" {
+		t.Skip("chromium is not installed (Debian: apt-get install -y chromium): the page was not checked in a browser")
+	}
+	tmp := t.TempDir()
+	netLog := filepath.Join(tmp, "net.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+		"--no-first-run", "--disable-component-update", "--disable-sync", "--user-data-dir="+filepath.Join(tmp, "profile"),
+		"--enable-logging=stderr", "--v=0", "--log-net-log="+netLog, "--dump-dom", "file://"+page)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium: %v\n%s", err, stderr.String())
+	}
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(line, ":CONSOLE") {
+			console = append(console, line)
+		}
+	}
+	return string(out), console, pageRequests(t, netLog)
+}
+
+func pageRequests(t *testing.T, netLog string) []string {
+	t.Helper()
+	data, err := os.ReadFile(netLog)
+	if err != nil {
+		t.Fatalf("net log: %v", err)
+	}
+	var log struct {
+		Events []struct {
+			Params map[string]any `json:"params"`
+		} `json:"events"`
+	}
+	if err := json.Unmarshal(data, &log); err != nil {
+		t.Fatalf("net log: %v", err)
+	}
+	var out []string
+	for _, e := range log.Events {
+		u, _ := e.Params["url"].(string)
+		nik, _ := e.Params["network_isolation_key"].(string)
+		if u != "" && strings.HasPrefix(nik, "file://") && !strings.HasPrefix(u, "file:") && !strings.HasPrefix(u, "data:") {
+			out = append(out, u)
+		}
+	}
+	return out
+}
