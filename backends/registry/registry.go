@@ -13,6 +13,7 @@ import (
 
 	"github.com/aebench/aebench/backends/bucket"
 	"github.com/aebench/aebench/backends/dual"
+	"github.com/aebench/aebench/backends/floor"
 	"github.com/aebench/aebench/backends/internal/base"
 	"github.com/aebench/aebench/backends/stream"
 	"github.com/aebench/aebench/backends/zset"
@@ -87,6 +88,12 @@ func All() []Backend {
 					return nil, err
 				}
 				return dual.NewWith(ctx, c, o, cfg)
+			}},
+		// floor is a reference, not a job store: floor.Limits says what it
+		// does not guarantee.
+		{Name: "floor", Doc: floor.Doc,
+			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
+				return floor.New(ctx, c, o)
 			}},
 	}
 }

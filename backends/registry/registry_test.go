@@ -26,6 +26,7 @@ func TestBuildRejectsBadSettings(t *testing.T) {
 		{"bucket", map[string]string{"mover": "sometimes"}, []string{"mover", "sometimes"}},
 		{"dual", map[string]string{"batch": "0"}, []string{"batch"}},
 		{"stream", map[string]string{"mover": "claim"}, []string{"mover", "takes no options"}},
+		{"floor", map[string]string{"wait": "block"}, []string{"wait", "takes no options"}},
 	} {
 		b, err := registry.Lookup(tc.backend)
 		if err != nil {
