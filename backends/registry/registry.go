@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aebench/aebench/backends/asynq"
 	"github.com/aebench/aebench/backends/bucket"
 	"github.com/aebench/aebench/backends/dual"
 	"github.com/aebench/aebench/backends/floor"
@@ -95,7 +96,24 @@ func All() []Backend {
 			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
 				return floor.New(ctx, c, o)
 			}},
+		// asynq is a peer: asynq.Limits says what it does not guarantee.
+		{Name: "asynq", Doc: asynq.Doc, Options: asynqOptions(),
+			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
+				cfg, err := asynq.ParseConfig(extra)
+				if err != nil {
+					return nil, err
+				}
+				return asynq.NewWith(ctx, c, o, cfg)
+			}},
 	}
+}
+
+func asynqOptions() []Option {
+	var out []Option
+	for _, o := range asynq.Options() {
+		out = append(out, Option(o))
+	}
+	return out
 }
 
 // Build checks extra's keys against b.Options, then builds the store.
