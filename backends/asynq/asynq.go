@@ -51,6 +51,25 @@
 //     StartedAt, WorkerID or lease fields in Get), completed tasks kept for
 //     Options.Retention, archived (dead) tasks kept by asynq's own limits.
 //   - Stats.Completed is asynq's processed-minus-failed total.
+//
+// Conformance (conformance.Run, standalone and cluster, both clients, with
+// 10 ms task checks and a 100 ms forwarder; run it with
+// AEBENCH_ASYNQ_CONFORMANCE=1): Capabilities and ClaimWaitPolls pass,
+// BlockingClaimWakes is skipped (no blocking-claim), and every other case
+// fails. Observed: every one of them fails at its first Claim (Wait 0
+// right after Enqueue), except BulkEnqueue and StatsAgree (Stats), and
+// EncodingJSON (refused). The reasons, none gated by the suite yet:
+//   - Push, not pull: asynq's handlers deliver a task only after its
+//     processor's next poll, and at most Concurrency at a time, so a Claim
+//     with Wait 0 right after Enqueue finds nothing. Prefetched tasks are
+//     Active, so Stats counts them InProgress (BulkEnqueue, StatsAgree).
+//   - EncodingJSON: New refuses it with errors.ErrUnsupported.
+//
+// Past the first Claim the cases would meet the other findings above:
+// no store clock (clock.Manual moves neither delayed jobs, leases nor
+// retries; RunAt in whole seconds: GetRoundTrip also reports it), no
+// Recover (the lease, recovery and fencing cases), outcomes written after
+// Complete and Fail return, and asynq's own reconnects (RedisUnreachable).
 package asynq
 
 import (

@@ -347,7 +347,8 @@ func (s *Store) Stats(_ context.Context) (jobstore.Stats, error) {
 		return jobstore.Stats{}, err
 	}
 	qi, err := s.insp.GetQueueInfo(s.o.Queue)
-	if errors.Is(err, hq.ErrQueueNotFound) {
+	// GetQueueInfo does not wrap ErrQueueNotFound; its message says NOT_FOUND.
+	if err != nil && (errors.Is(err, hq.ErrQueueNotFound) || strings.Contains(err.Error(), "NOT_FOUND")) {
 		return jobstore.Stats{}, nil
 	}
 	if err != nil {
