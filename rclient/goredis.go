@@ -22,6 +22,7 @@ type goRedisClient interface {
 }
 
 type goRedisAdapter struct {
+	o       Options
 	cluster bool
 	c       goRedisClient // Do, DoMulti, Run, Load
 	// bc serves DoBlocking from a pool of its own, with no read timeout
@@ -54,7 +55,7 @@ func NewGoRedis(o Options) (Client, error) {
 	if err := o.check(GoRedis); err != nil {
 		return nil, err
 	}
-	a := &goRedisAdapter{cluster: o.Cluster}
+	a := &goRedisAdapter{o: o, cluster: o.Cluster}
 	maint := func() *maintnotifications.Config {
 		// Auto mode would try CLIENT MAINT_NOTIFICATIONS on every connection.
 		return &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
@@ -121,6 +122,9 @@ func NewGoRedis(o Options) (Client, error) {
 }
 
 func (a *goRedisAdapter) Name() string { return GoRedis }
+
+// Options implements Configured.
+func (a *goRedisAdapter) Options() Options { return a.o }
 
 func (a *goRedisAdapter) Close() error {
 	return errors.Join(a.c.Close(), a.bc.Close())

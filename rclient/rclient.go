@@ -129,3 +129,28 @@ type Options struct {
 	// PoolSize is connections per node for go-redis; 0 = the library's default.
 	PoolSize int
 }
+
+// Configured is implemented by the Clients New returns: Options gives back
+// the options the client was built from, so a library that must open its own
+// connections (a peer job queue with a client of its own) reaches the same
+// server with the same password.
+type Configured interface {
+	Options() Options
+}
+
+// OptionsOf returns the options c was built from: c's own when it
+// implements Configured, else those of the client it wraps when it has an
+// Unwrap() Client method (a fault-injecting wrapper), and false when neither.
+func OptionsOf(c Client) (Options, bool) {
+	for c != nil {
+		if k, ok := c.(Configured); ok {
+			return k.Options(), true
+		}
+		u, ok := c.(interface{ Unwrap() Client })
+		if !ok {
+			break
+		}
+		c = u.Unwrap()
+	}
+	return Options{}, false
+}

@@ -12,6 +12,7 @@ import (
 )
 
 type rueidisAdapter struct {
+	o       Options
 	cluster bool
 	c       rueidis.Client
 }
@@ -58,10 +59,13 @@ func NewRueidis(o Options) (Client, error) {
 		c.Close()
 		return nil, fmt.Errorf("rclient: rueidis: %v is not a Redis Cluster (mode %s)", o.Addrs, c.Mode())
 	}
-	return &rueidisAdapter{cluster: o.Cluster, c: c}, nil
+	return &rueidisAdapter{o: o, cluster: o.Cluster, c: c}, nil
 }
 
 func (a *rueidisAdapter) Name() string { return Rueidis }
+
+// Options implements Configured.
+func (a *rueidisAdapter) Options() Options { return a.o }
 
 func (a *rueidisAdapter) Close() error {
 	a.c.Close()

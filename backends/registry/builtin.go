@@ -4,8 +4,10 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/aebench/aebench/backends/asynq"
 	"github.com/aebench/aebench/backends/bucket"
 	"github.com/aebench/aebench/backends/dual"
+	"github.com/aebench/aebench/backends/floor"
 	"github.com/aebench/aebench/backends/internal/base"
 	"github.com/aebench/aebench/backends/null"
 	"github.com/aebench/aebench/backends/stream"
@@ -14,8 +16,9 @@ import (
 	"github.com/aebench/aebench/rclient"
 )
 
-// Builtin returns a new registry of the backends of this module: zset,
-// bucket, stream, dual, and the null calibration store.
+// Builtin returns a new registry of the backends of this module: the job
+// stores zset, bucket, stream and dual, the reference floor, the peer asynq,
+// and the null calibration store.
 func Builtin() *Registry {
 	// The table has unique names and a New each (a test checks it
 	// through New), so it needs no checking here.
@@ -70,6 +73,18 @@ func builtins() []Backend {
 				}
 				return dual.NewWith(ctx, c, o, cfg)
 			}},
+		{Name: "floor", Kind: KindReference, Doc: floor.Doc, Limits: floor.Limits,
+			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, _ map[string]string) (jobstore.Store, error) {
+				return floor.New(ctx, c, o)
+			}},
+		{Name: "asynq", Kind: KindPeer, Doc: asynq.Doc, Limits: asynq.Limits, Options: asynqOptions(),
+			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
+				cfg, err := asynq.ParseConfig(extra)
+				if err != nil {
+					return nil, err
+				}
+				return asynq.NewWith(ctx, c, o, cfg)
+			}},
 		{Name: null.Name, Kind: KindCalibration,
 			Doc:    "calibration, not a job store: an in-process queue with blocking claim, used to measure the harness's own overhead",
 			Limits: "in process memory: nothing survives the process, no Redis, no client",
@@ -77,4 +92,14 @@ func builtins() []Backend {
 				return null.New(o)
 			}},
 	}
+}
+
+// asynqOptions converts asynq's option list: the backend cannot import this
+// package (this package imports it).
+func asynqOptions() []Option {
+	var out []Option
+	for _, o := range asynq.Options() {
+		out = append(out, Option(o))
+	}
+	return out
 }

@@ -26,6 +26,10 @@ func TestBuildRejectsBadSettings(t *testing.T) {
 		{"bucket", map[string]string{"mover": "sometimes"}, []string{"mover", "sometimes"}},
 		{"dual", map[string]string{"batch": "0"}, []string{"batch"}},
 		{"stream", map[string]string{"mover": "claim"}, []string{"mover", "takes no options"}},
+		{"floor", map[string]string{"wait": "block"}, []string{"wait", "takes no options"}},
+		{"asynq", map[string]string{"task_check": "1s"}, []string{"task_check", "allowed are task_check_interval"}},
+		{"asynq", map[string]string{"task_check_interval": "0s"}, []string{"task_check_interval", "0s", "duration"}},
+		{"asynq", map[string]string{"concurrency": "many"}, []string{"concurrency", "many"}},
 	} {
 		b, err := registry.Lookup(tc.backend)
 		if err != nil {

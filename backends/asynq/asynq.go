@@ -1,0 +1,267 @@
+// Package asynq runs hibiken/asynq, the most used Go job queue on Redis, as
+// a peer behind the jobstore contract, through asynq's public API only, so
+// aebench's stores are measured against what people actually run.
+//
+//	jobstore   asynq
+//	Enqueue    Client.EnqueueContext per job: task id = job id, ProcessAt for a
+//	           RunAt after now, MaxRetry, Retention; a taken id is ErrDuplicateID
+//	Claim      a Server's handler hands each task it dequeues to Claim over a
+//	           channel and blocks until Complete or Fail releases it; Claim
+//	           returns up to Max delivered tasks, waiting up to Wait for the first
+//	Complete   the handler writes the result (ResultWriter) and returns nil
+//	Fail       the handler returns an error carrying the retry delay, which
+//	           Config.RetryDelayFunc reads back; asynq retries or archives
+//	Extend     nothing in Redis: asynq's heartbeater renews the lease (30 s,
+//	           every 5 s) while the handler runs
+//	Recover    nothing: asynq's recoverer (every minute) takes back tasks
+//	           whose lease expired and retries or archives them
+//	Get        Inspector.GetTaskInfo; Cancel: GetTaskInfo, then DeleteTask
+//	Stats      Inspector.GetQueueInfo
+//
+// Keys are asynq's own (asynq:{queue}:...), under the queue's hash tag, plus
+// asynq's global asynq:queues and asynq:servers sets. Options.Queue is the
+// asynq queue name. Job headers, route and query parameters and CreatedAt
+// travel in asynq's task headers; Name is the task type after "ae:".
+//
+// The Redis connection is asynq's own go-redis client, built from the
+// options the rclient.Client came from (rclient.OptionsOf): RedisClientOpt,
+// or RedisClusterClientOpt on a cluster.
+//
+// Findings (behaviour of asynq v0.26.0 that the contract does not expect):
+//   - Time is asynq's: it reads the machine's clock, never Options.Clock, and
+//     keeps ProcessAt and retry times in whole Unix seconds, so a delayed job
+//     may start up to a second early and, with the forwarder's interval, up
+//     to DelayedTaskCheckInterval late.
+//   - Complete and Fail return when the handler has been released; asynq
+//     writes the outcome to Redis a moment later, so a Get right after may
+//     still say InProgress, and a process killed in between runs the job again.
+//   - The server dequeues up to Concurrency tasks whether or not a Claim is
+//     waiting: a prefetched task is Active in asynq (InProgress in Stats and
+//     Get) before any worker has it.
+//   - Recovery is asynq's: a lease of 30 s and a recoverer every minute,
+//     neither configurable; Recover does nothing, and a recovered task comes
+//     back through Claim with RetryCount+1. Fencing is asynq's lease check
+//     (a server whose lease lapsed does not write) plus a per-Store check of
+//     the attempt number; a stale lease cannot be told from a new one across
+//     processes.
+//   - Bulk Enqueue is one call per job: not atomic; a duplicate id in the
+//     middle of a batch leaves the jobs before it enqueued.
+//   - Cancel deletes the task: a canceled job is then not found.
+//   - Records are asynq's: only the hash encoding's fields it has (no
+//     StartedAt, WorkerID or lease fields in Get), completed tasks kept for
+//     Options.Retention, archived (dead) tasks kept by asynq's own limits.
+//   - Stats.Completed is asynq's processed-minus-failed total.
+//
+// Conformance (conformance.Run, standalone and cluster, both clients, with
+// 10 ms task checks and a 100 ms forwarder; run it with
+// AEBENCH_ASYNQ_CONFORMANCE=1): Capabilities and ClaimWaitPolls pass,
+// BlockingClaimWakes is skipped (no blocking-claim), and every other case
+// fails. Observed: every one of them fails at its first Claim (Wait 0
+// right after Enqueue), except BulkEnqueue and StatsAgree (Stats), and
+// EncodingJSON (refused). The reasons, none gated by the suite yet:
+//   - Push, not pull: asynq's handlers deliver a task only after its
+//     processor's next poll, and at most Concurrency at a time, so a Claim
+//     with Wait 0 right after Enqueue finds nothing. Prefetched tasks are
+//     Active, so Stats counts them InProgress (BulkEnqueue, StatsAgree).
+//   - EncodingJSON: New refuses it with errors.ErrUnsupported.
+//
+// Past the first Claim the cases would meet the other findings above:
+// no store clock (clock.Manual moves neither delayed jobs, leases nor
+// retries; RunAt in whole seconds: GetRoundTrip also reports it), no
+// Recover (the lease, recovery and fencing cases), outcomes written after
+// Complete and Fail return, and asynq's own reconnects (RedisUnreachable).
+package asynq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	hq "github.com/hibiken/asynq"
+
+	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/rclient"
+)
+
+// Doc is the one-line description the registry prints.
+const Doc = "peer: hibiken/asynq v0.26.0 through its public API (Client, Server handler per task, Inspector); its own lease, heartbeat, retry, archive and recoverer"
+
+// Limits is what the asynq peer does not guarantee under aebench's contract.
+const Limits = "asynq's clock, not the store's (whole seconds for delayed and retry times); delayed jobs wait for the forwarder (delayed_task_check_interval); " +
+	"an idle claim waits for asynq's poll (task_check_interval), never blocks in Redis; Complete/Fail return before asynq writes the outcome; " +
+	"recovery only by asynq's recoverer (30 s lease, 1 min scan), Recover is a no-op; bulk enqueue not atomic; canceled jobs are deleted; " +
+	"no JSON record encoding"
+
+// Caps returns what the asynq peer declares; Store.Capabilities returns the same.
+func Caps() jobstore.Capabilities {
+	return jobstore.Capabilities{
+		jobstore.CapNativeDelay:   true, // a ZSET scored by ProcessAt
+		jobstore.CapRetries:       true,
+		jobstore.CapDelayedJobs:   true,
+		jobstore.CapCancel:        true,
+		jobstore.CapUniqueIDs:     true,
+		jobstore.CapRetention:     true,
+		jobstore.CapStrictFIFO:    true, // pending is a list
+		jobstore.CapExactStats:    true,
+		jobstore.CapLeaseRecovery: false, // asynq's own, not through Recover
+		jobstore.CapFencing:       false,
+	}
+}
+
+// typePrefix starts every task type, so an empty Name is a valid type.
+const typePrefix = "ae:"
+
+// Task headers that carry the job fields asynq has no place for.
+const (
+	hdrCreated = "ae-created" // Unix ms on Options.Clock
+	hdrHeaders = "ae-headers" // JSON
+	hdrRoute   = "ae-route"
+	hdrQuery   = "ae-query"
+)
+
+// Store is one asynq queue: a Client, a Server feeding Claim, an Inspector.
+type Store struct {
+	o   jobstore.Options
+	cfg Config
+
+	client *hq.Client
+	insp   *hq.Inspector
+	srv    *hq.Server
+
+	deliveries chan *delivery // handler -> Claim
+	closing    chan struct{}
+	closeOnce  sync.Once
+
+	mu   sync.Mutex
+	held map[string]*delivery // by job id: claimed, not yet released
+	rng  *rand.Rand
+}
+
+// delivery is one task a handler holds for a worker.
+type delivery struct {
+	job     jobstore.Job
+	token   string
+	release chan outcome
+}
+
+// outcome is how Complete or Fail releases a handler.
+type outcome struct {
+	result []byte
+	err    error // nil: complete
+}
+
+// failure is the error a handler returns for Fail; RetryDelayFunc reads its delay.
+type failure struct {
+	reason string
+	delay  time.Duration
+}
+
+func (f *failure) Error() string { return f.reason }
+
+var (
+	_ jobstore.Store = (*Store)(nil)
+)
+
+// New builds the peer with the default Config.
+func New(ctx context.Context, c rclient.Client, o jobstore.Options) (*Store, error) {
+	return NewWith(ctx, c, o, DefaultConfig())
+}
+
+// NewWith builds the peer and starts its asynq server.
+func NewWith(_ context.Context, c rclient.Client, o jobstore.Options, cfg Config) (*Store, error) {
+	o, err := o.WithDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if o.Encoding != jobstore.EncodingHash {
+		return nil, fmt.Errorf("asynq: Options.Encoding %q: only %q: %w", o.Encoding, jobstore.EncodingHash, errors.ErrUnsupported)
+	}
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return nil, fmt.Errorf("%w: asynq: no Redis client", jobstore.ErrInvalid)
+	}
+	ro, ok := rclient.OptionsOf(c)
+	if !ok {
+		return nil, fmt.Errorf("%w: asynq: the %s client does not say where it connects (rclient.OptionsOf): build it with rclient.New", jobstore.ErrInvalid, c.Name())
+	}
+	conn := connOpt(ro)
+	s := &Store{o: o, cfg: cfg, client: hq.NewClient(conn), insp: hq.NewInspector(conn),
+		deliveries: make(chan *delivery), closing: make(chan struct{}),
+		held: map[string]*delivery{}, rng: rand.New(rand.NewPCG(uint64(o.Seed), 0))}
+	s.srv = hq.NewServer(conn, hq.Config{
+		Concurrency:              cfg.Concurrency,
+		Queues:                   map[string]int{o.Queue: 1},
+		TaskCheckInterval:        cfg.TaskCheckInterval,
+		DelayedTaskCheckInterval: cfg.DelayedTaskCheckInterval,
+		JanitorInterval:          cfg.JanitorInterval,
+		ShutdownTimeout:          cfg.ShutdownTimeout,
+		RetryDelayFunc:           retryDelay,
+		Logger:                   quiet{},
+		LogLevel:                 hq.FatalLevel,
+	})
+	if err := s.srv.Start(hq.HandlerFunc(s.handle)); err != nil {
+		_ = s.client.Close()
+		_ = s.insp.Close()
+		return nil, fmt.Errorf("asynq: start server: %w", err)
+	}
+	return s, nil
+}
+
+func connOpt(o rclient.Options) hq.RedisConnOpt {
+	dial := o.DialTimeout
+	if dial == 0 {
+		dial = 2 * time.Second
+	}
+	if o.Cluster {
+		return hq.RedisClusterClientOpt{Addrs: o.Addrs, Password: o.Password, DialTimeout: dial}
+	}
+	return hq.RedisClientOpt{Addr: o.Addrs[0], Password: o.Password, DB: o.DB, DialTimeout: dial, PoolSize: o.PoolSize}
+}
+
+// retryDelay is asynq's RetryDelayFunc: the delay Fail chose, carried in
+// the handler's error; asynq's default for any other error.
+func retryDelay(n int, e error, t *hq.Task) time.Duration {
+	var f *failure
+	if errors.As(e, &f) {
+		return f.delay
+	}
+	return hq.DefaultRetryDelayFunc(n, e, t)
+}
+
+// quiet drops asynq's log lines; errors reach aebench through the API.
+type quiet struct{}
+
+func (quiet) Debug(...any) {}
+func (quiet) Info(...any)  {}
+func (quiet) Warn(...any)  {}
+func (quiet) Error(...any) {}
+func (quiet) Fatal(...any) {}
+
+// Capabilities returns Caps().
+func (s *Store) Capabilities() jobstore.Capabilities { return Caps() }
+
+// Close stops the asynq server (held and prefetched tasks go back to
+// pending after Config.ShutdownTimeout) and closes asynq's connections.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		s.srv.Shutdown()
+		_ = s.client.Close()
+		_ = s.insp.Close()
+	})
+	return nil
+}
+
+func (s *Store) check() error {
+	select {
+	case <-s.closing:
+		return jobstore.ErrClosed
+	default:
+		return nil
+	}
+}

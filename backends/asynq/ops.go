@@ -1,0 +1,359 @@
+package asynq
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	hq "github.com/hibiken/asynq"
+
+	"github.com/aebench/aebench/jobstore"
+)
+
+// maxClaim matches the other stores' limit on ClaimRequest.Max.
+const maxClaim = 1000
+
+// Enqueue validates every job, then enqueues them one by one (asynq has no
+// batch enqueue): a duplicate id stops the batch with ErrDuplicateID.
+func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if len(jobs) == 0 {
+		return fmt.Errorf("%w: Enqueue: no jobs", jobstore.ErrInvalid)
+	}
+	now := s.o.Clock.Now()
+	tasks := make([]*hq.Task, len(jobs))
+	for i, j := range jobs {
+		t, err := s.task(j, now)
+		if err != nil {
+			return err
+		}
+		tasks[i] = t
+	}
+	for i, j := range jobs {
+		opts := []hq.Option{hq.TaskID(j.ID), hq.Queue(s.o.Queue), hq.MaxRetry(j.MaxRetries), hq.Retention(s.o.Retention)}
+		if j.RunAt.After(now) {
+			// asynq's forwarder compares with the machine's clock: the
+			// delay is carried over from the store's clock.
+			opts = append(opts, hq.ProcessAt(time.Now().Add(j.RunAt.Sub(now))))
+		}
+		if _, err := s.client.EnqueueContext(ctx, tasks[i], opts...); err != nil {
+			if errors.Is(err, hq.ErrTaskIDConflict) {
+				return fmt.Errorf("%w: %s (%d of %d jobs enqueued before it)", jobstore.ErrDuplicateID, j.ID, i, len(jobs))
+			}
+			return fmt.Errorf("asynq: Enqueue %s: %w", j.ID, err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) task(j jobstore.NewJob, now time.Time) (*hq.Task, error) {
+	switch {
+	case j.ID == "":
+		return nil, fmt.Errorf("%w: NewJob.ID: must not be empty", jobstore.ErrInvalid)
+	case j.MaxRetries < 0:
+		return nil, fmt.Errorf("%w: NewJob.MaxRetries %d for job %q: must be >= 0", jobstore.ErrInvalid, j.MaxRetries, j.ID)
+	case len(j.Payload) > s.o.MaxPayload:
+		return nil, fmt.Errorf("%w: NewJob.Payload of job %q is %d bytes: at most Options.MaxPayload = %d allowed", jobstore.ErrInvalid, j.ID, len(j.Payload), s.o.MaxPayload)
+	}
+	h := map[string]string{hdrCreated: strconv.FormatInt(now.UnixMilli(), 10)}
+	for _, m := range []struct {
+		key string
+		v   any
+		n   int
+	}{{hdrHeaders, j.Headers, len(j.Headers)}, {hdrRoute, j.RouteParams, len(j.RouteParams)}, {hdrQuery, j.QueryParams, len(j.QueryParams)}} {
+		if m.n == 0 {
+			continue
+		}
+		b, err := json.Marshal(m.v)
+		if err != nil {
+			return nil, fmt.Errorf("%w: job %q %s: %v", jobstore.ErrInvalid, j.ID, m.key, err)
+		}
+		h[m.key] = string(b)
+	}
+	return hq.NewTaskWithHeaders(typePrefix+j.Name, j.Payload, h), nil
+}
+
+// handle is the asynq handler: it offers the task to Claim, then waits for
+// Complete or Fail. While the Store closes it keeps waiting, so asynq's
+// shutdown pushes the task back to pending instead of counting a failure.
+func (s *Store) handle(ctx context.Context, t *hq.Task) error {
+	id, _ := hq.GetTaskID(ctx)
+	retried, _ := hq.GetRetryCount(ctx)
+	maxRetry, _ := hq.GetMaxRetry(ctx)
+	j := jobFromTask(id, t.Type(), t.Payload(), t.Headers())
+	j.RetryCount, j.MaxRetries, j.Status = retried, maxRetry, jobstore.StatusInProgress
+	d := &delivery{job: j, token: id + "#" + strconv.Itoa(retried), release: make(chan outcome, 1)}
+	select {
+	case s.deliveries <- d:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case out := <-d.release:
+		if out.err != nil {
+			return out.err
+		}
+		if len(out.result) > 0 {
+			if _, err := t.ResultWriter().Write(out.result); err != nil {
+				return fmt.Errorf("write result: %w", err)
+			}
+		}
+		return nil
+	case <-ctx.Done():
+		s.drop(d)
+		return ctx.Err()
+	}
+}
+
+// Claim returns up to req.Max tasks the server's handlers delivered,
+// waiting up to req.Wait for the first.
+func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	switch {
+	case req.Max <= 0 || req.Max > maxClaim:
+		return nil, fmt.Errorf("%w: ClaimRequest.Max %d: allowed is 1 to %d", jobstore.ErrInvalid, req.Max, maxClaim)
+	case req.Lease <= 0:
+		return nil, fmt.Errorf("%w: ClaimRequest.Lease %v: must be positive", jobstore.ErrInvalid, req.Lease)
+	case req.Wait < 0:
+		return nil, fmt.Errorf("%w: ClaimRequest.Wait %v: must be >= 0", jobstore.ErrInvalid, req.Wait)
+	}
+	var got []*delivery
+	if req.Wait > 0 {
+		t := time.NewTimer(req.Wait)
+		select {
+		case d := <-s.deliveries:
+			got = append(got, d)
+		case <-t.C:
+		case <-ctx.Done():
+		case <-s.closing:
+		}
+		t.Stop()
+	}
+drain:
+	for len(got) < req.Max {
+		select {
+		case d := <-s.deliveries:
+			got = append(got, d)
+		default:
+			break drain
+		}
+	}
+	now := s.o.Clock.Now()
+	deadline := now.Add(req.Lease)
+	out := make([]jobstore.Claimed, len(got))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, d := range got {
+		d.job.WorkerID, d.job.StartedAt, d.job.LastUpdatedAt = req.WorkerID, now, now
+		d.job.LeaseToken, d.job.LeaseDeadline = d.token, deadline
+		s.held[d.job.ID] = d
+		out[i] = jobstore.Claimed{Job: d.job, Lease: jobstore.Lease{JobID: d.job.ID, Token: d.token, Deadline: deadline, Attempt: d.job.RetryCount}}
+	}
+	return out, nil
+}
+
+// take removes and returns the delivery l holds, or ErrLeaseLost.
+func (s *Store) take(l jobstore.Lease) (*delivery, error) {
+	if l.JobID == "" || l.Token == "" {
+		return nil, fmt.Errorf("%w: Lease: JobID and Token must be set (use the Lease Claim returned)", jobstore.ErrInvalid)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.held[l.JobID]
+	if d == nil || d.token != l.Token {
+		return nil, fmt.Errorf("%w: job %s: this Store's asynq server no longer holds that attempt", jobstore.ErrLeaseLost, l.JobID)
+	}
+	delete(s.held, l.JobID)
+	return d, nil
+}
+
+// drop forgets d when its handler gave up (asynq shut down or the task's
+// own timeout): a later Complete gets ErrLeaseLost.
+func (s *Store) drop(d *delivery) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held[d.job.ID] == d {
+		delete(s.held, d.job.ID)
+	}
+}
+
+// Complete releases the handler with the result; asynq then marks the task
+// completed (asynchronously, see the package doc).
+func (s *Store) Complete(_ context.Context, l jobstore.Lease, result []byte) error {
+	d, err := s.take(l)
+	if err != nil {
+		return err
+	}
+	d.release <- outcome{result: result}
+	return nil
+}
+
+// Fail releases the handler with an error carrying the retry delay;
+// asynq schedules the retry or archives the task when retries are spent.
+func (s *Store) Fail(_ context.Context, l jobstore.Lease, reason string) (jobstore.FailResult, error) {
+	d, err := s.take(l)
+	if err != nil {
+		return jobstore.FailResult{}, err
+	}
+	if d.job.RetryCount >= d.job.MaxRetries {
+		d.release <- outcome{err: fmt.Errorf("%s: %w", reason, hq.SkipRetry)}
+		return jobstore.FailResult{Status: jobstore.StatusFailed}, nil
+	}
+	delay := s.backoff(d.job.RetryCount)
+	d.release <- outcome{err: &failure{reason: reason, delay: delay}}
+	return jobstore.FailResult{Status: jobstore.StatusScheduled, RunAt: s.o.Clock.Now().Add(delay)}, nil
+}
+
+// backoff is Options.Backoff's delay for retry n, jittered.
+func (s *Store) backoff(n int) time.Duration {
+	d := s.o.Backoff.Delay(n)
+	if j := s.o.Backoff.Jitter; j > 0 {
+		s.mu.Lock()
+		f := 1 - j + 2*j*s.rng.Float64()
+		s.mu.Unlock()
+		d = time.Duration(float64(d) * f)
+	}
+	return d
+}
+
+// Extend checks that this Store still holds the attempt; asynq's
+// heartbeater renews the lease in Redis on its own.
+func (s *Store) Extend(_ context.Context, l jobstore.Lease, d time.Duration) (jobstore.Lease, error) {
+	if d <= 0 {
+		return jobstore.Lease{}, fmt.Errorf("%w: Extend: duration %v must be positive", jobstore.ErrInvalid, d)
+	}
+	if l.JobID == "" || l.Token == "" {
+		return jobstore.Lease{}, fmt.Errorf("%w: Lease: JobID and Token must be set (use the Lease Claim returned)", jobstore.ErrInvalid)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.held[l.JobID]; h == nil || h.token != l.Token {
+		return jobstore.Lease{}, fmt.Errorf("%w: job %s: this Store's asynq server no longer holds that attempt", jobstore.ErrLeaseLost, l.JobID)
+	}
+	l.Deadline = s.o.Clock.Now().Add(d)
+	return l, nil
+}
+
+// Recover does nothing: asynq's recoverer runs inside every server.
+func (s *Store) Recover(_ context.Context, max int) (jobstore.RecoverResult, error) {
+	if max <= 0 {
+		return jobstore.RecoverResult{}, fmt.Errorf("%w: Recover: max %d must be positive", jobstore.ErrInvalid, max)
+	}
+	return jobstore.RecoverResult{}, s.check()
+}
+
+// Get reads a task through the Inspector.
+func (s *Store) Get(_ context.Context, id string) (jobstore.Job, error) {
+	if err := s.check(); err != nil {
+		return jobstore.Job{}, err
+	}
+	if id == "" {
+		return jobstore.Job{}, fmt.Errorf("%w: Get: id must not be empty", jobstore.ErrInvalid)
+	}
+	ti, err := s.insp.GetTaskInfo(s.o.Queue, id)
+	if err != nil {
+		return jobstore.Job{}, mapInspectorError("Get", id, err)
+	}
+	j := jobFromTask(ti.ID, ti.Type, ti.Payload, ti.Headers)
+	j.Status = status(ti)
+	j.Result, j.Error, j.RetryCount, j.MaxRetries = ti.Result, ti.LastErr, ti.Retried, ti.MaxRetry
+	j.CompletedAt, j.RunAt = ti.CompletedAt, ti.NextProcessAt
+	if j.Status == jobstore.StatusScheduled {
+		j.RetryDelayUntil = ti.NextProcessAt
+	}
+	return j, nil
+}
+
+func mapInspectorError(op, id string, err error) error {
+	if errors.Is(err, hq.ErrTaskNotFound) || errors.Is(err, hq.ErrQueueNotFound) {
+		return fmt.Errorf("%w: %s", jobstore.ErrNotFound, id)
+	}
+	return fmt.Errorf("asynq: %s %s: %w", op, id, err)
+}
+
+func status(ti *hq.TaskInfo) jobstore.Status {
+	switch ti.State {
+	case hq.TaskStateActive:
+		return jobstore.StatusInProgress
+	case hq.TaskStateRetry:
+		return jobstore.StatusScheduled
+	case hq.TaskStateArchived:
+		return jobstore.StatusFailed
+	case hq.TaskStateCompleted:
+		return jobstore.StatusCompleted
+	}
+	if ti.Retried > 0 {
+		return jobstore.StatusScheduled
+	}
+	return jobstore.StatusQueued
+}
+
+func jobFromTask(id, typ string, payload []byte, h map[string]string) jobstore.Job {
+	j := jobstore.Job{ID: id, Name: strings.TrimPrefix(typ, typePrefix), Payload: payload}
+	if ms, err := strconv.ParseInt(h[hdrCreated], 10, 64); err == nil {
+		j.CreatedAt = time.UnixMilli(ms)
+	}
+	// The headers were written by task(): a decoding error cannot happen
+	// for them, and for a foreign task the field stays empty.
+	if v := h[hdrHeaders]; v != "" {
+		_ = json.Unmarshal([]byte(v), &j.Headers)
+	}
+	if v := h[hdrRoute]; v != "" {
+		_ = json.Unmarshal([]byte(v), &j.RouteParams)
+	}
+	if v := h[hdrQuery]; v != "" {
+		_ = json.Unmarshal([]byte(v), &j.QueryParams)
+	}
+	return j
+}
+
+// Cancel deletes a pending, scheduled or retry task.
+func (s *Store) Cancel(_ context.Context, id string) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if id == "" {
+		return fmt.Errorf("%w: Cancel: id must not be empty", jobstore.ErrInvalid)
+	}
+	ti, err := s.insp.GetTaskInfo(s.o.Queue, id)
+	if err != nil {
+		return mapInspectorError("Cancel", id, err)
+	}
+	switch ti.State {
+	case hq.TaskStatePending, hq.TaskStateScheduled, hq.TaskStateRetry:
+	default:
+		return fmt.Errorf("%w: %s is %v", jobstore.ErrNotCancelable, id, ti.State)
+	}
+	if err := s.insp.DeleteTask(s.o.Queue, id); err != nil {
+		if strings.Contains(err.Error(), "active") {
+			return fmt.Errorf("%w: %s became active", jobstore.ErrNotCancelable, id)
+		}
+		return mapInspectorError("Cancel", id, err)
+	}
+	return nil
+}
+
+// Stats reads asynq's queue counters.
+func (s *Store) Stats(_ context.Context) (jobstore.Stats, error) {
+	if err := s.check(); err != nil {
+		return jobstore.Stats{}, err
+	}
+	qi, err := s.insp.GetQueueInfo(s.o.Queue)
+	// GetQueueInfo does not wrap ErrQueueNotFound; its message says NOT_FOUND.
+	if err != nil && (errors.Is(err, hq.ErrQueueNotFound) || strings.Contains(err.Error(), "NOT_FOUND")) {
+		return jobstore.Stats{}, nil
+	}
+	if err != nil {
+		return jobstore.Stats{}, fmt.Errorf("asynq: Stats: %w", err)
+	}
+	return jobstore.Stats{Due: int64(qi.Pending), Delayed: int64(qi.Scheduled + qi.Retry), InProgress: int64(qi.Active),
+		Dead: int64(qi.Archived), Completed: int64(qi.ProcessedTotal - qi.FailedTotal)}, nil
+}

@@ -1,0 +1,379 @@
+// Package floor is the reference floor: the least a job with a record can
+// cost on Redis, measured on the same machine, by the same producers and
+// workers, at the same batch sizes as the job stores. It is a reference,
+// not a job store: it keeps no leases, no retries, no fencing and no delayed
+// jobs, so a crashed worker's job stays claimed forever and a second
+// Complete overwrites the first. Tables show every store's cost as a ratio
+// to it; it never enters claims or verdicts.
+//
+// Keys (all under the queue's hash tag, ae:{queue}:floor:...):
+//
+//	ready       LIST  ids waiting, pushed at the head, claimed from the tail (FIFO)
+//	processing  LIST  ids claimed and not yet completed
+//	job:<id>    HASH  the job record (the hash encoding's fields)
+//
+// Cost per job (B jobs in a batch):
+//
+//	operation     commands                               round trips
+//	Enqueue       HSET per job + one LPUSH of the batch  1 per batch (pipelined)
+//	Claim (1)     LMOVE, or BLMOVE when asked to wait    1
+//	Claim (B)     LMPOP (BLMPOP when waiting) + LPUSH    2 per batch
+//	Complete      LREM + HSET                            1 (pipelined)
+//	CompleteMany  LREM + HSET per job                    1 per batch (pipelined)
+//	Cancel        LREM, then HSET or EXISTS              2
+//	Stats         LLEN, LLEN                             1 (pipelined)
+//
+// A claim reads no record and writes none: the record says Queued until the
+// job completes. LREM scans the processing list from the head, where claims
+// push, so a completion costs O(jobs in flight) in the worst case.
+//
+// What it cannot do returns an error wrapping errors.ErrUnsupported and is
+// declared through Capabilities (see Limits): Extend, Fail and Recover, an
+// Enqueue with a RunAt after now, and EncodingJSON.
+package floor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/aebench/aebench/backends/internal/base"
+	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/rclient"
+)
+
+// Doc is the one-line description the registry prints.
+const Doc = "reference, not a job store: HSET+LPUSH at enqueue, BLMOVE/LMPOP at claim, LREM+HSET at completion; the least a job with a record costs"
+
+// Limits is what the floor does not guarantee, printed beside its numbers.
+const Limits = "no leases, heartbeats or recovery (a crashed worker's jobs stay in processing); " +
+	"no retries (Fail is unsupported); no fencing (a second Complete overwrites); no delayed jobs (RunAt after now is refused); " +
+	"no duplicate-id check (a duplicate overwrites the record and is queued twice); bulk enqueue is pipelined, not atomic; " +
+	"records never expire; hash encoding only; a claim does not update the record (Get says Queued while the job runs); " +
+	"Stats.Completed counts this Store value's completions only"
+
+// token is the lease token of every claim: there are no leases to tell apart.
+const token = "floor"
+
+// Caps returns what the floor declares; Store.Capabilities returns the same.
+func Caps() jobstore.Capabilities {
+	return jobstore.Capabilities{
+		jobstore.CapBlockingClaim: true,
+		jobstore.CapStrictFIFO:    true,
+		jobstore.CapExactStats:    true,
+		jobstore.CapBatchComplete: true,
+		jobstore.CapCancel:        true,
+		jobstore.CapStoreClock:    true,
+	}
+}
+
+// Store is the floor on one queue.
+type Store struct {
+	c    rclient.Client
+	o    jobstore.Options
+	keys base.Keys
+	// Ready and Processing are the two lists' keys.
+	Ready, Processing string
+	done              atomic.Int64
+	closed            atomic.Bool
+}
+
+var (
+	_ jobstore.Store          = (*Store)(nil)
+	_ jobstore.BatchCompleter = (*Store)(nil)
+)
+
+// New returns the floor on queue o.Queue. It touches no Redis.
+func New(_ context.Context, c rclient.Client, o jobstore.Options) (*Store, error) {
+	o, err := o.WithDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if o.Encoding != jobstore.EncodingHash {
+		return nil, fmt.Errorf("floor: Options.Encoding %q: only %q: %w", o.Encoding, jobstore.EncodingHash, errors.ErrUnsupported)
+	}
+	if c == nil {
+		return nil, fmt.Errorf("%w: floor: no Redis client", jobstore.ErrInvalid)
+	}
+	k := base.NewKeys(o.Queue)
+	return &Store{c: c, o: o, keys: k, Ready: k.Of("floor:ready"), Processing: k.Of("floor:processing")}, nil
+}
+
+func (s *Store) job(id string) string { return s.keys.Of("floor:job:" + id) }
+
+func (s *Store) check() error {
+	if s.closed.Load() {
+		return jobstore.ErrClosed
+	}
+	return nil
+}
+
+func unsupported(op string) error {
+	return fmt.Errorf("floor: %s: the reference floor has no leases, retries or recovery: %w", op, errors.ErrUnsupported)
+}
+
+// Enqueue stores each record with one HSET and queues the batch with one
+// LPUSH, all in one round trip.
+func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if len(jobs) == 0 {
+		return fmt.Errorf("%w: Enqueue: no jobs", jobstore.ErrInvalid)
+	}
+	now := s.o.Clock.Now()
+	cmds := make([]rclient.Command, 0, len(jobs)+1)
+	ids := make([]string, 0, len(jobs))
+	for _, j := range jobs {
+		if err := s.validate(j, now); err != nil {
+			return err
+		}
+		runAt := j.RunAt
+		if runAt.IsZero() {
+			runAt = now
+		}
+		pairs, err := base.NewRecordPairs(j, runAt, now)
+		if err != nil {
+			return err
+		}
+		pairs = append(pairs, "Status", strconv.Itoa(int(jobstore.StatusQueued)))
+		cmds = append(cmds, rclient.Cmd("HSET", s.job(j.ID), pairs...))
+		ids = append(ids, j.ID)
+	}
+	cmds = append(cmds, rclient.Cmd("LPUSH", s.Ready, ids...))
+	return firstError("floor: Enqueue", s.c.DoMulti(ctx, cmds...))
+}
+
+func (s *Store) validate(j jobstore.NewJob, now time.Time) error {
+	switch {
+	case j.ID == "":
+		return fmt.Errorf("%w: NewJob.ID: must not be empty", jobstore.ErrInvalid)
+	case strings.ContainsAny(j.ID, "{}"):
+		return fmt.Errorf("%w: NewJob.ID %q: must not contain '{' or '}'", jobstore.ErrInvalid, j.ID)
+	case j.MaxRetries < 0:
+		return fmt.Errorf("%w: NewJob.MaxRetries %d for job %q: must be >= 0", jobstore.ErrInvalid, j.MaxRetries, j.ID)
+	case len(j.Payload) > s.o.MaxPayload:
+		return fmt.Errorf("%w: NewJob.Payload of job %q is %d bytes: at most Options.MaxPayload = %d allowed", jobstore.ErrInvalid, j.ID, len(j.Payload), s.o.MaxPayload)
+	case j.RunAt.After(now):
+		return fmt.Errorf("floor: NewJob.RunAt of job %q is in the future: no delayed jobs: %w", j.ID, errors.ErrUnsupported)
+	}
+	return nil
+}
+
+func firstError(op string, rs []rclient.Result) error {
+	for _, r := range rs {
+		if r.Err != nil {
+			return fmt.Errorf("%s: %w", op, r.Err)
+		}
+	}
+	return nil
+}
+
+// Claim moves up to req.Max ids from ready to processing: LMOVE for one,
+// LMPOP and LPUSH for several; the blocking forms when req.Wait > 0.
+func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if err := base.ValidateClaim(req); err != nil {
+		return nil, err
+	}
+	block := req.Wait
+	if dl, ok := ctx.Deadline(); ok && block > 0 {
+		// Leave the reply time to arrive before the caller gives up, so a
+		// moved id is never dropped by a timed-out read.
+		block = min(block, time.Until(dl)-50*time.Millisecond)
+		if block <= 0 {
+			return nil, nil
+		}
+	}
+	ids, err := s.take(ctx, req.Max, block)
+	if err != nil {
+		if ctx.Err() != nil && len(ids) == 0 {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("floor: Claim: %w", err)
+	}
+	now := s.o.Clock.Now()
+	deadline := now.Add(req.Lease)
+	out := make([]jobstore.Claimed, len(ids))
+	for i, id := range ids {
+		out[i] = jobstore.Claimed{
+			Job: jobstore.Job{ID: id, Status: jobstore.StatusInProgress, WorkerID: req.WorkerID,
+				StartedAt: now, LastUpdatedAt: now, LeaseToken: token, LeaseDeadline: deadline},
+			Lease: jobstore.Lease{JobID: id, Token: token, Deadline: deadline},
+		}
+	}
+	return out, nil
+}
+
+// take returns the ids it moved into processing.
+func (s *Store) take(ctx context.Context, most int, block time.Duration) ([]string, error) {
+	secs := strconv.FormatFloat(max(block, time.Millisecond).Seconds(), 'f', 3, 64)
+	if most == 1 {
+		var v any
+		var err error
+		if block > 0 {
+			v, err = s.c.DoBlocking(ctx, rclient.Command{Head: []string{"BLMOVE"}, Keys: []string{s.Ready, s.Processing}, Args: []string{"RIGHT", "LEFT", secs}})
+		} else {
+			v, err = s.c.Do(ctx, rclient.Command{Head: []string{"LMOVE"}, Keys: []string{s.Ready, s.Processing}, Args: []string{"RIGHT", "LEFT"}})
+		}
+		if id, ok := v.(string); ok && err == nil {
+			return []string{id}, nil
+		}
+		return nil, err
+	}
+	n := strconv.Itoa(most)
+	var v any
+	var err error
+	if block > 0 {
+		v, err = s.c.DoBlocking(ctx, rclient.Command{Head: []string{"BLMPOP", secs, "1"}, Keys: []string{s.Ready}, Args: []string{"RIGHT", "COUNT", n}})
+	} else {
+		v, err = s.c.Do(ctx, rclient.Command{Head: []string{"LMPOP", "1"}, Keys: []string{s.Ready}, Args: []string{"RIGHT", "COUNT", n}})
+	}
+	if err != nil {
+		return nil, err
+	}
+	// The reply is nil or [key, [id...]].
+	arr, _ := v.([]any)
+	if len(arr) != 2 {
+		return nil, nil
+	}
+	ids := base.Strings(arr[1])
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	if _, err := s.c.Do(context.WithoutCancel(ctx), rclient.Cmd("LPUSH", s.Processing, ids...)); err != nil {
+		return ids, fmt.Errorf("record %d popped ids as processing: %w", len(ids), err)
+	}
+	return ids, nil
+}
+
+// Complete removes the id from processing and writes the outcome into the
+// record, in one round trip. There is no fencing: it succeeds for any lease.
+func (s *Store) Complete(ctx context.Context, l jobstore.Lease, result []byte) error {
+	errs, err := s.CompleteMany(ctx, []jobstore.Completion{{Lease: l, Result: result}})
+	if err != nil {
+		return err
+	}
+	return errs[0]
+}
+
+// CompleteMany is Complete for a batch, in one round trip.
+func (s *Store) CompleteMany(ctx context.Context, cs []jobstore.Completion) ([]error, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	errs := make([]error, len(cs))
+	ms := base.Ms(s.o.Clock.Now())
+	status := strconv.Itoa(int(jobstore.StatusCompleted))
+	cmds := make([]rclient.Command, 0, 2*len(cs))
+	for i, c := range cs {
+		if err := base.ValidateLease(c.Lease); err != nil {
+			errs[i] = err
+			continue
+		}
+		id := c.Lease.JobID
+		cmds = append(cmds, rclient.Cmd("LREM", s.Processing, "1", id),
+			rclient.Cmd("HSET", s.job(id), "Status", status, "Result", string(c.Result), "CompletedAt", ms, "LastUpdatedAt", ms))
+	}
+	if len(cmds) == 0 {
+		return errs, nil
+	}
+	if err := firstError("floor: Complete", s.c.DoMulti(ctx, cmds...)); err != nil {
+		return errs, err
+	}
+	s.done.Add(int64(len(cmds) / 2))
+	return errs, nil
+}
+
+// Extend is unsupported: there are no leases.
+func (s *Store) Extend(context.Context, jobstore.Lease, time.Duration) (jobstore.Lease, error) {
+	return jobstore.Lease{}, unsupported("Extend")
+}
+
+// Fail is unsupported: there are no retries and no dead letters.
+func (s *Store) Fail(context.Context, jobstore.Lease, string) (jobstore.FailResult, error) {
+	return jobstore.FailResult{}, unsupported("Fail")
+}
+
+// Recover is unsupported: there are no leases to expire.
+func (s *Store) Recover(context.Context, int) (jobstore.RecoverResult, error) {
+	return jobstore.RecoverResult{}, unsupported("Recover")
+}
+
+// Get reads a record.
+func (s *Store) Get(ctx context.Context, id string) (jobstore.Job, error) {
+	if err := s.check(); err != nil {
+		return jobstore.Job{}, err
+	}
+	if id == "" {
+		return jobstore.Job{}, fmt.Errorf("%w: Get: id must not be empty", jobstore.ErrInvalid)
+	}
+	v, err := s.c.Do(ctx, rclient.Cmd("HGETALL", s.job(id)))
+	if err != nil {
+		return jobstore.Job{}, fmt.Errorf("floor: Get %s: %w", id, err)
+	}
+	if m, ok := v.(map[string]any); v == nil || ok && len(m) == 0 {
+		return jobstore.Job{}, fmt.Errorf("%w: %s", jobstore.ErrNotFound, id)
+	}
+	if a, ok := v.([]any); ok && len(a) == 0 {
+		return jobstore.Job{}, fmt.Errorf("%w: %s", jobstore.ErrNotFound, id)
+	}
+	return base.DecodeRecord(v)
+}
+
+// Cancel removes a waiting id from ready and marks its record Canceled.
+func (s *Store) Cancel(ctx context.Context, id string) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if id == "" {
+		return fmt.Errorf("%w: Cancel: id must not be empty", jobstore.ErrInvalid)
+	}
+	v, err := s.c.Do(ctx, rclient.Cmd("LREM", s.Ready, "1", id))
+	if err != nil {
+		return fmt.Errorf("floor: Cancel %s: %w", id, err)
+	}
+	if base.Int(v) == 0 {
+		n, err := s.c.Do(ctx, rclient.Cmd("EXISTS", s.job(id)))
+		if err != nil {
+			return fmt.Errorf("floor: Cancel %s: %w", id, err)
+		}
+		if base.Int(n) == 0 {
+			return fmt.Errorf("%w: %s", jobstore.ErrNotFound, id)
+		}
+		return fmt.Errorf("%w: %s is not waiting", jobstore.ErrNotCancelable, id)
+	}
+	ms := base.Ms(s.o.Clock.Now())
+	_, err = s.c.Do(ctx, rclient.Cmd("HSET", s.job(id), "Status", strconv.Itoa(int(jobstore.StatusCanceled)), "CompletedAt", ms, "LastUpdatedAt", ms))
+	if err != nil {
+		return fmt.Errorf("floor: Cancel %s: %w", id, err)
+	}
+	return nil
+}
+
+// Stats counts both lists; Delayed and Dead are always 0.
+func (s *Store) Stats(ctx context.Context) (jobstore.Stats, error) {
+	if err := s.check(); err != nil {
+		return jobstore.Stats{}, err
+	}
+	rs := s.c.DoMulti(ctx, rclient.Cmd("LLEN", s.Ready), rclient.Cmd("LLEN", s.Processing))
+	if err := firstError("floor: Stats", rs); err != nil {
+		return jobstore.Stats{}, err
+	}
+	return jobstore.Stats{Due: base.Int(rs[0].Val), InProgress: base.Int(rs[1].Val), Completed: s.done.Load()}, nil
+}
+
+// Capabilities returns Caps().
+func (s *Store) Capabilities() jobstore.Capabilities { return Caps() }
+
+// Close makes later calls fail with ErrClosed; the client stays open.
+func (s *Store) Close() error {
+	s.closed.Store(true)
+	return nil
+}
