@@ -51,13 +51,13 @@ func TestBuildRejectsBadSettings(t *testing.T) {
 	}
 }
 
-// A registry refuses an empty or duplicate name; Builtin lists the five
+// A registry refuses an empty or duplicate name; Builtin lists the seven
 // backends in order, the null store as the calibration.
 func TestRegistry(t *testing.T) {
 	if _, err := registry.New(registry.Builtin().All()...); err != nil {
 		t.Fatalf("builtin table: %v", err)
 	}
-	if got := strings.Join(registry.Builtin().Names(), ","); got != "zset,bucket,stream,dual,null" {
+	if got := strings.Join(registry.Builtin().Names(), ","); got != "zset,bucket,stream,dual,floor,asynq,null" {
 		t.Errorf("names %s", got)
 	}
 	if b, err := registry.Builtin().Lookup("null"); err != nil || b.Kind != registry.KindCalibration {
