@@ -39,6 +39,7 @@ const (
 )
 
 func main() {
+	tuneGC()
 	// A worker process of a run (`aebench worker`, started by the run's
 	// coordinator with its configuration in the environment).
 	if runner.IsWorkerProcess() {

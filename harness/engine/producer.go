@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/aebench/aebench/clock"
 	"github.com/aebench/aebench/jobstore"
 )
 
@@ -32,8 +33,8 @@ func (e *engine) produce(ctx context.Context, p int) {
 			next = e.t0.Add(gap())
 		}
 	}
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
+	timer := clock.NewSleeper(ctx.Done())
+	defer timer.Close()
 	prefix := "p" + strconv.Itoa(p) + "-"
 	var seq int64
 	jobs := make([]jobstore.NewJob, cfg.Batch)
@@ -45,7 +46,7 @@ func (e *engine) produce(ctx context.Context, p int) {
 				return
 			}
 			if d := time.Until(next); d > 0 {
-				if !preciseSleep(d, ctx.Done(), timer) {
+				if !timer.For(d) {
 					return
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aebench/aebench/clock"
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/jobstore"
 )
@@ -245,8 +246,8 @@ func (e *engine) fetch(w *worker, slots chan struct{}, work chan<- workItem) {
 func (e *engine) execute(ctx context.Context, w *worker, slots <-chan struct{}, work <-chan workItem) {
 	wc := e.cfg.Workers
 	rec := w.rec
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
+	timer := clock.NewSleeper(w.stop)
+	defer timer.Close()
 	for it := range work {
 		id, attempt := it.c.Lease.JobID, it.c.Lease.Attempt
 		if e.ft != nil && w.dead.Load() {
@@ -359,7 +360,7 @@ func (e *engine) execute(ctx context.Context, w *worker, slots <-chan struct{}, 
 // runHandler sleeps for d, extending the lease on the heartbeat interval
 // when heartbeats are on; false when the run was hard-stopped or the
 // worker crashed meanwhile.
-func (e *engine) runHandler(ctx context.Context, w *worker, timer *time.Timer, d time.Duration, lease *jobstore.Lease) bool {
+func (e *engine) runHandler(ctx context.Context, w *worker, timer *clock.Sleeper, d time.Duration, lease *jobstore.Lease) bool {
 	wc := e.cfg.Workers
 	interval := time.Duration(math.MaxInt64)
 	if wc.Heartbeat {
@@ -374,7 +375,7 @@ func (e *engine) runHandler(ctx context.Context, w *worker, timer *time.Timer, d
 		if left <= 0 {
 			return true
 		}
-		if !preciseSleep(min(left, interval), w.stop, timer) {
+		if !timer.For(min(left, interval)) {
 			return false
 		}
 		if time.Now().Before(end) {
