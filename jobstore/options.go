@@ -146,10 +146,48 @@ const (
 	CapMoverLoop Capability = "mover-loop"
 )
 
+// Core capabilities: the parts of the contract every aebench job store keeps
+// (it declares them with Capabilities.WithCore). A store that is not a job
+// store in the usual sense (a reference floor, a peer queue) declares only
+// those it keeps, and the conformance suite skips what it lacks.
+const (
+	// CapFencing: a call with a lease that Recover or another claimer took
+	// over gets ErrLeaseLost and changes nothing.
+	CapFencing Capability = "fencing"
+	// CapLeaseRecovery: a claim holds a lease with a deadline, Extend renews
+	// it, and Recover requeues (or dead-letters) jobs whose lease expired.
+	CapLeaseRecovery Capability = "lease-recovery"
+	// CapRetries: Fail with retries left schedules the job again after
+	// Options.Backoff (Status Scheduled, RetryCount+1).
+	CapRetries Capability = "retries"
+	// CapDelayedJobs: a job is never claimed before its RunAt.
+	CapDelayedJobs Capability = "delayed-jobs"
+	// CapCancel: Cancel cancels a waiting job.
+	CapCancel Capability = "cancel"
+	// CapUniqueIDs: Enqueue of an id already stored fails with ErrDuplicateID.
+	CapUniqueIDs Capability = "unique-ids"
+	// CapAtomicBulk: a bulk Enqueue stores every job or, on any error, none.
+	CapAtomicBulk Capability = "atomic-bulk"
+	// CapRecordEncodings: the store honours Options.Encoding (hash and JSON).
+	CapRecordEncodings Capability = "record-encodings"
+	// CapRetention: finished records expire after Options.Retention.
+	CapRetention Capability = "retention"
+	// CapStoreClock: every time the store records or decides on (RunAt,
+	// retry delays, record timestamps, lease deadlines) comes from
+	// Options.Clock, so a controlled clock drives it.
+	CapStoreClock Capability = "store-clock"
+)
+
+// CoreCapabilities lists the core capabilities, in a fixed order.
+func CoreCapabilities() []Capability {
+	return []Capability{CapFencing, CapLeaseRecovery, CapRetries, CapDelayedJobs, CapCancel,
+		CapUniqueIDs, CapAtomicBulk, CapRecordEncodings, CapRetention, CapStoreClock}
+}
+
 // KnownCapabilities lists every capability the contract defines, in a fixed order.
 func KnownCapabilities() []Capability {
-	return []Capability{CapBlockingClaim, CapNativeDelay, CapStoreClockLeases, CapStrictFIFO,
-		CapExactStats, CapMover, CapMoverLoop}
+	return append([]Capability{CapBlockingClaim, CapNativeDelay, CapStoreClockLeases, CapStrictFIFO,
+		CapExactStats, CapMover, CapMoverLoop}, CoreCapabilities()...)
 }
 
 // Capabilities is the set a backend declares.
@@ -157,3 +195,16 @@ type Capabilities map[Capability]bool
 
 // Has reports whether c is declared.
 func (cs Capabilities) Has(c Capability) bool { return cs[c] }
+
+// WithCore returns a copy of cs that also declares every core capability:
+// what a store that keeps the whole contract returns from Capabilities.
+func (cs Capabilities) WithCore() Capabilities {
+	out := make(Capabilities, len(cs)+len(CoreCapabilities()))
+	for c, on := range cs {
+		out[c] = on
+	}
+	for _, c := range CoreCapabilities() {
+		out[c] = true
+	}
+	return out
+}

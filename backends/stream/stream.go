@@ -116,7 +116,7 @@ func New(ctx context.Context, c rclient.Client, o jobstore.Options) (*Store, err
 
 // Capabilities: a blocking claim and leases on the store's clock.
 func (s *Store) Capabilities() jobstore.Capabilities {
-	return jobstore.Capabilities{jobstore.CapBlockingClaim: true, jobstore.CapStoreClockLeases: true}
+	return jobstore.Capabilities{jobstore.CapBlockingClaim: true, jobstore.CapStoreClockLeases: true}.WithCore()
 }
 
 // Claim reads and activates due jobs, blocking in Redis while req.Wait allows.

@@ -100,7 +100,7 @@ func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Conf
 // Capabilities: everything but a mover; blocking-claim unless claims poll.
 func (s *Store) Capabilities() jobstore.Capabilities {
 	return jobstore.Capabilities{jobstore.CapNativeDelay: true, jobstore.CapStoreClockLeases: true,
-		jobstore.CapStrictFIFO: true, jobstore.CapExactStats: true, jobstore.CapBlockingClaim: len(s.marker) > 0}
+		jobstore.CapStrictFIFO: true, jobstore.CapExactStats: true, jobstore.CapBlockingClaim: len(s.marker) > 0}.WithCore()
 }
 
 // Enqueue stores jobs atomically.
