@@ -9,6 +9,19 @@ import (
 	"github.com/aebench/aebench/jobstore"
 )
 
+// adminCases: the declared capabilities, retries with backoff and
+// dead-lettering, Cancel and Stats.
+func adminCases() []testCase {
+	return []testCase{
+		{name: "Capabilities", noEncoding: true, fn: caseCapabilities},
+		{name: "FailBackoffRetriesDeadLetter", needs: needs(jobstore.CapRetries, jobstore.CapStoreClock), fn: caseFailBackoffRetriesDeadLetter},
+		{name: "FailBackoffJitter", needs: needs(jobstore.CapRetries, jobstore.CapStoreClock),
+			opts: func(o *jobstore.Options) { o.Backoff.Jitter = 0.5; o.Seed = 7 }, fn: caseFailBackoffJitter},
+		{name: "Cancel", needs: needs(jobstore.CapCancel, jobstore.CapRetries, jobstore.CapDelayedJobs), fn: caseCancel},
+		{name: "StatsAgree", needs: needs(jobstore.CapRetries, jobstore.CapDelayedJobs, jobstore.CapCancel), fn: caseStatsAgree},
+	}
+}
+
 func caseCapabilities(e *env) {
 	known := jobstore.KnownCapabilities()
 	var declared []string
@@ -23,6 +36,14 @@ func caseCapabilities(e *env) {
 	}
 	sort.Strings(declared)
 	e.t.Logf("%s declares %v", e.backend.Name, declared)
+	for _, dep := range [][2]jobstore.Capability{
+		{jobstore.CapStoreClockLeases, jobstore.CapLeaseRecovery},
+		{jobstore.CapNativeDelay, jobstore.CapDelayedJobs},
+	} {
+		if e.caps.Has(dep[0]) && !e.caps.Has(dep[1]) {
+			e.t.Errorf("declares %q without %q, which it refines", dep[0], dep[1])
+		}
+	}
 	if e.caps.Has(jobstore.CapMoverLoop) && e.mover == nil {
 		e.t.Errorf("declares %q but does not implement jobstore.Mover", jobstore.CapMoverLoop)
 	}
@@ -202,7 +223,7 @@ func caseStatsAgree(e *env) {
 		e.t.Helper()
 		st := e.stats()
 		want := jobstore.Stats{Due: due, Delayed: delayed, InProgress: 2, Dead: 1, Completed: 2}
-		if e.caps.Has(jobstore.CapExactStats) {
+		if e.has(jobstore.CapExactStats, jobstore.CapStoreClock) { // exact on the manual clock
 			if st != want {
 				e.t.Errorf("%s: Stats %+v, want %+v", when, st, want)
 			}

@@ -10,37 +10,54 @@ import (
 	"github.com/aebench/aebench/jobstore"
 )
 
+// claimCases: claim order, due times, concurrent and waiting claims.
+func claimCases() []testCase {
+	return []testCase{
+		{name: "FIFOEqualRunAt", needs: needs(jobstore.CapStrictFIFO), fn: caseFIFOEqualRunAt},
+		{name: "NeverBeforeRunAt", needs: needs(jobstore.CapDelayedJobs, jobstore.CapStoreClock), fn: caseNeverBeforeRunAt},
+		{name: "ConcurrentClaimers", fn: caseConcurrentClaimers},
+		{name: "BlockingClaimWakes", needs: needs(jobstore.CapBlockingClaim), noEncoding: true, fn: caseBlockingClaimWakes},
+		{name: "ClaimWaitPolls", noEncoding: true, fn: caseClaimWaitPolls},
+	}
+}
+
 func caseFIFOEqualRunAt(e *env) {
-	for _, v := range []struct {
-		name  string
-		delay time.Duration // 0: RunAt left zero (means now)
-	}{{"RunAt zero", 0}, {"RunAt now+1.5s", 1500 * time.Millisecond}} {
-		want := nonSortedIDs(20)
-		var runAt time.Time
-		if v.delay > 0 {
-			runAt = e.clk.Now().Add(v.delay)
+	e.fifoEqualRunAt("RunAt zero", 0)
+	// A common future RunAt keeps enqueue order too, once due.
+	e.part("RunAtFuture", needs(jobstore.CapDelayedJobs, jobstore.CapStoreClock), func(e *env) {
+		e.fifoEqualRunAt("RunAt now+1.5s", 1500*time.Millisecond)
+	})
+}
+
+// fifoEqualRunAt enqueues 20 jobs due at now+delay (delay 0: RunAt left
+// zero, which means now) and expects them claimed in enqueue order.
+func (e *env) fifoEqualRunAt(name string, delay time.Duration) {
+	e.t.Helper()
+	want := nonSortedIDs(20)
+	var runAt time.Time
+	if delay > 0 {
+		runAt = e.clk.Now().Add(delay)
+	}
+	// Half one call each, half in one bulk call: both keep enqueue order.
+	for _, id := range want[:10] {
+		e.enqueue(jobstore.NewJob{ID: id, RunAt: runAt})
+	}
+	var bulk []jobstore.NewJob
+	for _, id := range want[10:] {
+		bulk = append(bulk, jobstore.NewJob{ID: id, RunAt: runAt})
+	}
+	e.enqueue(bulk...)
+	e.clk.Advance(delay)
+	var got []string
+	for len(got) <= len(want) {
+		cl := e.claim(3, holdLease)
+		if len(cl) == 0 {
+			break
 		}
-		// Half one call each, half in one bulk call: both keep enqueue order.
-		for _, id := range want[:10] {
-			e.enqueue(jobstore.NewJob{ID: id, RunAt: runAt})
-		}
-		var bulk []jobstore.NewJob
-		for _, id := range want[10:] {
-			bulk = append(bulk, jobstore.NewJob{ID: id, RunAt: runAt})
-		}
-		e.enqueue(bulk...)
-		e.clk.Advance(v.delay)
-		var got []string
-		for len(got) <= len(want) {
-			cl := e.claim(3, holdLease)
-			if len(cl) == 0 {
-				break
-			}
-			got = append(got, ids(cl)...)
-		}
-		if !slices.Equal(got, want) {
-			e.t.Errorf("%s: claim order\n got %v\nwant %v (enqueue order)", v.name, got, want)
-		}
+		got = append(got, ids(cl)...)
+	}
+	if !slices.Equal(got, want) {
+		e.t.Errorf("%s: claim order\n got %v\nwant %v (enqueue order)", name, got, want)
 	}
 }
 

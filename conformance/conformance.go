@@ -1,53 +1,80 @@
-// Package conformance is the one behaviour suite every aebench backend
-// registers into. It drives a jobstore.Store against real Redis (standalone
-// and Cluster, through each rclient adapter) and checks the contract written
-// in package jobstore: FIFO among equal RunAt, never before RunAt, fencing by
-// lease token, retries with backoff and dead-lettering, exactly-once recovery
-// under concurrent recoverers, atomic bulk enqueue, bad-input rejection, Stats,
-// record retention, both record encodings, and behaviour while Redis is
-// unreachable.
+// Package conformance is the one behaviour suite every aebench backend, and
+// any job store a user brings, runs against. It drives a jobstore.Store on
+// real Redis (standalone and Cluster, through each rclient adapter) and
+// checks the contract written in package jobstore: FIFO among equal RunAt,
+// never before RunAt, fencing by lease token, retries with backoff and
+// dead-lettering, exactly-once recovery under concurrent recoverers, atomic
+// bulk enqueue, bad-input rejection, Stats, record retention, both record
+// encodings, and behaviour while Redis is unreachable.
 //
-// A backend's test calls Run with a Backend entry; Run makes one subtest per
-// backend/client/topology/case. Each case gets a fresh queue, a clock.Manual
-// and small backoff settings. Cases that need a capability the backend does
-// not declare are skipped with a message naming the capability. When the
-// store implements jobstore.Mover the suite plays the mover: it calls Promote
-// before every Claim (and before Stats).
+// A user with a store of their own runs every case from their own go test
+// with one call; with the zero Config it spawns a private redis-server for
+// the test (package redisserver) and stops it at the end:
 //
-// Leases: a backend with jobstore.CapStoreClockLeases has its leases expired
-// by advancing the manual clock; a backend that judges idleness by Redis's
-// clock gets short real leases and real sleeps as well, so the same cases run
-// on both kinds.
+//	func TestConformance(t *testing.T) {
+//		conformance.RunStore(t, "mystore", conformance.Adapt(mystore.New), conformance.Config{})
+//	}
+//
+// aebench's own test runs the full matrix with Run: backends x client
+// libraries x targets, as subtests <backend>/<client>/<topology>/<Case>.
+//
+// Capabilities: each case lists the jobstore capabilities it needs, and a
+// case (or a part of one) whose capability the store does not declare is
+// skipped with a message naming it. A job store keeping the whole contract
+// declares every core capability (jobstore.Capabilities.WithCore); a store
+// that is not a job store in the usual sense (a reference floor without
+// delayed jobs, a peer queue that cannot fence) declares what it keeps and
+// runs the rest.
+//
+// Each case gets a fresh queue, a clock.Manual and small backoff settings.
+// When the store implements jobstore.Mover the suite plays the mover: it
+// calls Promote before every Claim (and before Stats).
+//
+// Leases: a store with jobstore.CapStoreClockLeases has its leases expired
+// by advancing the manual clock; a store that judges idleness by Redis's
+// clock gets short real leases and real sleeps as well, so the same cases
+// run on both kinds.
 //
 // Encodings: every case whose outcome depends on the record layout runs
 // with the default EncodingHash under its own name, and again with
 // EncodingJSON as EncodingJSON/<Case>; the timing and transport cases run once.
 //
-// Run pauses the shared Redis in one case (RedisUnreachable), so it runs its
-// subtests sequentially.
+// The cases live in one file per theme, each with its table: claim.go
+// (claim order, due times, waiting claims), records.go (enqueue and
+// records), leases.go (leases and recovery), admin.go (retries, cancel,
+// stats, declared capabilities) and transport.go (Redis unreachable). Adding
+// a case is one line in its theme's table plus its body.
+//
+// The suite pauses the target Redis in one case (RedisUnreachable), so it
+// runs its subtests sequentially.
 package conformance
 
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
 	"github.com/aebench/aebench/redisserver"
 )
 
-// Backend is one strategy under test: its name and its constructor.
+// Factory builds the store under test on a Redis client with the options the
+// suite chose for a case (a fresh queue name, a manual clock, small backoff).
+// A store that dials Redis itself can reach the target through a Target the
+// caller started and passed in Config.Targets.
+type Factory func(ctx context.Context, c rclient.Client, o jobstore.Options) (jobstore.Store, error)
+
+// Backend is one store under test: its name and its constructor.
 type Backend struct {
 	Name string
-	New  func(ctx context.Context, c rclient.Client, o jobstore.Options) (jobstore.Store, error)
+	New  Factory
 }
 
-// Adapt turns a backend constructor that returns its concrete store type
-// into Backend.New's signature, so each registration is one line:
+// Adapt turns a constructor that returns its concrete store type into a
+// Factory, so each registration is one line:
 //
 //	{Name: "zset", New: conformance.Adapt(zset.New)}
-func Adapt[S jobstore.Store](newStore func(context.Context, rclient.Client, jobstore.Options) (S, error)) func(context.Context, rclient.Client, jobstore.Options) (jobstore.Store, error) {
+func Adapt[S jobstore.Store](newStore func(context.Context, rclient.Client, jobstore.Options) (S, error)) Factory {
 	return func(ctx context.Context, c rclient.Client, o jobstore.Options) (jobstore.Store, error) {
 		s, err := newStore(ctx, c, o)
 		if err != nil {
@@ -57,75 +84,76 @@ func Adapt[S jobstore.Store](newStore func(context.Context, rclient.Client, jobs
 	}
 }
 
-// Target is a Redis topology to run against: "single" or "cluster".
+// Target is a Redis topology to run against, named for the subtests
+// ("single", "cluster").
 type Target struct {
 	Name  string
 	Redis *redisserver.Redis
 }
 
-// Timing knobs.
-const (
-	// realLease is the lease of cases that let it expire, on backends that
-	// judge idleness by Redis's clock (real time).
-	realLease = 200 * time.Millisecond
-	// clockLease is the lease of cases that let it expire on the manual clock.
-	clockLease = 30 * time.Second
-	// holdLease is a lease that must not expire during a case.
-	holdLease = 10 * time.Minute
-	// caseTimeout bounds every case.
-	caseTimeout = 30 * time.Second
-	// backoffBase and backoffMax are the suite's default Options.Backoff.
-	backoffBase = time.Second
-	backoffMax  = 8 * time.Second
-)
-
-// testCase is one behaviour: the capabilities it needs, options it changes
-// from the suite's defaults, and its body.
-type testCase struct {
-	name  string
-	needs []jobstore.Capability
-	opts  func(*jobstore.Options)
-	fn    func(e *env)
-	// noEncoding marks cases whose outcome does not depend on the record
-	// encoding; EncodingJSON reruns every other case with EncodingJSON.
-	noEncoding bool
+// Config says where RunStore runs the suite. The zero value spawns a private
+// standalone redis-server and uses the go-redis adapter.
+type Config struct {
+	// Targets are the Redis servers to run on. When empty, RunStore spawns
+	// a standalone redis-server (and, with Cluster, a Redis Cluster of
+	// redisserver.DefaultMasters masters) for the test and stops it when
+	// the test ends.
+	Targets []Target
+	// Cluster adds a spawned Redis Cluster target; only without Targets.
+	Cluster bool
+	// Clients are rclient library names (see rclient.Names); default
+	// just rclient.GoRedis.
+	Clients []string
 }
 
-// suite is the case table, in running order. (A function, not a variable:
-// EncodingJSON reruns it.)
-func suite() []testCase {
-	return []testCase{
-		{name: "Capabilities", noEncoding: true, fn: caseCapabilities},
-		{name: "FIFOEqualRunAt", needs: []jobstore.Capability{jobstore.CapStrictFIFO}, fn: caseFIFOEqualRunAt},
-		{name: "NeverBeforeRunAt", fn: caseNeverBeforeRunAt},
-		{name: "ConcurrentClaimers", fn: caseConcurrentClaimers},
-		{name: "BulkEnqueue", opts: smallPayload, fn: caseBulkEnqueue},
-		{name: "LeaseExpiryRecover", fn: caseLeaseExpiryRecover},
-		{name: "HeartbeatPreventsRecovery", fn: caseHeartbeatPreventsRecovery},
-		{name: "ExpiredLeaseStillCompletes", fn: caseExpiredLeaseStillCompletes},
-		{name: "StaleCompleteAfterRecovery", fn: caseStaleCompleteAfterRecovery},
-		{name: "FailBackoffRetriesDeadLetter", fn: caseFailBackoffRetriesDeadLetter},
-		{name: "FailBackoffJitter", opts: func(o *jobstore.Options) { o.Backoff.Jitter = 0.5; o.Seed = 7 }, fn: caseFailBackoffJitter},
-		{name: "ConcurrentRecoverers", fn: caseConcurrentRecoverers},
-		{name: "RecoverDeadLettersPastLimit", fn: caseRecoverDeadLettersPastLimit},
-		{name: "Cancel", fn: caseCancel},
-		{name: "StatsAgree", fn: caseStatsAgree},
-		{name: "DuplicateID", fn: caseDuplicateID},
-		{name: "BadInput", opts: smallPayload, fn: caseBadInput},
-		{name: "GetRoundTrip", fn: caseGetRoundTrip},
-		{name: "CompletedExpires", opts: func(o *jobstore.Options) { o.Retention = retention }, fn: caseCompletedExpires},
-		{name: "EncodingJSON", opts: useJSON, noEncoding: true, fn: caseEncodingJSON},
-		{name: "BlockingClaimWakes", needs: []jobstore.Capability{jobstore.CapBlockingClaim}, noEncoding: true, fn: caseBlockingClaimWakes},
-		{name: "ClaimWaitPolls", noEncoding: true, fn: caseClaimWaitPolls},
-		{name: "RedisUnreachable", noEncoding: true, fn: caseRedisUnreachable},
+// RunStore runs every case on one store, as subtests
+// <name>/<client>/<topology>/<Case>. Cases needing a capability the store
+// does not declare are skipped with a message naming it.
+func RunStore(t *testing.T, name string, newStore Factory, cfg Config) {
+	t.Helper()
+	switch {
+	case name == "":
+		t.Fatal("conformance.RunStore: name is empty; give the store's name (it names the subtests)")
+	case newStore == nil:
+		t.Fatalf("conformance.RunStore(%q): the Factory is nil", name)
+	case len(cfg.Targets) > 0 && cfg.Cluster:
+		t.Fatalf("conformance.RunStore(%q): Config.Cluster spawns a cluster only when Config.Targets is empty; add the cluster to Targets instead", name)
 	}
+	targets := cfg.Targets
+	if len(targets) == 0 {
+		targets = spawnTargets(t, cfg.Cluster)
+	}
+	clients := cfg.Clients
+	if len(clients) == 0 {
+		clients = []string{rclient.GoRedis}
+	}
+	Run(t, []Backend{{Name: name, New: newStore}}, targets, clients)
 }
 
-func useJSON(o *jobstore.Options) { o.Encoding = jobstore.EncodingJSON }
-
-const maxPayload = 1024
-
-func smallPayload(o *jobstore.Options) { o.MaxPayload = maxPayload }
+// spawnTargets starts the servers RunStore uses when none are given, and
+// stops them when the test ends.
+func spawnTargets(t *testing.T, cluster bool) []Target {
+	t.Helper()
+	want := []Target{{Name: "single"}}
+	modes := []redisserver.Mode{redisserver.ModeSpawn}
+	if cluster {
+		want = append(want, Target{Name: "cluster"})
+		modes = append(modes, redisserver.ModeCluster)
+	}
+	for i := range want {
+		r, err := redisserver.Start(t.Context(), redisserver.Options{Mode: modes[i]})
+		if err != nil {
+			t.Fatalf("conformance: starting a %s Redis for the suite: %v (or pass a running one in Config.Targets)", want[i].Name, err)
+		}
+		t.Cleanup(func() {
+			if err := r.Close(); err != nil {
+				t.Errorf("conformance: stopping the %s Redis: %v", want[i].Name, err)
+			}
+		})
+		want[i].Redis = r
+	}
+	return want
+}
 
 // Run runs every case for every backend, client library and target, as
 // subtests named <backend>/<client>/<topology>/<Case>. clients are names
@@ -140,23 +168,29 @@ func Run(t *testing.T, backends []Backend, targets []Target, clients []string) {
 			for _, cn := range clients {
 				t.Run(cn, func(t *testing.T) {
 					for _, tg := range targets {
-						t.Run(tg.Name, func(t *testing.T) {
-							if tg.Redis == nil {
-								t.Fatalf("target %q has no Redis", tg.Name)
-							}
-							c, err := rclient.New(cn, tg.Redis.ClientOptions())
-							if err != nil {
-								t.Fatalf("rclient.New(%q) on %s: %v", cn, tg.Name, err)
-							}
-							t.Cleanup(func() { _ = c.Close() })
-							for _, tc := range suite() {
-								t.Run(tc.name, func(t *testing.T) { runCase(t, b, c, tg, tc, nil) })
-							}
-						})
+						t.Run(tg.Name, func(t *testing.T) { runTarget(t, b, cn, tg) })
 					}
 				})
 			}
 		})
+	}
+}
+
+// runTarget runs the suite for one backend, client library and target.
+func runTarget(t *testing.T, b Backend, client string, tg Target) {
+	if tg.Redis == nil {
+		t.Fatalf("target %q has no Redis", tg.Name)
+	}
+	if b.New == nil {
+		t.Fatalf("backend %q has no constructor (Backend.New is nil)", b.Name)
+	}
+	c, err := rclient.New(client, tg.Redis.ClientOptions())
+	if err != nil {
+		t.Fatalf("rclient.New(%q) on %s: %v", client, tg.Name, err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	for _, tc := range suite() {
+		t.Run(tc.name, func(t *testing.T) { runCase(t, b, c, tg, tc, nil) })
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,17 +27,19 @@ func queueName(caseName string) string {
 
 // env is what a case body works with.
 type env struct {
-	t          *testing.T
-	ctx        context.Context
-	backend    Backend
-	client     rclient.Client
-	target     Target
-	clk        *clock.Manual
-	opts       jobstore.Options
-	s          jobstore.Store
-	mover      jobstore.Mover // nil unless the store implements Mover
-	caps       jobstore.Capabilities
-	storeClock bool
+	t       *testing.T
+	ctx     context.Context
+	backend Backend
+	client  rclient.Client
+	target  Target
+	clk     *clock.Manual
+	opts    jobstore.Options
+	s       jobstore.Store
+	mover   jobstore.Mover // nil unless the store implements Mover
+	caps    jobstore.Capabilities
+	// clockLeases: leases expire on the manual clock alone
+	// (jobstore.CapStoreClockLeases).
+	clockLeases bool
 	// lease is the lease of claims that a case lets expire (see expire).
 	lease time.Duration
 }
@@ -69,19 +73,52 @@ func runCase(t *testing.T, b Backend, c rclient.Client, tg Target, tc testCase, 
 		}
 	})
 	caps := s.Capabilities()
-	for _, n := range tc.needs {
-		if !caps.Has(n) {
-			t.Skipf("backend lacks capability %q", n)
-		}
-	}
+	skipLacking(t, b.Name, caps, tc.needs)
 	e := &env{t: t, ctx: ctx, backend: b, client: c, target: tg, clk: clk, opts: o, s: s, caps: caps}
 	e.mover, _ = s.(jobstore.Mover)
-	e.storeClock = caps.Has(jobstore.CapStoreClockLeases)
+	e.clockLeases = caps.Has(jobstore.CapStoreClockLeases)
 	e.lease = realLease
-	if e.storeClock {
+	if e.clockLeases {
 		e.lease = clockLease
 	}
 	tc.fn(e)
+}
+
+// skipLacking skips t, naming every capability in needs that caps lacks.
+func skipLacking(t *testing.T, store string, caps jobstore.Capabilities, needs []jobstore.Capability) {
+	t.Helper()
+	var lack []string
+	for _, n := range needs {
+		if !caps.Has(n) {
+			lack = append(lack, strconv.Quote(string(n)))
+		}
+	}
+	if len(lack) > 0 {
+		t.Skipf("%s lacks capability %s", store, strings.Join(lack, ", "))
+	}
+}
+
+// has reports whether the store declares every capability in cs.
+func (e *env) has(cs ...jobstore.Capability) bool {
+	for _, c := range cs {
+		if !e.caps.Has(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// part runs fn as the subtest name, on the same store and clock, skipped
+// (naming the capability) unless the store declares every one of needs.
+// It gates the parts of a case that need more than the case itself.
+func (e *env) part(name string, needs []jobstore.Capability, fn func(e *env)) {
+	e.t.Helper()
+	e.t.Run(name, func(t *testing.T) {
+		skipLacking(t, e.backend.Name, e.caps, needs)
+		sub := *e
+		sub.t = t
+		fn(&sub)
+	})
 }
 
 func randHex(n int) string {
@@ -230,7 +267,7 @@ func (e *env) recover(max int) jobstore.RecoverResult {
 // idleness by Redis's clock.
 func (e *env) expire(d time.Duration) {
 	e.clk.Advance(d + time.Millisecond)
-	if !e.storeClock {
+	if !e.clockLeases {
 		time.Sleep(d + 50*time.Millisecond)
 	}
 }
@@ -238,7 +275,7 @@ func (e *env) expire(d time.Duration) {
 // idle lets d of a lease's time pass (d shorter than the lease).
 func (e *env) idle(d time.Duration) {
 	e.clk.Advance(d)
-	if !e.storeClock {
+	if !e.clockLeases {
 		time.Sleep(d)
 	}
 }

@@ -10,6 +10,19 @@ import (
 	"github.com/aebench/aebench/jobstore"
 )
 
+// leaseCases: leases, heartbeats, fencing and recovery.
+func leaseCases() []testCase {
+	recovery := jobstore.CapLeaseRecovery
+	return []testCase{
+		{name: "LeaseExpiryRecover", needs: needs(recovery, jobstore.CapFencing, jobstore.CapStoreClock), fn: caseLeaseExpiryRecover},
+		{name: "HeartbeatPreventsRecovery", needs: needs(recovery, jobstore.CapStoreClock), fn: caseHeartbeatPreventsRecovery},
+		{name: "ExpiredLeaseStillCompletes", needs: needs(recovery), fn: caseExpiredLeaseStillCompletes},
+		{name: "StaleCompleteAfterRecovery", needs: needs(recovery, jobstore.CapFencing), fn: caseStaleCompleteAfterRecovery},
+		{name: "ConcurrentRecoverers", needs: needs(recovery), fn: caseConcurrentRecoverers},
+		{name: "RecoverDeadLettersPastLimit", needs: needs(recovery), fn: caseRecoverDeadLettersPastLimit},
+	}
+}
+
 func caseLeaseExpiryRecover(e *env) {
 	id := e.id("lease")
 	e.enqueue(jobstore.NewJob{ID: id, MaxRetries: 3, Payload: []byte("p")})
@@ -69,7 +82,7 @@ func caseHeartbeatPreventsRecovery(e *env) {
 	// Redis's clock: 3/4 of the lease, then half a lease more, so the check
 	// below falls past the old lease in both clocks.)
 	e.clk.Advance(L - time.Millisecond)
-	if !e.storeClock {
+	if !e.clockLeases {
 		time.Sleep(L * 3 / 4)
 	}
 	lease, err := e.s.Extend(e.ctx, old, L)
@@ -87,7 +100,7 @@ func caseHeartbeatPreventsRecovery(e *env) {
 	}
 	// At the old deadline + 1ms, nothing to recover.
 	e.clk.Advance(2 * time.Millisecond)
-	if !e.storeClock {
+	if !e.clockLeases {
 		time.Sleep(L / 2)
 	}
 	if r := e.recover(10); len(r.Requeued)+len(r.DeadLettered) != 0 {
