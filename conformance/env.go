@@ -93,8 +93,12 @@ func skipLacking(t *testing.T, store string, caps jobstore.Capabilities, needs [
 			lack = append(lack, strconv.Quote(string(n)))
 		}
 	}
-	if len(lack) > 0 {
-		t.Skipf("%s lacks capability %s", store, strings.Join(lack, ", "))
+	switch len(lack) {
+	case 0:
+	case 1:
+		t.Skipf("%s lacks capability %s", store, lack[0])
+	default:
+		t.Skipf("%s lacks capabilities %s", store, strings.Join(lack, ", "))
 	}
 }
 
