@@ -187,6 +187,22 @@ func (e *env) claim(max int, lease time.Duration) []jobstore.Claimed {
 	return e.claimAs("worker-1", max, lease)
 }
 
+// claimAll claims, max at a time, until a Claim returns nothing, and
+// returns the ids it got.
+func (e *env) claimAll(max int, lease time.Duration) map[string]bool {
+	e.t.Helper()
+	got := map[string]bool{}
+	for {
+		cl := e.claim(max, lease)
+		if len(cl) == 0 {
+			return got
+		}
+		for _, c := range cl {
+			got[c.Job.ID] = true
+		}
+	}
+}
+
 // claimOne claims and expects exactly the job id.
 func (e *env) claimOne(id string, lease time.Duration) jobstore.Claimed {
 	e.t.Helper()

@@ -201,16 +201,7 @@ func caseConcurrentRecoverers(e *env) {
 		jobs = append(jobs, jobstore.NewJob{ID: e.id(fmt.Sprintf("cr%02d", i)), MaxRetries: 3})
 	}
 	e.enqueue(jobs...)
-	claimed := map[string]bool{}
-	for len(claimed) < n {
-		cl := e.claim(n, e.lease)
-		if len(cl) == 0 {
-			break
-		}
-		for _, c := range cl {
-			claimed[c.Job.ID] = true
-		}
-	}
+	claimed := e.claimAll(n, e.lease)
 	if len(claimed) != n {
 		e.t.Fatalf("claimed %d of %d jobs", len(claimed), n)
 	}

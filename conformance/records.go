@@ -52,16 +52,7 @@ func caseBulkEnqueue(e *env) {
 		rejectedBatches(e, jobs[42].ID)
 	})
 	checkWaiting("after the rejected batches")
-	got := map[string]bool{}
-	for {
-		cl := e.claim(50, holdLease)
-		if len(cl) == 0 {
-			break
-		}
-		for _, c := range cl {
-			got[c.Job.ID] = true
-		}
-	}
+	got := e.claimAll(50, holdLease)
 	if len(got) != n {
 		e.t.Errorf("claimed %d jobs after the rejected batches, want exactly the %d of the first batch", len(got), n)
 	}
