@@ -64,3 +64,11 @@ func TestMain(m *testing.M) {
 func TestConformance(t *testing.T) {
 	conformance.Run(t, backends, targets(t), clients)
 }
+
+// TestRunStore runs the suite the way a user with a store of their own does:
+// one call with the zero Config, which spawns a private redis-server. The
+// store keeps almost none of the contract (see listStore), so this also
+// checks that every case it cannot pass is gated by a capability.
+func TestRunStore(t *testing.T) {
+	conformance.RunStore(t, "liststore", conformance.Adapt(newListStore), conformance.Config{})
+}

@@ -31,6 +31,11 @@
 //   - Bad input (empty id, negative MaxRetries, Max or Lease <= 0, a payload
 //     over Options.MaxPayload) is rejected with an error wrapping ErrInvalid
 //     that names the field and what is allowed.
+//
+// Every aebench job store keeps all of these rules. A store that is not a
+// job store in the usual sense (a reference floor, a peer queue) is held
+// only to the rules whose core capability it declares (CoreCapabilities:
+// fencing, lease-recovery, retries, delayed-jobs, ...).
 package jobstore
 
 import (

@@ -38,6 +38,27 @@ func dockerHealthy(ctx context.Context) (err error) {
 	return nil
 }
 
+// imagePresent reports whether image is present in the local Docker image
+// store, without pulling it.
+func imagePresent(ctx context.Context, image string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("docker provider: %v", r)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, dockerHealthTimeout)
+	defer cancel()
+	p, err := testcontainers.NewDockerProvider()
+	if err != nil {
+		return fmt.Errorf("docker provider: %w", err)
+	}
+	defer p.Close()
+	if _, err := p.Client().ImageInspect(ctx, image); err != nil {
+		return fmt.Errorf("image %q is not present locally: %w", image, err)
+	}
+	return nil
+}
+
 // startContainer runs o.Image as a standalone Redis and waits until it
 // answers PING on its mapped port.
 func startContainer(ctx context.Context, o Options) (*Redis, error) {

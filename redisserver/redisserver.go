@@ -7,6 +7,11 @@
 //
 // Start picks and readies the server; Redis.ClientOptions hands the result to
 // package rclient; Redis.Close releases everything that Start acquired.
+//
+// Container mode runs Options.Image, else the image named by the environment
+// variable AEBENCH_REDIS_IMAGE (ImageEnv), else DefaultImage. The package's
+// container test runs only when a Docker daemon answers and that image is
+// present locally (it never pulls), and is skipped with the reason otherwise.
 package redisserver
 
 import (
@@ -49,6 +54,10 @@ const (
 	DefaultServerPath   = "redis-server"
 )
 
+// ImageEnv names the environment variable that chooses the container image
+// when Options.Image is empty.
+const ImageEnv = "AEBENCH_REDIS_IMAGE"
+
 // ErrNoRedis is returned (wrapped) when no Redis can be had: no URL, no
 // redis-server binary, no reachable Docker daemon.
 var ErrNoRedis = errors.New("redisserver: no Redis available")
@@ -83,10 +92,17 @@ type Options struct {
 	// StartTimeout bounds readiness of each server (and cluster formation);
 	// default 10s.
 	StartTimeout time.Duration
-	// Image is the container image for ModeContainer; default "redis:7".
+	// Image is the container image for ModeContainer; default the value of
+	// $AEBENCH_REDIS_IMAGE when set, else "redis:7". An image that is not
+	// present locally is pulled by testcontainers.
 	Image string
 	// Logf, if set, receives progress lines.
 	Logf func(format string, args ...any)
+
+	// dockerProbe reports whether a Docker daemon answers; default
+	// dockerHealthy. Tests replace it to take the "no Docker" paths on a
+	// machine that does run Docker.
+	dockerProbe func(context.Context) error
 }
 
 // Redis is a ready Redis obtained by Start. Close it when done.
@@ -135,7 +151,7 @@ func Start(ctx context.Context, o Options) (*Redis, error) {
 		}
 		return spawnStandalone(ctx, o, path, 0)
 	case ModeContainer:
-		if err := dockerHealthy(ctx); err != nil {
+		if err := o.dockerProbe(ctx); err != nil {
 			return nil, fmt.Errorf("%w: mode %q needs a running Docker daemon: %v; start Docker, or use mode %q (redis-server) or %q",
 				ErrNoRedis, ModeContainer, firstLine(err.Error()), ModeSpawn, ModeURL)
 		}
@@ -149,7 +165,7 @@ func Start(ctx context.Context, o Options) (*Redis, error) {
 			return spawnStandalone(ctx, o, path, 0)
 		}
 		o.Logf("redisserver: auto: %v; trying Docker", lookErr)
-		dockErr := dockerHealthy(ctx)
+		dockErr := o.dockerProbe(ctx)
 		if dockErr == nil {
 			return startContainer(ctx, o)
 		}
@@ -190,7 +206,13 @@ func (o Options) normalize() (Options, error) {
 		o.StartTimeout = DefaultStartTimeout
 	}
 	if o.Image == "" {
+		o.Image = os.Getenv(ImageEnv)
+	}
+	if o.Image == "" {
 		o.Image = DefaultImage
+	}
+	if o.dockerProbe == nil {
+		o.dockerProbe = dockerHealthy
 	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}

@@ -22,9 +22,12 @@ import (
 	"github.com/aebench/aebench/redisserver"
 )
 
-// noDocker points testcontainers at a socket that does not exist, so tests
-// of the "no Docker" paths hold on machines that do run Docker.
-const noDocker = "unix:///nonexistent/redisserver-test/docker.sock"
+// noDocker is a Docker probe that always fails, so tests of the "no Docker"
+// paths hold on machines that do run Docker. (Pointing DOCKER_HOST at a
+// missing socket does not: testcontainers falls back to the default socket.)
+func noDocker(context.Context) error {
+	return errors.New("Cannot connect to the Docker daemon (test probe)")
+}
 
 func start(t *testing.T, o redisserver.Options) *redisserver.Redis {
 	t.Helper()
@@ -380,7 +383,6 @@ func TestURLMode(t *testing.T) {
 // TestStartErrors covers option validation and missing prerequisites; none
 // of these may start anything or take long.
 func TestStartErrors(t *testing.T) {
-	t.Setenv("DOCKER_HOST", noDocker)
 	const bogus = "/nonexistent/bin/redis-server-bogus"
 	tests := []struct {
 		name    string
@@ -409,9 +411,9 @@ func TestStartErrors(t *testing.T) {
 			noRedis: true, want: []string{"redis-server", bogus, "apt-get install redis-server"}},
 		{name: "cluster bogus ServerPath", o: redisserver.Options{Mode: redisserver.ModeCluster, ServerPath: bogus},
 			noRedis: true, want: []string{"redis-server", bogus}},
-		{name: "container without Docker", o: redisserver.Options{Mode: redisserver.ModeContainer},
-			noRedis: true, want: []string{"Docker"}},
-		{name: "auto with nothing", o: redisserver.Options{ServerPath: bogus},
+		{name: "container without Docker", o: redisserver.WithDockerProbe(redisserver.Options{Mode: redisserver.ModeContainer}, noDocker),
+			noRedis: true, want: []string{"Docker", "test probe"}},
+		{name: "auto with nothing", o: redisserver.WithDockerProbe(redisserver.Options{ServerPath: bogus}, noDocker),
 			noRedis: true, want: []string{"apt-get install redis-server", "start Docker", "--redis-url", "redis.url"}},
 	}
 	for _, tt := range tests {

@@ -241,7 +241,7 @@ func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Conf
 func (s *Store) Capabilities() jobstore.Capabilities {
 	return jobstore.Capabilities{jobstore.CapStoreClockLeases: true, jobstore.CapStrictFIFO: true,
 		jobstore.CapExactStats: true, jobstore.CapMover: true, jobstore.CapMoverLoop: !s.claimMoves,
-		jobstore.CapBlockingClaim: len(s.marker) > 0, jobstore.CapBatchComplete: true}
+		jobstore.CapBlockingClaim: len(s.marker) > 0, jobstore.CapBatchComplete: true}.WithCore()
 }
 
 // bucketKey is the key of the bucket whose window holds t.

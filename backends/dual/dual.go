@@ -186,7 +186,7 @@ func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Conf
 func (s *Store) Capabilities() jobstore.Capabilities {
 	return jobstore.Capabilities{jobstore.CapBlockingClaim: true, jobstore.CapNativeDelay: true,
 		jobstore.CapStoreClockLeases: true, jobstore.CapStrictFIFO: true, jobstore.CapExactStats: true,
-		jobstore.CapMover: true, jobstore.CapMoverLoop: s.cfg.Mover == MoverBackground, jobstore.CapBatchComplete: true}
+		jobstore.CapMover: true, jobstore.CapMoverLoop: s.cfg.Mover == MoverBackground, jobstore.CapBatchComplete: true}.WithCore()
 }
 
 // Config is the store's effective configuration.

@@ -292,7 +292,12 @@ func (s *Store) Stats(context.Context) (jobstore.Stats, error) {
 // Capabilities of the calibration store.
 func (s *Store) Capabilities() jobstore.Capabilities {
 	return jobstore.Capabilities{jobstore.CapBlockingClaim: true, jobstore.CapNativeDelay: true,
-		jobstore.CapStoreClockLeases: true, jobstore.CapStrictFIFO: true, jobstore.CapExactStats: true}
+		jobstore.CapStoreClockLeases: true, jobstore.CapStrictFIFO: true, jobstore.CapExactStats: true,
+		// The core, but for records: they live in memory, forgotten when
+		// a job finishes, in no encoding.
+		jobstore.CapFencing: true, jobstore.CapLeaseRecovery: true, jobstore.CapRetries: true,
+		jobstore.CapDelayedJobs: true, jobstore.CapCancel: true, jobstore.CapUniqueIDs: true,
+		jobstore.CapAtomicBulk: true, jobstore.CapStoreClock: true}
 }
 
 // Close marks the store closed.

@@ -135,7 +135,7 @@ func New(ctx context.Context, c rclient.Client, o jobstore.Options) (*Store, err
 // Capabilities: a blocking claim and leases on the store's clock.
 func (s *Store) Capabilities() jobstore.Capabilities {
 	return jobstore.Capabilities{jobstore.CapBlockingClaim: true, jobstore.CapStoreClockLeases: true,
-		jobstore.CapBatchComplete: true}
+		jobstore.CapBatchComplete: true}.WithCore()
 }
 
 // Claim reads and activates due jobs, blocking in Redis while req.Wait allows.

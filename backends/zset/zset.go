@@ -119,7 +119,7 @@ func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Conf
 func (s *Store) Capabilities() jobstore.Capabilities {
 	return jobstore.Capabilities{jobstore.CapNativeDelay: true, jobstore.CapStoreClockLeases: true,
 		jobstore.CapStrictFIFO: true, jobstore.CapExactStats: true, jobstore.CapBlockingClaim: len(s.marker) > 0,
-		jobstore.CapBatchComplete: true}
+		jobstore.CapBatchComplete: true}.WithCore()
 }
 
 // Enqueue stores jobs atomically.
