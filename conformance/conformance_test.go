@@ -7,20 +7,24 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/aebench/aebench/backends/bucket"
-	"github.com/aebench/aebench/backends/dual"
-	"github.com/aebench/aebench/backends/stream"
-	"github.com/aebench/aebench/backends/zset"
+	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/conformance"
+	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/rclient"
 	"github.com/aebench/aebench/redisserver"
 )
 
-// backends are the strategies under test, one line each.
-var backends = []conformance.Backend{
-	{Name: "zset", New: conformance.Adapt(zset.New)},
-	{Name: "bucket", New: conformance.Adapt(bucket.New)},
-	{Name: "stream", New: conformance.Adapt(stream.New)},
-	{Name: "dual", New: conformance.Adapt(dual.New)},
+// backends are every backend in the registry (the one list the CLI, the
+// harness and this suite read), each with its default settings.
+func backends() []conformance.Backend {
+	var out []conformance.Backend
+	for _, b := range registry.All() {
+		out = append(out, conformance.Backend{Name: b.Name,
+			New: func(ctx context.Context, c rclient.Client, o jobstore.Options) (jobstore.Store, error) {
+				return b.Build(ctx, c, o, nil)
+			}})
+	}
+	return out
 }
 
 var clients = []string{"go-redis", "rueidis"}
@@ -62,7 +66,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestConformance(t *testing.T) {
-	conformance.Run(t, backends, targets(t), clients)
+	conformance.Run(t, backends(), targets(t), clients)
 }
 
 // TestRunStore runs the suite the way a user with a store of their own does:
