@@ -69,6 +69,10 @@ const (
 	AfterClaim   Point = "after_claim"   // Claim returned the job; the handler has not started
 	InHandler    Point = "in_handler"    // the handler is running
 	AfterHandler Point = "after_handler" // the handler finished; Complete or Fail not sent
+	// AfterComplete: Complete returned nil and its event has not left the
+	// worker; only a worker_kill lands there (the coordinator must learn the
+	// outcome by reading the record back).
+	AfterComplete Point = "after_complete"
 	// Random: a process kill at a random moment, not at a point.
 	Random Point = "random"
 	// BetweenSteps: a Recover or Promote call crashes after its plain read
@@ -314,7 +318,7 @@ func (f *Fault) check() *checkErr {
 			return e
 		}
 	case WorkerKill:
-		if e := points(InHandler, AfterClaim, AfterHandler, Random); e != nil {
+		if e := points(InHandler, AfterClaim, AfterHandler, AfterComplete, Random); e != nil {
 			return e
 		}
 	case RecovererCrash, MoverCrash:
