@@ -227,8 +227,15 @@ func dur(v *yaml.Node, min time.Duration) (time.Duration, error) {
 	if d < min || d < 0 {
 		return 0, fmt.Errorf("%s is below the minimum %s", d, min)
 	}
+	if d > MaxDuration {
+		return 0, fmt.Errorf("%s is above the maximum 24h (a run lasts at most 24h)", d)
+	}
 	return d, nil
 }
+
+// MaxDuration bounds every duration of a fault, as the scenario bounds a
+// run's duration.
+const MaxDuration = 24 * time.Hour
 
 func (f *Fault) set(key string, v *yaml.Node) error {
 	var err error
