@@ -69,6 +69,10 @@ const (
 	AfterClaim   Point = "after_claim"   // Claim returned the job; the handler has not started
 	InHandler    Point = "in_handler"    // the handler is running
 	AfterHandler Point = "after_handler" // the handler finished; Complete or Fail not sent
+	// AfterComplete: Complete returned nil and its event has not left the
+	// worker; only a worker_kill lands there (the coordinator must learn the
+	// outcome by reading the record back).
+	AfterComplete Point = "after_complete"
 	// Random: a process kill at a random moment, not at a point.
 	Random Point = "random"
 	// BetweenSteps: a Recover or Promote call crashes after its plain read
@@ -223,8 +227,15 @@ func dur(v *yaml.Node, min time.Duration) (time.Duration, error) {
 	if d < min || d < 0 {
 		return 0, fmt.Errorf("%s is below the minimum %s", d, min)
 	}
+	if d > MaxDuration {
+		return 0, fmt.Errorf("%s is above the maximum 24h (a run lasts at most 24h)", d)
+	}
 	return d, nil
 }
+
+// MaxDuration bounds every duration of a fault, as the scenario bounds a
+// run's duration.
+const MaxDuration = 24 * time.Hour
 
 func (f *Fault) set(key string, v *yaml.Node) error {
 	var err error
@@ -314,7 +325,7 @@ func (f *Fault) check() *checkErr {
 			return e
 		}
 	case WorkerKill:
-		if e := points(InHandler, AfterClaim, AfterHandler, Random); e != nil {
+		if e := points(InHandler, AfterClaim, AfterHandler, AfterComplete, Random); e != nil {
 			return e
 		}
 	case RecovererCrash, MoverCrash:

@@ -355,6 +355,7 @@ func (e *engine) finish(res *Result, interrupted bool) {
 	}
 	res.Hists = e.total
 	res.Series = e.series
+	e.settleOutstanding()
 	res.Ledger = e.led.CheckWith(e.cfg.LostAllowed())
 	if e.ft != nil {
 		e.ft.finish(e.local)

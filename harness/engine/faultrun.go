@@ -37,46 +37,6 @@ func (l ledgerEvents) Unknown(id string, attempt int, token string, at time.Time
 	l.resolve(id, attempt, token, at)
 }
 
-// resolveUnknown reads back a job whose Complete or Fail outcome is
-// unknown, as Jepsen's checkers do with a final read: a record completed
-// (or dead-lettered) under this attempt's lease token was finished by that
-// call, and the ledger is told; one still held under the token was not,
-// and the recoverer will take it back when the lease expires. It retries
-// while Redis is unreachable, for up to resolveFor.
-func (e *engine) resolveUnknown(id string, attempt int, token string, at time.Time) {
-	e.resolvers.Add(1)
-	go func() {
-		defer e.resolvers.Done()
-		deadline := time.Now().Add(resolveFor)
-		for time.Now().Before(deadline) {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			j, err := e.store.Get(ctx, id)
-			cancel()
-			if err == nil {
-				if j.LeaseToken == token {
-					switch j.Status {
-					case jobstore.StatusCompleted:
-						e.led.Completed(id, attempt, at)
-						e.c.completed.Add(1)
-						e.c.ackLost.Add(1)
-					case jobstore.StatusFailed:
-						e.led.Failed(id, attempt, jobstore.FailResult{Status: jobstore.StatusFailed}, at)
-						e.c.ackLost.Add(1)
-					}
-				}
-				return
-			}
-			if errors.Is(err, jobstore.ErrNotFound) {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}()
-}
-
-// resolveFor bounds the read-back of an unknown outcome.
-const resolveFor = 20 * time.Second
-
 // FaultSetup is what the runner prepares for a run with faults.
 type FaultSetup struct {
 	Events  []faults.Event

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,6 +66,7 @@ type Ledger struct {
 	acked       atomic.Int64
 	outstanding atomic.Int64 // acknowledged, not yet completed or dead
 	unexpected  atomic.Int64
+	settled     atomic.Int64 // outcomes taken from a read-back of the store
 }
 
 type ledgerShard struct {
@@ -89,6 +92,12 @@ type ledgerEntry struct {
 	measured    bool
 	completions int32
 	dead        bool
+	canceled    bool
+	// cutOff: still queued or running in the store when the drain ended.
+	cutOff bool
+	// lostState: the store's state of a job lost after the read-back
+	// (a Status name, not_found or unreadable).
+	lostState   string
 	doneAt      int64
 	recoveredAt int64
 	fenced      int32
@@ -140,7 +149,7 @@ func (e *ledgerEntry) rerun(n int) bool {
 	return false
 }
 
-func (e *ledgerEntry) done() bool { return e.completions > 0 || e.dead }
+func (e *ledgerEntry) done() bool { return e.completions > 0 || e.dead || e.canceled }
 
 // Planned registers jobs before the Enqueue call that carries them, which
 // starts at callStart.
@@ -302,6 +311,50 @@ func (l *Ledger) Recovered(res jobstore.RecoverResult, at time.Time) {
 	}
 }
 
+// Canceled records that the store shows id canceled (found by a read-back).
+func (l *Ledger) Canceled(id string, at time.Time) {
+	l.update(id, true, func(e *ledgerEntry) {
+		l.markDone(e, at.UnixNano())
+		e.canceled = true
+	})
+}
+
+// OutstandingJob is an acknowledged job not yet finished, with its latest
+// attempt number.
+type OutstandingJob struct {
+	ID      string
+	Attempt int
+}
+
+// OutstandingJobs lists the acknowledged jobs not yet finished, for the
+// read-back after the drain.
+func (l *Ledger) OutstandingJobs() []OutstandingJob {
+	var out []OutstandingJob
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		for id, e := range s.m {
+			if e.state == enqAcked && !e.done() {
+				out = append(out, OutstandingJob{ID: id, Attempt: max(len(e.attempts)-1, 0)})
+			}
+		}
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// CutOff records that the store still holds id queued or running after
+// the drain: the drain ended before it, so it is not called lost.
+func (l *Ledger) CutOff(id string) {
+	l.update(id, false, func(e *ledgerEntry) { e.cutOff = true })
+}
+
+// LostState records the store's state of an outstanding job that the
+// read-back could not settle.
+func (l *Ledger) LostState(id, state string) {
+	l.update(id, false, func(e *ledgerEntry) { e.lostState = state })
+}
+
 // LedgerReport is the verdict on a run's jobs after the drain.
 type LedgerReport struct {
 	Attempted    int64 `json:"attempted"`
@@ -310,8 +363,22 @@ type LedgerReport struct {
 	Indeterminate int64 `json:"indeterminate"`
 	Completed     int64 `json:"completed"`
 	DeadLettered  int64 `json:"dead_lettered"`
-	// Lost: acknowledged, but neither completed nor dead-lettered after the drain.
+	// Canceled: the store shows the job canceled.
+	Canceled int64 `json:"canceled"`
+	// SettledByReadBack: outcomes the events never brought (a worker process
+	// killed after its Complete, a reply lost on a reset connection, an
+	// event cut off by the drain) and a read-back of the job's record did;
+	// they are counted in Completed, DeadLettered or Canceled too.
+	SettledByReadBack int64 `json:"settled_by_read_back"`
+	// UnfinishedAtDrain: acknowledged jobs the store still held queued or
+	// running when the drain ended; cut off by the drain, not lost.
+	UnfinishedAtDrain int64 `json:"unfinished_at_drain"`
+	// Lost: acknowledged, neither finished nor still queued or running in
+	// the store after the drain (read back before it is called lost).
 	Lost int64 `json:"lost"`
+	// LostStates counts lost jobs by the state the read-back found: a
+	// Status name, not_found, or unreadable (Redis did not answer).
+	LostStates map[string]int64 `json:"lost_states,omitempty"`
 	// Unexpected: started or completed, but never enqueued by this run.
 	Unexpected int64 `json:"unexpected"`
 	// DuplicateStarts: handler starts beyond one per (job, attempt), plus
@@ -342,6 +409,7 @@ type LedgerReport struct {
 	Fenced int64 `json:"fenced"`
 	// Examples lists up to 10 ids per problem.
 	LostIDs       []string `json:"lost_ids,omitempty"`
+	UnfinishedIDs []string `json:"unfinished_ids,omitempty"`
 	UnexpectedIDs []string `json:"unexpected_ids,omitempty"`
 	EarlyIDs      []string `json:"early_ids,omitempty"`
 	DuplicateIDs  []string `json:"duplicate_ids,omitempty"`
@@ -358,7 +426,7 @@ func (l *Ledger) Check() LedgerReport { return l.CheckWith(false) }
 // IsLost reports whether id was acknowledged and is neither completed nor dead-lettered.
 func (l *Ledger) IsLost(id string) bool {
 	lost := false
-	l.update(id, false, func(e *ledgerEntry) { lost = e.state == enqAcked && !e.done() })
+	l.update(id, false, func(e *ledgerEntry) { lost = e.state == enqAcked && !e.done() && !e.cutOff })
 	return lost
 }
 
@@ -379,9 +447,20 @@ func (l *Ledger) CheckWith(lostAllowed bool) LedgerReport {
 			switch e.state {
 			case enqAcked:
 				r.Acknowledged++
-				if !e.done() {
+				switch {
+				case e.done():
+				case e.cutOff:
+					r.UnfinishedAtDrain++
+					add(&r.UnfinishedIDs, id)
+				default:
 					r.Lost++
 					add(&r.LostIDs, id)
+					if e.lostState != "" {
+						if r.LostStates == nil {
+							r.LostStates = map[string]int64{}
+						}
+						r.LostStates[e.lostState]++
+					}
 				}
 			case enqIndeterminate:
 				r.Indeterminate++
@@ -393,6 +472,8 @@ func (l *Ledger) CheckWith(lostAllowed bool) LedgerReport {
 				r.Completed++
 			} else if e.dead {
 				r.DeadLettered++
+			} else if e.canceled {
+				r.Canceled++
 			}
 			if e.completions > 1 {
 				r.DuplicateCompletions += int64(e.completions - 1)
@@ -437,14 +518,15 @@ func (l *Ledger) CheckWith(lostAllowed bool) LedgerReport {
 		}
 		s.mu.Unlock()
 	}
+	r.SettledByReadBack = l.settled.Load()
 	r.DuplicatedExecutions = r.DuplicateStarts + r.DuplicateCompletions + r.DuplicateReruns
-	for _, ids := range [][]string{r.LostIDs, r.UnexpectedIDs, r.EarlyIDs, r.DuplicateIDs} {
+	for _, ids := range [][]string{r.LostIDs, r.UnfinishedIDs, r.UnexpectedIDs, r.EarlyIDs, r.DuplicateIDs} {
 		sort.Strings(ids)
 	}
 	if r.Lost > 0 && lostAllowed {
 		r.LostExpected = true
 	} else if r.Lost > 0 {
-		r.Problems = append(r.Problems, fmt.Sprintf("%d acknowledged job(s) lost (e.g. %v)", r.Lost, r.LostIDs))
+		r.Problems = append(r.Problems, fmt.Sprintf("%d acknowledged job(s) lost (e.g. %v; store states %s)", r.Lost, r.LostIDs, FormatStates(r.LostStates)))
 	}
 	if r.Unexpected > 0 {
 		r.Problems = append(r.Problems, fmt.Sprintf("%d unexpected job(s) ran that this run never enqueued (e.g. %v)", r.Unexpected, r.UnexpectedIDs))
@@ -454,4 +536,21 @@ func (l *Ledger) CheckWith(lostAllowed bool) LedgerReport {
 	}
 	r.OK = len(r.Problems) == 0
 	return r
+}
+
+// FormatStates writes a count per state, sorted by state: "in_progress 2, not_found 1".
+func FormatStates(m map[string]int64) string {
+	if len(m) == 0 {
+		return "not read"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + " " + strconv.FormatInt(m[k], 10)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -286,7 +286,7 @@ func (p *procPool) Crash(ctx context.Context, ev faults.Event) error {
 	}
 	<-wp.eof // every event it wrote has been read
 	ev.Point = point
-	p.settle(wp, ev, at)
+	p.settleKilled(wp, ev, at)
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -304,11 +304,12 @@ func (p *procPool) Crash(ctx context.Context, ev faults.Event) error {
 	return nil
 }
 
-// settle accounts for the jobs a killed worker held. A worker killed
-// between Complete returning and its event reaching the pipe did complete
-// the job: the store's record (completed under this claim's token) says so,
-// and the ledger is told. The rest are the fault's affected jobs.
-func (p *procPool) settle(wp *workerProc, ev faults.Event, at time.Time) {
+// settleKilled accounts for the jobs a killed worker held. A worker killed
+// between Complete (or a dead-lettering Fail) returning and its event
+// reaching the pipe did finish the job: the read-back (engine.settle)
+// finds the record finished under this claim's token and tells the
+// ledger. The rest are the fault's affected jobs.
+func (p *procPool) settleKilled(wp *workerProc, ev faults.Event, at time.Time) {
 	e := p.e
 	wp.mu.Lock()
 	held := make([]*procJob, 0, len(wp.inflight))
@@ -321,14 +322,11 @@ func (p *procPool) settle(wp *workerProc, ev faults.Event, at time.Time) {
 	var affected []faults.Affected
 	for _, j := range held {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		rec, err := e.store.Get(ctx, j.ID)
+		rb := e.settle(ctx, j.ID, j.Attempt, j.token, at)
 		cancel()
-		if err == nil && rec.LeaseToken == j.token && rec.Status == jobstore.StatusCompleted {
-			e.led.Completed(j.ID, j.Attempt, at)
-			e.c.completed.Add(1)
-			continue
+		if !rb.settled {
+			affected = append(affected, j.Affected)
 		}
-		affected = append(affected, j.Affected)
 	}
 	e.ft.tracker.Fault(ev, wp.id, at, affected)
 }

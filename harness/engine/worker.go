@@ -333,6 +333,11 @@ func (e *engine) execute(ctx context.Context, w *worker, slots <-chan struct{}, 
 				e.noteErr(err)
 				e.events.Unknown(id, attempt, lease.Token, ce)
 			default:
+				if e.crashAt(w, faults.AfterComplete) {
+					cancel()
+					e.abandon(w, id, slots)
+					continue
+				}
 				b0 := time.Now()
 				jt := e.events.Completed(id, attempt, ce)
 				book += time.Since(b0)

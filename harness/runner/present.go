@@ -212,6 +212,7 @@ func (pr *planRunner) printTables(w io.Writer) {
 			fmt.Fprintln(w, "conditions: "+cellConditions(runs))
 			fmt.Fprintln(w)
 			pr.latencyTable(w, runs)
+			ledgerNotes(w, runs, pr.s.Repeats)
 			pr.recoveryTable(w, runs)
 			fmt.Fprintln(w)
 			pr.costTable(w, runs)

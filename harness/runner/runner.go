@@ -74,6 +74,9 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 	if o.Registry == nil {
 		o.Registry = registry.Builtin()
 	}
+	for _, w := range s.Warnings {
+		fmt.Fprintln(o.Stdout, "warning: "+w)
+	}
 	started := time.Now()
 	dir := filepath.Join(o.OutDir, started.UTC().Format("20060102T150405Z")+"-"+s.Name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -166,6 +166,9 @@ type Scenario struct {
 	// run in each cell; 0 turns it off.
 	Calibration time.Duration
 	Cells       []Cell
+	// Warnings are doubts about the file that are not errors (a drain
+	// shorter than an unbounded handler distribution's 99.9th percentile).
+	Warnings []string
 	// reg is the backend registry the file was checked against.
 	reg *registry.Registry
 }

@@ -74,7 +74,29 @@ func parseNonNegDuration(s string) (time.Duration, error) {
 	if d < 0 {
 		return 0, fmt.Errorf("duration %q is negative", s)
 	}
+	if d > maxDistDuration {
+		return 0, fmt.Errorf("duration %q is above the maximum %s", s, fmtBound(maxDistDuration))
+	}
 	return d, nil
+}
+
+// maxDistDuration bounds a distribution's parameters: a handler or delay
+// longer than the longest run is a typo.
+const maxDistDuration = 24 * time.Hour
+
+// Bound is the longest duration the distribution gives, and true; for an
+// unbounded one (exponential, normal) it is the 99.9th percentile, and
+// false.
+func (d Dist) Bound() (time.Duration, bool) {
+	switch d.Kind {
+	case "uniform":
+		return d.B, true
+	case "exponential":
+		return time.Duration(-math.Log(0.001) * float64(d.A)), false
+	case "normal":
+		return d.A + time.Duration(3.09*float64(d.B)), false
+	}
+	return d.A, true
 }
 
 // String gives the scenario syntax back.

@@ -152,6 +152,7 @@ type parser struct {
 	bnode    *yaml.Node
 	faults   []faults.Fault
 	fnode    *yaml.Node
+	warnings []string
 }
 
 func (p *parser) errAt(n *yaml.Node, fieldPath, msg string) error {
@@ -327,8 +328,8 @@ func (p *parser) walk(root *yaml.Node, s *Scenario) error {
 			case "on", "true":
 				s.Calibration = -1
 			default:
-				if err := setDur(&s.Calibration, v.Value, time.Millisecond); err != nil {
-					return p.errAt(v, key, err.Error()+"; allowed: off, on (same as duration), or a duration > 0")
+				if err := setDur(&s.Calibration, v.Value, time.Millisecond, 24*time.Hour); err != nil {
+					return p.errAt(v, key, err.Error()+"; allowed: off, on (same as duration), or a duration > 0, at most 24h")
 				}
 			}
 		default:
@@ -458,6 +459,7 @@ func (p *parser) expand(s *Scenario) error {
 	if s.Calibration < 0 {
 		s.Calibration = s.Cells[0].Base.Duration
 	}
+	s.Warnings = p.warnings
 	return nil
 }
 
@@ -498,11 +500,66 @@ func (p *parser) crossCheck(c Config) error {
 		case (f.NeedsOwnedRedis() || f.NeedsProxy()) && c.Redis.Mode != "embedded":
 			return fat(fmt.Sprintf("%s needs redis.mode embedded (a loopback redis-server aebench spawned), not %q", f.Kind, c.Redis.Mode))
 		}
+		if err := p.checkFaultTimes(c, i, f); err != nil {
+			return err
+		}
+	}
+	if err := p.checkDrain(c); err != nil {
+		return err
 	}
 	if c.Workers.Heartbeat && c.Workers.HeartbeatInterval >= c.Workers.Lease {
 		return at("workers.heartbeat_interval", fmt.Sprintf("%s is not below workers.lease %s: the lease would lapse", c.Workers.HeartbeatInterval, c.Workers.Lease))
 	}
 	return nil
+}
+
+// checkFaultTimes refuses a fault timed after the run's end (warmup +
+// duration): it would never fire, and the run would pass without it.
+func (p *parser) checkFaultTimes(c Config, i int, f faults.Fault) error {
+	end := c.Warmup + c.Duration
+	fat := func(field string, d time.Duration, what string) error {
+		return &ConfigError{File: p.file, Line: f.Line, Column: f.Column, Field: fmt.Sprintf("faults[%d].%s", i, field),
+			Msg: fmt.Sprintf("%s %s is not before the run's end %s (warmup %s + duration %s): the fault would never fire", what, d, end, c.Warmup, c.Duration)}
+	}
+	for _, at := range f.At {
+		if at >= end {
+			return fat("at", at, "at")
+		}
+	}
+	if f.Every > 0 && f.From >= end {
+		return fat("from", f.From, "from")
+	}
+	if f.Until > end {
+		return fat("until", f.Until, "until")
+	}
+	return nil
+}
+
+// checkDrain refuses a drain shorter than the longest handler: jobs still
+// running when it ends would be cut off (counted unfinished at drain, not
+// lost, but the run would not have finished its work). For an unbounded
+// handler distribution the bound is its 99.9th percentile and the result a
+// warning.
+func (p *parser) checkDrain(c Config) error {
+	h := c.Workers.Handler
+	bound, exact := h.Bound()
+	if c.Drain >= bound {
+		return nil
+	}
+	msg := fmt.Sprintf("%s is shorter than the handler's %s (workers.handler %s): jobs still running when the drain ends are cut off", c.Drain, "longest run "+bound.String(), h)
+	if !exact {
+		msg = fmt.Sprintf("%s is shorter than the handler's 99.9th percentile %s (workers.handler %s): some jobs may still be running when the drain ends (counted unfinished at drain)", c.Drain, bound, h)
+		w := fmt.Sprintf("%s: drain %s", p.file, msg)
+		if !slices.Contains(p.warnings, w) {
+			p.warnings = append(p.warnings, w)
+		}
+		return nil
+	}
+	n := p.nodes["drain"]
+	if n == nil {
+		n = p.nodes["workers.handler"]
+	}
+	return p.errAt(n, "drain", msg+"; allowed: a drain >= "+bound.String())
 }
 
 // FieldDocs lists every scenario field with its default, allowed values and

@@ -192,6 +192,33 @@ func TestParseBad(t *testing.T) {
 		{"bad calibration", "backends: [zset]\ncalibration: sometimes\n", 2, []string{"calibration", "allowed: off, on"}},
 		{"bad label", "backends:\n  - name: zset\n    label: my zset\n", 3, []string{"label", "letters, digits"}},
 	}
+	const end = "backends: [zset]\nduration: 1s\nwarmup: 500ms\nredis: {mode: embedded}\nfaults:\n"
+	cases = append(cases, []struct {
+		name string
+		src  string
+		line int
+		want []string
+	}{
+		{"fault after the run's end", end + "  - {kind: redis_pause, at: [1s, 2s]}\n", 6,
+			[]string{"bad.yaml:6:5", "faults[0].at", "2s is not before the run's end 1.5s (warmup 500ms + duration 1s)"}},
+		{"repeating fault from after the end", end + "  - {kind: redis_pause, every: 1s, from: 1500ms}\n", 6,
+			[]string{"faults[0].from", "run's end 1.5s"}},
+		{"repeating fault until after the end", end + "  - {kind: redis_pause, every: 1s, until: 1m}\n", 6,
+			[]string{"faults[0].until", "1m0s is not before the run's end 1.5s"}},
+		{"duration of years", "backends: [zset]\nduration: 8760h\n", 2,
+			[]string{"bad.yaml:2:11", "duration", "8760h0m0s is above the maximum 24h", "at most 24h"}},
+		{"warmup of days", "backends: [zset]\nwarmup: 48h\n", 2, []string{"warmup", "above the maximum 1h"}},
+		{"lease of weeks", "backends: [zset]\nworkers:\n  lease: 500h\n", 3, []string{"workers.lease", "above the maximum 1h"}},
+		{"handler of years", "backends: [zset]\nworkers:\n  handler: uniform(1ms, 9000h)\n", 3,
+			[]string{"workers.handler", "above the maximum 24h"}},
+		{"fault duration of years", "backends: [zset]\nredis: {mode: embedded}\nfaults:\n  - {kind: redis_pause, at: 1s, duration: 9000h}\n", 4,
+			[]string{"faults[0].duration", "above the maximum 24h"}},
+		{"calibration of years", "backends: [zset]\ncalibration: 9000h\n", 2, []string{"calibration", "above the maximum 24h"}},
+		{"drain shorter than the handler", "backends: [zset]\ndrain: 1s\nworkers:\n  handler: uniform(1s, 2s)\n", 2,
+			[]string{"bad.yaml:2:8", "drain", "1s is shorter than the handler's longest run 2s", "allowed: a drain >= 2s"}},
+		{"default drain shorter than a constant handler", "backends: [zset]\nworkers:\n  handler: 45s\n", 3,
+			[]string{"drain", "30s is shorter than the handler's longest run 45s"}},
+	}...)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseScenario("bad.yaml", []byte(tc.src))
@@ -209,6 +236,33 @@ func TestParseBad(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q lacks %q", err, w)
 				}
+			}
+		})
+	}
+}
+
+// TestDrainWarning: a drain shorter than an unbounded handler
+// distribution's 99.9th percentile is a warning, not an error.
+func TestDrainWarning(t *testing.T) {
+	for _, tc := range []struct {
+		name, handler string
+		warn          bool
+	}{
+		{"exponential tail past the drain", "exponential(1s)", true},
+		{"normal tail past the drain", "normal(1s, 1s)", true},
+		{"exponential within the drain", "exponential(10ms)", false},
+		{"uniform within the drain", "uniform(1s, 2s)", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := ParseScenario("w.yaml", []byte("backends: [zset]\ndrain: 3s\nworkers:\n  handler: "+tc.handler+"\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(s.Warnings) > 0; got != tc.warn {
+				t.Fatalf("warnings %q, want some: %v", s.Warnings, tc.warn)
+			}
+			if tc.warn && !strings.Contains(s.Warnings[0], "w.yaml: drain 3s is shorter than the handler's 99.9th percentile") {
+				t.Errorf("warning %q", s.Warnings[0])
 			}
 		})
 	}

@@ -30,15 +30,15 @@ func fields() []field {
 		{Path: "seed", Default: "1", Allowed: "an integer", Matrix: true,
 			Doc: "seeds arrivals, delays, handler times and failures; runs with equal seeds see the same jobs",
 			set: func(c *Config, v string) error { n, err := parseInt64(v); c.Seed = n; return err }},
-		{Path: "duration", Default: "10s", Allowed: "a duration > 0", Matrix: true,
+		{Path: "duration", Default: "10s", Allowed: "a duration > 0, at most 24h", Matrix: true,
 			Doc: "measured time per run, after the warm-up",
-			set: func(c *Config, v string) error { return setDur(&c.Duration, v, time.Millisecond) }},
-		{Path: "warmup", Default: "2s", Allowed: "a duration >= 0", Matrix: true,
+			set: func(c *Config, v string) error { return setDur(&c.Duration, v, time.Millisecond, 24*time.Hour) }},
+		{Path: "warmup", Default: "2s", Allowed: "a duration >= 0, at most 1h", Matrix: true,
 			Doc: "load before measuring; its jobs run and are checked but not measured",
-			set: func(c *Config, v string) error { return setDur(&c.Warmup, v, 0) }},
-		{Path: "drain", Default: "30s", Allowed: "a duration > 0", Matrix: true,
+			set: func(c *Config, v string) error { return setDur(&c.Warmup, v, 0, time.Hour) }},
+		{Path: "drain", Default: "30s", Allowed: "a duration > 0, at most 1h", Matrix: true,
 			Doc: "after the producers stop, how long workers may take to finish every acknowledged job; what is left is lost",
-			set: func(c *Config, v string) error { return setDur(&c.Drain, v, time.Millisecond) }},
+			set: func(c *Config, v string) error { return setDur(&c.Drain, v, time.Millisecond, time.Hour) }},
 		{Path: "client", Default: "go-redis", Allowed: "go-redis, rueidis", Matrix: true,
 			Doc: "Redis client library the backends use",
 			set: func(c *Config, v string) error { return setEnum(&c.Client, v, "go-redis", "rueidis") }},
@@ -74,21 +74,23 @@ func fields() []field {
 			Doc: "hz of a spawned server (embedded, cluster); Redis's default is 10. Redis times out blocked commands on this tick, so a claim blocked until a delayed job's RunAt wakes up to 1/hz late: compare lateness at 10 and 100",
 			set: func(c *Config, v string) error { return setInt(&c.Redis.HZ, v, 1, 500) }},
 
-		{Path: "store.poll_interval", Default: "100ms", Allowed: "a duration > 0", Matrix: true,
+		{Path: "store.poll_interval", Default: "100ms", Allowed: "a duration > 0, at most 1m", Matrix: true,
 			Doc: "jobstore.Options.PollInterval: how often a waiting Claim polls on backends that cannot block",
-			set: func(c *Config, v string) error { return setDur(&c.Store.PollInterval, v, time.Millisecond) }},
-		{Path: "store.backoff_base", Default: "100ms", Allowed: "a duration > 0", Matrix: true,
+			set: func(c *Config, v string) error {
+				return setDur(&c.Store.PollInterval, v, time.Millisecond, time.Minute)
+			}},
+		{Path: "store.backoff_base", Default: "100ms", Allowed: "a duration > 0, at most 1h", Matrix: true,
 			Doc: "retry delay after the first failure; doubles per retry",
-			set: func(c *Config, v string) error { return setDur(&c.Store.BackoffBase, v, time.Millisecond) }},
-		{Path: "store.backoff_max", Default: "5s", Allowed: "a duration >= backoff_base", Matrix: true,
+			set: func(c *Config, v string) error { return setDur(&c.Store.BackoffBase, v, time.Millisecond, time.Hour) }},
+		{Path: "store.backoff_max", Default: "5s", Allowed: "a duration >= backoff_base, at most 1h", Matrix: true,
 			Doc: "cap on the retry delay",
-			set: func(c *Config, v string) error { return setDur(&c.Store.BackoffMax, v, time.Millisecond) }},
+			set: func(c *Config, v string) error { return setDur(&c.Store.BackoffMax, v, time.Millisecond, time.Hour) }},
 		{Path: "store.backoff_jitter", Default: "0", Allowed: "0 <= x < 1", Matrix: true,
 			Doc: "retry delay is multiplied by a factor in [1-x, 1+x]",
 			set: func(c *Config, v string) error { return setFloat(&c.Store.BackoffJitter, v, 0, 0.999999) }},
-		{Path: "store.retention", Default: "10m", Allowed: "a duration >= 1ms", Matrix: true,
+		{Path: "store.retention", Default: "10m", Allowed: "a duration >= 1ms, at most 720h", Matrix: true,
 			Doc: "how long finished job records stay in Redis (they count in memory per job)",
-			set: func(c *Config, v string) error { return setDur(&c.Store.Retention, v, time.Millisecond) }},
+			set: func(c *Config, v string) error { return setDur(&c.Store.Retention, v, time.Millisecond, 720*time.Hour) }},
 
 		{Path: "producers.count", Default: "2", Allowed: "an integer 1..1024", Matrix: true,
 			Doc: "producer goroutines; the rate is shared among them",
@@ -141,9 +143,9 @@ func fields() []field {
 		{Path: "workers.claim_batch", Default: "1", Allowed: "an integer 1..1000", Matrix: true,
 			Doc: "most jobs per Claim call (never more than free slots)",
 			set: func(c *Config, v string) error { return setInt(&c.Workers.ClaimBatch, v, 1, 1000) }},
-		{Path: "workers.claim_wait", Default: "1s", Allowed: "a duration >= 0", Matrix: true,
+		{Path: "workers.claim_wait", Default: "1s", Allowed: "a duration >= 0, at most 1m", Matrix: true,
 			Doc: "ClaimRequest.Wait: how long a Claim waits for work (blocking or polling, as the backend can)",
-			set: func(c *Config, v string) error { return setDur(&c.Workers.ClaimWait, v, 0) }},
+			set: func(c *Config, v string) error { return setDur(&c.Workers.ClaimWait, v, 0, time.Minute) }},
 		{Path: "workers.handler", Default: "1ms", Allowed: DistAllowed, Matrix: true,
 			Doc: "handler run time",
 			set: func(c *Config, v string) error {
@@ -154,9 +156,9 @@ func fields() []field {
 		{Path: "workers.fail", Default: "0", Allowed: "a probability 0..1", Matrix: true,
 			Doc: "probability that a handler run fails (the job is retried with backoff, then dead-lettered)",
 			set: func(c *Config, v string) error { return setFloat(&c.Workers.Fail, v, 0, 1) }},
-		{Path: "workers.lease", Default: "30s", Allowed: "a duration >= 1ms", Matrix: true,
+		{Path: "workers.lease", Default: "30s", Allowed: "a duration >= 1ms, at most 1h", Matrix: true,
 			Doc: "ClaimRequest.Lease; a handler running longer without heartbeat is recovered and run again",
-			set: func(c *Config, v string) error { return setDur(&c.Workers.Lease, v, time.Millisecond) }},
+			set: func(c *Config, v string) error { return setDur(&c.Workers.Lease, v, time.Millisecond, time.Hour) }},
 		{Path: "workers.heartbeat", Default: "false", Allowed: "true, false", Matrix: true,
 			Doc: "extend the lease while the handler runs",
 			set: func(c *Config, v string) error {
@@ -167,12 +169,14 @@ func fields() []field {
 				c.Workers.Heartbeat = b
 				return nil
 			}},
-		{Path: "workers.heartbeat_interval", Default: "0", Allowed: "a duration >= 0 (0: lease/3)", Matrix: true,
+		{Path: "workers.heartbeat_interval", Default: "0", Allowed: "a duration >= 0 (0: lease/3), at most 1h", Matrix: true,
 			Doc: "how often a heartbeat extends the lease",
-			set: func(c *Config, v string) error { return setDur(&c.Workers.HeartbeatInterval, v, 0) }},
-		{Path: "workers.recovery_interval", Default: "1s", Allowed: "a duration > 0", Matrix: true,
+			set: func(c *Config, v string) error { return setDur(&c.Workers.HeartbeatInterval, v, 0, time.Hour) }},
+		{Path: "workers.recovery_interval", Default: "1s", Allowed: "a duration > 0, at most 1h", Matrix: true,
 			Doc: "the run's recoverer calls Recover this often",
-			set: func(c *Config, v string) error { return setDur(&c.Workers.RecoveryInterval, v, time.Millisecond) }},
+			set: func(c *Config, v string) error {
+				return setDur(&c.Workers.RecoveryInterval, v, time.Millisecond, time.Hour)
+			}},
 		{Path: "workers.recovery_mode", Default: "auto", Allowed: "auto, lease, seed", Matrix: true,
 			Doc: "auto: as workers.heartbeat says; lease: a heartbeat renews the lease every heartbeat_interval (lease/3); seed: no heartbeat, the lease counts from the claim like seed 002's timeout from StartedAt, so jobs longer than it run twice",
 			set: func(c *Config, v string) error { return setEnum(&c.Workers.RecoveryMode, v, "auto", "lease", "seed") }},
@@ -182,9 +186,11 @@ func fields() []field {
 		{Path: "workers.recovery_batch", Default: "100", Allowed: "an integer 1..1000", Matrix: true,
 			Doc: "max per Recover call (repeated while full)",
 			set: func(c *Config, v string) error { return setInt(&c.Workers.RecoveryBatch, v, 1, 1000) }},
-		{Path: "workers.mover_interval", Default: "50ms", Allowed: "a duration > 0", Matrix: true,
+		{Path: "workers.mover_interval", Default: "50ms", Allowed: "a duration > 0, at most 1m", Matrix: true,
 			Doc: "the run's mover calls Promote this often, for a jobstore.Mover backend whose option mover is background (bucket, dual; their default, claim, promotes inside Claim and gets no loop)",
-			set: func(c *Config, v string) error { return setDur(&c.Workers.MoverInterval, v, time.Millisecond) }},
+			set: func(c *Config, v string) error {
+				return setDur(&c.Workers.MoverInterval, v, time.Millisecond, time.Minute)
+			}},
 		{Path: "workers.mover_batch", Default: "1000", Allowed: "an integer 1..1000", Matrix: true,
 			Doc: "max per Promote call (repeated while full)",
 			set: func(c *Config, v string) error { return setInt(&c.Workers.MoverBatch, v, 1, 1000) }},
@@ -200,7 +206,9 @@ func fields() []field {
 // topLevel are the keys that are neither fields nor sections.
 var topLevel = []string{"name", "description", "repeats", "calibration", "backends", "faults"}
 
-func setDur(dst *time.Duration, v string, min time.Duration) error {
+// setDur sets a duration field, bounded: a typo of years (8760h for 8h)
+// must not start a run that never ends.
+func setDur(dst *time.Duration, v string, min, max time.Duration) error {
 	d, err := time.ParseDuration(v)
 	if v == "0" {
 		d, err = 0, nil
@@ -213,6 +221,9 @@ func setDur(dst *time.Duration, v string, min time.Duration) error {
 			return fmt.Errorf("%s is negative", d)
 		}
 		return fmt.Errorf("%s is below the minimum %s", d, min)
+	}
+	if d > max {
+		return fmt.Errorf("%s is above the maximum %s", d, fmtBound(max))
 	}
 	*dst = d
 	return nil
@@ -261,4 +272,11 @@ func setEnum(dst *string, v string, allowed ...string) error {
 		}
 	}
 	return fmt.Errorf("%q is not one of %s", v, strings.Join(allowed, ", "))
+}
+
+// fmtBound writes a bound as people write it: 24h, not 24h0m0s.
+func fmtBound(d time.Duration) string {
+	s := d.String()
+	s = strings.TrimSuffix(s, "0s")
+	return strings.TrimSuffix(s, "0m")
 }

@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/aebench/aebench/jobstore"
+)
+
+// readBack is what a read-back of a job's record found.
+type readBack struct {
+	rec     jobstore.Job
+	err     error // from store.Get; nil when the record was read
+	settled bool  // the record showed the job finished and the ledger was told
+}
+
+// settle is the one read-back that settles a job whose events were cut
+// off: a worker process killed between its Complete and the event reaching
+// the coordinator, a Complete or Fail whose reply was lost, a job still
+// outstanding when the drain ended. As Jepsen's checkers do with a final
+// read, the store's record decides: Completed -> completed, Failed ->
+// dead-lettered, Canceled -> canceled, and the ledger is told. With a
+// token, only a record finished under that claim counts: a record
+// finished under another claim was finished by a worker that reports it
+// itself. Without a token (after the drain) any finished record counts.
+func (e *engine) settle(ctx context.Context, id string, attempt int, token string, at time.Time) readBack {
+	j, err := e.store.Get(ctx, id)
+	if err != nil {
+		return readBack{err: err}
+	}
+	rb := readBack{rec: j}
+	if token != "" && j.LeaseToken != token {
+		return rb
+	}
+	switch j.Status {
+	case jobstore.StatusCompleted:
+		e.led.Completed(id, attempt, at)
+		e.c.completed.Add(1)
+	case jobstore.StatusFailed:
+		e.led.Failed(id, attempt, jobstore.FailResult{Status: jobstore.StatusFailed}, at)
+		e.c.dead.Add(1)
+	case jobstore.StatusCanceled:
+		e.led.Canceled(id, at)
+	default:
+		return rb
+	}
+	e.led.settled.Add(1)
+	rb.settled = true
+	return rb
+}
+
+// resolveUnknown settles a job whose Complete or Fail outcome is unknown;
+// it retries while Redis is unreachable, for up to resolveFor. One still
+// held under the token was not finished by that call: the recoverer takes
+// it back when the lease expires.
+func (e *engine) resolveUnknown(id string, attempt int, token string, at time.Time) {
+	e.resolvers.Add(1)
+	go func() {
+		defer e.resolvers.Done()
+		deadline := time.Now().Add(resolveFor)
+		for time.Now().Before(deadline) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			rb := e.settle(ctx, id, attempt, token, at)
+			cancel()
+			if rb.settled {
+				e.c.ackLost.Add(1)
+			}
+			if rb.err == nil || errors.Is(rb.err, jobstore.ErrNotFound) {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+}
+
+// resolveFor bounds the read-back of an unknown outcome.
+const resolveFor = 20 * time.Second
+
+// settleFor bounds the read-back after the drain: a Redis that is down
+// leaves the rest unread, reported lost as unreadable.
+const settleFor = 15 * time.Second
+
+// settleOutstanding reads back every acknowledged job the ledger still
+// holds open after the drain, before the ledger's check: a job the store
+// shows finished is settled, one still queued or running was cut off by
+// the drain, and only the rest is lost, with the state the store showed.
+func (e *engine) settleOutstanding() {
+	jobs := e.led.OutstandingJobs()
+	if len(jobs) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), settleFor)
+	defer cancel()
+	at := time.Now()
+	for _, j := range jobs {
+		rb := readBack{err: ctx.Err()}
+		if rb.err == nil {
+			gctx, gcancel := context.WithTimeout(ctx, 2*time.Second)
+			rb = e.settle(gctx, j.ID, j.Attempt, "", at)
+			gcancel()
+		}
+		switch {
+		case rb.settled:
+		case errors.Is(rb.err, jobstore.ErrNotFound):
+			e.led.LostState(j.ID, "not_found")
+		case rb.err != nil:
+			e.led.LostState(j.ID, "unreadable")
+		case rb.rec.Status == jobstore.StatusQueued || rb.rec.Status == jobstore.StatusScheduled || rb.rec.Status == jobstore.StatusInProgress:
+			e.led.CutOff(j.ID)
+		default:
+			e.led.LostState(j.ID, rb.rec.Status.String())
+		}
+	}
+}

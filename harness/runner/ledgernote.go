@@ -1,0 +1,30 @@
+package runner
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/summary"
+)
+
+// ledgerNotes prints, under the latency table, what the lost column does
+// not say: the store's state of each lost job (read back before it was
+// called lost), the jobs the drain cut off, and the outcomes taken from a
+// read-back because their events never came.
+func ledgerNotes(w io.Writer, runs []summary.RunSummary, repeats int) {
+	for _, r := range runs {
+		l := r.Ledger
+		if l.Lost > 0 {
+			fmt.Fprintf(w, "note: %s: lost %d, the store shows them %s\n", runName(r, repeats), l.Lost, engine.FormatStates(l.LostStates))
+		}
+		if l.UnfinishedAtDrain > 0 {
+			fmt.Fprintf(w, "note: %s: %d job(s) unfinished at drain (still queued or running in the store when the drain of %s ended; not lost: raise drain)\n",
+				runName(r, repeats), l.UnfinishedAtDrain, r.Config.Drain)
+		}
+		if l.SettledByReadBack > 0 {
+			fmt.Fprintf(w, "note: %s: %d outcome(s) settled by reading the record back (events cut off by a kill, a lost reply or the drain)\n",
+				runName(r, repeats), l.SettledByReadBack)
+		}
+	}
+}
