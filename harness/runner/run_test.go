@@ -24,7 +24,9 @@ import (
 func TestRunEveryBackend(t *testing.T) {
 	var names []string
 	for _, b := range registry.Builtin().All() {
-		if b.Kind != registry.KindCalibration {
+		// References and peers lack delayed jobs or retries this scenario uses;
+		// they run in their own tests until the runner marks them not applicable.
+		if b.Kind == registry.KindJobStore {
 			names = append(names, b.Name)
 		}
 	}
