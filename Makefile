@@ -1,18 +1,49 @@
 # The two commands a fresh machine needs (see README.md).
 GO ?= go
 
-.PHONY: test bench build vet
+.PHONY: test bench build vet baseline regress capacity claims example
 
 # test: every package's tests; they spawn their own redis-server processes.
 test:
 	$(GO) test -count=1 -timeout 15m ./...
+	$(MAKE) example
 
 # bench: the main job, scenarios/quick.yaml on an embedded Redis; writes results/.
 bench:
 	$(GO) run ./cmd/aebench run scenarios/quick.yaml
+
+# claims: the seeds' flaws, each shown by a seed variant against its corrected backend.
+claims:
+	$(GO) run ./cmd/aebench claims --quick
 
 build:
 	$(GO) build ./...
 
 vet:
 	$(GO) vet ./...
+
+# capacity: scenarios/capacity.yaml, every strategy beside the floor and
+# asynq at claim/ack batches 1 and 100 on both clients (about 5 minutes).
+capacity:
+	$(GO) run ./cmd/aebench run scenarios/capacity.yaml
+
+# baseline: scenarios/ci.yaml into BASE (default results/baseline-<UTC
+# time>), the directory `make regress BASE=...` compares against.
+BASE ?=
+baseline:
+	$(GO) run ./cmd/aebench run scenarios/ci.yaml --out $(or $(BASE),results/baseline-$(shell date -u +%Y%m%dT%H%M%SZ))
+
+# regress: scenarios/ci.yaml into a new directory, compared against BASE
+# (see README.md, "Gating CI on a regression"). Make exits 2 on any
+# failure; scripts/regress.sh, which this calls, exits with compare's own
+# code (1 correctness, 2 refused, 3 infrastructure, 4 regression).
+regress:
+	@test -n "$(BASE)" || { echo "make regress: give BASE=dir (a results directory from make baseline)" >&2; exit 2; }
+	GO=$(GO) scripts/regress.sh --base-dir $(BASE)
+
+# example: the out-of-tree store of examples/custom-store (its own module):
+# the conformance suite on it, then a short run of its scenario through its
+# own aebench binary. The parent module's ./... does not reach it.
+example:
+	cd examples/custom-store && $(GO) vet ./... && $(GO) test -count=1 ./... && \
+		out=$$(mktemp -d) && $(GO) run . run scenario.yaml --duration 3s --out "$$out" && rm -rf "$$out"

@@ -27,6 +27,9 @@ type CrashClient struct {
 // NewCrashClient wraps c.
 func NewCrashClient(c rclient.Client) *CrashClient { return &CrashClient{Client: c} }
 
+// Unwrap returns the wrapped client (rclient.OptionsOf reads through it).
+func (c *CrashClient) Unwrap() rclient.Client { return c.Client }
+
 // Arm makes a later call crash after its first command.
 func (c *CrashClient) Arm() { c.armed.Store(true) }
 

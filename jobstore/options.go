@@ -147,6 +147,15 @@ const (
 	// CapBatchComplete: the store implements BatchCompleter (CompleteMany
 	// acknowledges many leases in one call).
 	CapBatchComplete Capability = "batch-complete"
+	// CapSeedVariant: the store is a seed variant, not a corrected job
+	// store: it reproduces one known flaw of a seed design on purpose, so
+	// the jobs it loses, duplicates or starts early are reported as
+	// expected for it, never as a harness failure.
+	CapSeedVariant Capability = "seed-variant"
+	// CapClaimConflicts: a Claim may fail when another claimer took the job
+	// it read first (a seed variant's flaw: the head is read outside the
+	// claim's atomic step), so concurrent claimers get errors.
+	CapClaimConflicts Capability = "claim-conflicts"
 )
 
 // Core capabilities: the parts of the contract every aebench job store keeps
@@ -190,7 +199,7 @@ func CoreCapabilities() []Capability {
 // KnownCapabilities lists every capability the contract defines, in a fixed order.
 func KnownCapabilities() []Capability {
 	return append([]Capability{CapBlockingClaim, CapNativeDelay, CapStoreClockLeases, CapStrictFIFO,
-		CapExactStats, CapMover, CapMoverLoop, CapBatchComplete}, CoreCapabilities()...)
+		CapExactStats, CapMover, CapMoverLoop, CapBatchComplete, CapSeedVariant, CapClaimConflicts}, CoreCapabilities()...)
 }
 
 // Capabilities is the set a backend declares.

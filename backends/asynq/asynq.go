@@ -11,10 +11,13 @@
 //	Complete   the handler writes the result (ResultWriter) and returns nil
 //	Fail       the handler returns an error carrying the retry delay, which
 //	           Config.RetryDelayFunc reads back; asynq retries or archives
-//	Extend     nothing in Redis: asynq's heartbeater renews the lease (30 s,
-//	           every 5 s) while the handler runs
-//	Recover    nothing: asynq's recoverer (every minute) takes back tasks
-//	           whose lease expired and retries or archives them
+//	Extend     moves the deadline the handler enforces; in Redis asynq's
+//	           heartbeater renews its own lease (30 s, every 5 s) while the
+//	           handler runs. A claim not renewed past its deadline (a crashed
+//	           worker) makes the handler return a failure: asynq retries the
+//	           task, or archives it when its retries are spent
+//	Recover    nothing: asynq's recoverer (at start, then every minute) takes
+//	           back tasks of a dead server whose lease expired 30 s ago
 //	Get        Inspector.GetTaskInfo; Cancel: GetTaskInfo, then DeleteTask
 //	Stats      Inspector.GetQueueInfo
 //
@@ -29,9 +32,11 @@
 //
 // Findings (behaviour of asynq v0.26.0 that the contract does not expect):
 //   - Time is asynq's: it reads the machine's clock, never Options.Clock, and
-//     keeps ProcessAt and retry times in whole Unix seconds, so a delayed job
-//     may start up to a second early and, with the forwarder's interval, up
-//     to DelayedTaskCheckInterval late.
+//     keeps ProcessAt and retry times in whole Unix seconds, cut down, so a
+//     delayed job could start up to a second early. The adapter rounds
+//     ProcessAt up and adds a second to retry delays: a delayed job or retry
+//     starts up to a second late, plus up to DelayedTaskCheckInterval for
+//     the forwarder, never early.
 //   - Complete and Fail return when the handler has been released; asynq
 //     writes the outcome to Redis a moment later, so a Get right after may
 //     still say InProgress, and a process killed in between runs the job again.
@@ -52,24 +57,16 @@
 //     Options.Retention, archived (dead) tasks kept by asynq's own limits.
 //   - Stats.Completed is asynq's processed-minus-failed total.
 //
-// Conformance (conformance.Run, standalone and cluster, both clients, with
-// 10 ms task checks and a 100 ms forwarder; run it with
-// AEBENCH_ASYNQ_CONFORMANCE=1): Capabilities and ClaimWaitPolls pass,
-// BlockingClaimWakes is skipped (no blocking-claim), and every other case
-// fails. Observed: every one of them fails at its first Claim (Wait 0
-// right after Enqueue), except BulkEnqueue and StatsAgree (Stats), and
-// EncodingJSON (refused). The reasons, none gated by the suite yet:
-//   - Push, not pull: asynq's handlers deliver a task only after its
-//     processor's next poll, and at most Concurrency at a time, so a Claim
-//     with Wait 0 right after Enqueue finds nothing. Prefetched tasks are
-//     Active, so Stats counts them InProgress (BulkEnqueue, StatsAgree).
-//   - EncodingJSON: New refuses it with errors.ErrUnsupported.
-//
-// Past the first Claim the cases would meet the other findings above:
-// no store clock (clock.Manual moves neither delayed jobs, leases nor
-// retries; RunAt in whole seconds: GetRoundTrip also reports it), no
-// Recover (the lease, recovery and fencing cases), outcomes written after
-// Complete and Fail return, and asynq's own reconnects (RedisUnreachable).
+// Conformance (TestConformance: conformance.RunStore with 10 ms task
+// checks and a 100 ms forwarder; AEBENCH_ASYNQ_CONFORMANCE=1 adds the
+// cluster and rueidis): every case passes, is skipped for a capability
+// asynq does not declare (store-clock, lease-recovery, fencing,
+// blocking-claim, atomic-bulk, record-encodings), or is skipped with a
+// finding (Findings, printed by go test -v). The findings: push, not pull
+// (a Claim with Wait 0 right after Enqueue finds nothing: asynq delivers a
+// task at its processor's next poll), prefetched tasks counted InProgress,
+// and RunAt in whole seconds. Options.Encoding is ignored: records are
+// asynq's.
 package asynq
 
 import (
@@ -92,8 +89,8 @@ const Doc = "peer: hibiken/asynq v0.26.0 through its public API (Client, Server 
 // Limits is what the asynq peer does not guarantee under aebench's contract.
 const Limits = "asynq's clock, not the store's (whole seconds for delayed and retry times); delayed jobs wait for the forwarder (delayed_task_check_interval); " +
 	"an idle claim waits for asynq's poll (task_check_interval), never blocks in Redis; Complete/Fail return before asynq writes the outcome; " +
-	"recovery only by asynq's recoverer (30 s lease, 1 min scan), Recover is a no-op; bulk enqueue not atomic; canceled jobs are deleted; " +
-	"no JSON record encoding"
+	"Recover is a no-op: a crashed worker's claim is given back when its lease passes, but a killed process's tasks only by asynq's recoverer, 60 to 120 s later (30 s lease expired for 30 s, a scan a minute); bulk enqueue not atomic; canceled jobs are deleted; " +
+	"records are asynq's (Options.Encoding ignored)"
 
 // Caps returns what the asynq peer declares; Store.Capabilities returns the same.
 func Caps() jobstore.Capabilities {
@@ -129,7 +126,12 @@ type Store struct {
 
 	client *hq.Client
 	insp   *hq.Inspector
-	srv    *hq.Server
+	// srv is the server feeding Claim, started by the first Claim (serve);
+	// nil before. newServer builds it.
+	srv       *hq.Server
+	newServer func() *hq.Server
+	srvOnce   sync.Once
+	srvErr    error
 
 	deliveries chan *delivery // handler -> Claim
 	closing    chan struct{}
@@ -145,6 +147,10 @@ type delivery struct {
 	job     jobstore.Job
 	token   string
 	release chan outcome
+	// deadline is the claim's lease deadline on Options.Clock (zero until
+	// claimed), under Store.mu: the handler gives the task back to asynq
+	// when it passes without Extend.
+	deadline time.Time
 }
 
 // outcome is how Complete or Fail releases a handler.
@@ -170,15 +176,14 @@ func New(ctx context.Context, c rclient.Client, o jobstore.Options) (*Store, err
 	return NewWith(ctx, c, o, DefaultConfig())
 }
 
-// NewWith builds the peer and starts its asynq server.
+// NewWith builds the peer; its asynq server starts with the first Claim.
 func NewWith(_ context.Context, c rclient.Client, o jobstore.Options, cfg Config) (*Store, error) {
 	o, err := o.WithDefaults()
 	if err != nil {
 		return nil, err
 	}
-	if o.Encoding != jobstore.EncodingHash {
-		return nil, fmt.Errorf("asynq: Options.Encoding %q: only %q: %w", o.Encoding, jobstore.EncodingHash, errors.ErrUnsupported)
-	}
+	// Records are asynq's whatever Options.Encoding says: the peer does not
+	// declare record-encodings, so nothing expects it to honour it.
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
@@ -193,7 +198,14 @@ func NewWith(_ context.Context, c rclient.Client, o jobstore.Options, cfg Config
 	s := &Store{o: o, cfg: cfg, client: hq.NewClient(conn), insp: hq.NewInspector(conn),
 		deliveries: make(chan *delivery), closing: make(chan struct{}),
 		held: map[string]*delivery{}, rng: rand.New(rand.NewPCG(uint64(o.Seed), 0))}
-	s.srv = hq.NewServer(conn, hq.Config{
+	s.newServer = func() *hq.Server { return hq.NewServer(conn, s.serverConfig()) }
+	return s, nil
+}
+
+// serverConfig is the asynq server's configuration.
+func (s *Store) serverConfig() hq.Config {
+	cfg, o := s.cfg, s.o
+	return hq.Config{
 		Concurrency:              cfg.Concurrency,
 		Queues:                   map[string]int{o.Queue: 1},
 		TaskCheckInterval:        cfg.TaskCheckInterval,
@@ -203,13 +215,24 @@ func NewWith(_ context.Context, c rclient.Client, o jobstore.Options, cfg Config
 		RetryDelayFunc:           retryDelay,
 		Logger:                   quiet{},
 		LogLevel:                 hq.FatalLevel,
-	})
-	if err := s.srv.Start(hq.HandlerFunc(s.handle)); err != nil {
-		_ = s.client.Close()
-		_ = s.insp.Close()
-		return nil, fmt.Errorf("asynq: start server: %w", err)
 	}
-	return s, nil
+}
+
+// serve starts the asynq server at the first Claim, so a Store that only
+// enqueues, reads or recovers (the producers', a maintenance loop's) runs
+// no server: one would dequeue tasks that no Claim takes.
+func (s *Store) serve() error {
+	s.srvOnce.Do(func() {
+		srv := s.newServer()
+		if err := srv.Start(hq.HandlerFunc(s.handle)); err != nil {
+			s.srvErr = fmt.Errorf("asynq: start server: %w", err)
+			return
+		}
+		s.mu.Lock()
+		s.srv = srv
+		s.mu.Unlock()
+	})
+	return s.srvErr
 }
 
 func connOpt(o rclient.Options) hq.RedisConnOpt {
@@ -224,11 +247,13 @@ func connOpt(o rclient.Options) hq.RedisConnOpt {
 }
 
 // retryDelay is asynq's RetryDelayFunc: the delay Fail chose, carried in
-// the handler's error; asynq's default for any other error.
+// the handler's error, plus a second, since asynq keeps the retry time in
+// whole Unix seconds, cut down (a retry then runs up to a second late, never
+// before the RunAt Fail reported); asynq's default for any other error.
 func retryDelay(n int, e error, t *hq.Task) time.Duration {
 	var f *failure
 	if errors.As(e, &f) {
-		return f.delay
+		return f.delay + time.Second
 	}
 	return hq.DefaultRetryDelayFunc(n, e, t)
 }
@@ -250,7 +275,13 @@ func (s *Store) Capabilities() jobstore.Capabilities { return Caps() }
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.closing)
-		s.srv.Shutdown()
+		s.srvOnce.Do(func() {}) // no server starts after Close
+		s.mu.Lock()
+		srv := s.srv
+		s.mu.Unlock()
+		if srv != nil {
+			srv.Shutdown()
+		}
 		_ = s.client.Close()
 		_ = s.insp.Close()
 	})

@@ -40,7 +40,7 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 		if j.RunAt.After(now) {
 			// asynq's forwarder compares with the machine's clock: the
 			// delay is carried over from the store's clock.
-			opts = append(opts, hq.ProcessAt(time.Now().Add(j.RunAt.Sub(now))))
+			opts = append(opts, hq.ProcessAt(ceilSecond(time.Now().Add(j.RunAt.Sub(now)))))
 		}
 		if _, err := s.client.EnqueueContext(ctx, tasks[i], opts...); err != nil {
 			if errors.Is(err, hq.ErrTaskIDConflict) {
@@ -50,6 +50,16 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 		}
 	}
 	return nil
+}
+
+// ceilSecond rounds t up to a whole second: asynq keeps ProcessAt in whole
+// Unix seconds, cut down, which would let a job start up to a second before
+// its RunAt; rounded up it starts up to a second late instead.
+func ceilSecond(t time.Time) time.Time {
+	if u := t.Truncate(time.Second); !u.Equal(t) {
+		return u.Add(time.Second)
+	}
+	return t
 }
 
 func (s *Store) task(j jobstore.NewJob, now time.Time) (*hq.Task, error) {
@@ -94,21 +104,59 @@ func (s *Store) handle(ctx context.Context, t *hq.Task) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	select {
-	case out := <-d.release:
-		if out.err != nil {
-			return out.err
-		}
-		if len(out.result) > 0 {
-			if _, err := t.ResultWriter().Write(out.result); err != nil {
-				return fmt.Errorf("write result: %w", err)
+	for {
+		wait := time.NewTimer(s.untilExpiry(d))
+		select {
+		case out := <-d.release:
+			wait.Stop()
+			if out.err != nil {
+				return out.err
+			}
+			if len(out.result) > 0 {
+				if _, err := t.ResultWriter().Write(out.result); err != nil {
+					return fmt.Errorf("write result: %w", err)
+				}
+			}
+			return nil
+		case <-ctx.Done():
+			wait.Stop()
+			s.drop(d)
+			return ctx.Err()
+		case <-wait.C:
+			if s.expire(d) {
+				// The worker holding it stopped renewing (it crashed):
+				// asynq retries the task, or archives it when its retries
+				// are spent, as Recover would.
+				if d.job.RetryCount >= d.job.MaxRetries {
+					return fmt.Errorf("aebench: lease expired: %w", hq.SkipRetry)
+				}
+				return &failure{reason: "aebench: lease expired"}
 			}
 		}
-		return nil
-	case <-ctx.Done():
-		s.drop(d)
-		return ctx.Err()
 	}
+}
+
+// untilExpiry is how long the handler of d waits before it checks d's
+// lease again: until its deadline once claimed, a moment before.
+func (s *Store) untilExpiry(d *delivery) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d.deadline.IsZero() {
+		return 5 * time.Millisecond
+	}
+	return max(d.deadline.Sub(s.o.Clock.Now()), time.Millisecond)
+}
+
+// expire forgets d when its lease has passed without a renewal; a later
+// Complete or Fail of it gets ErrLeaseLost.
+func (s *Store) expire(d *delivery) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held[d.job.ID] != d || d.deadline.IsZero() || s.o.Clock.Now().Before(d.deadline) {
+		return false
+	}
+	delete(s.held, d.job.ID)
+	return true
 }
 
 // Claim returns up to req.Max tasks the server's handlers delivered,
@@ -124,6 +172,9 @@ func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstor
 		return nil, fmt.Errorf("%w: ClaimRequest.Lease %v: must be positive", jobstore.ErrInvalid, req.Lease)
 	case req.Wait < 0:
 		return nil, fmt.Errorf("%w: ClaimRequest.Wait %v: must be >= 0", jobstore.ErrInvalid, req.Wait)
+	}
+	if err := s.serve(); err != nil {
+		return nil, err
 	}
 	var got []*delivery
 	if req.Wait > 0 {
@@ -154,6 +205,7 @@ drain:
 	for i, d := range got {
 		d.job.WorkerID, d.job.StartedAt, d.job.LastUpdatedAt = req.WorkerID, now, now
 		d.job.LeaseToken, d.job.LeaseDeadline = d.token, deadline
+		d.deadline = deadline
 		s.held[d.job.ID] = d
 		out[i] = jobstore.Claimed{Job: d.job, Lease: jobstore.Lease{JobID: d.job.ID, Token: d.token, Deadline: deadline, Attempt: d.job.RetryCount}}
 	}
@@ -224,8 +276,9 @@ func (s *Store) backoff(n int) time.Duration {
 	return d
 }
 
-// Extend checks that this Store still holds the attempt; asynq's
-// heartbeater renews the lease in Redis on its own.
+// Extend checks that this Store still holds the attempt and moves the
+// deadline its handler enforces; asynq's heartbeater renews asynq's own
+// lease in Redis while the handler runs.
 func (s *Store) Extend(_ context.Context, l jobstore.Lease, d time.Duration) (jobstore.Lease, error) {
 	if d <= 0 {
 		return jobstore.Lease{}, fmt.Errorf("%w: Extend: duration %v must be positive", jobstore.ErrInvalid, d)
@@ -239,6 +292,8 @@ func (s *Store) Extend(_ context.Context, l jobstore.Lease, d time.Duration) (jo
 		return jobstore.Lease{}, fmt.Errorf("%w: job %s: this Store's asynq server no longer holds that attempt", jobstore.ErrLeaseLost, l.JobID)
 	}
 	l.Deadline = s.o.Clock.Now().Add(d)
+	h := s.held[l.JobID]
+	h.deadline = l.Deadline
 	return l, nil
 }
 

@@ -28,18 +28,17 @@ func Builtin() *Registry {
 func builtins() []Backend {
 	return []Backend{
 		{Name: "zset", Kind: KindJobStore, Doc: "sorted set scored by RunAt; claim blocks on a wake-up marker (or polls)",
+			Caps: storeCaps(jobstore.CapNativeDelay, jobstore.CapStoreClockLeases, jobstore.CapStrictFIFO, jobstore.CapExactStats, jobstore.CapBlockingClaim, jobstore.CapBatchComplete).WithCore(),
 			Options: []Option{
 				{Name: base.OptionWait, Allowed: base.WaitBlock + " or " + base.WaitPoll, Default: base.WaitBlock,
 					Doc: "how a waiting Claim waits: BZPOPMIN on a wake-up marker, or a pop every store.poll_interval (the seeds' way)"},
+				{Name: base.OptionVariant, Allowed: zset.VariantAllowed, Default: base.VariantOff, Doc: zset.VariantDoc},
 			},
 			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
-				cfg, err := zset.ParseConfig(extra)
-				if err != nil {
-					return nil, err
-				}
-				return zset.NewWith(ctx, c, o, cfg)
+				return zset.Build(ctx, c, o, extra)
 			}},
 		{Name: "bucket", Kind: KindJobStore, Doc: "time buckets: delayed jobs in a HASH per RunAt window, promoted into a ready sorted set; claim blocks on a wake-up marker (or polls)",
+			Caps: storeCaps(jobstore.CapStoreClockLeases, jobstore.CapStrictFIFO, jobstore.CapExactStats, jobstore.CapMover, jobstore.CapBlockingClaim, jobstore.CapBatchComplete).WithCore(),
 			Options: []Option{
 				{Name: bucket.OptionWidth, Allowed: "a duration >= 1ms in whole milliseconds", Default: bucket.DefaultWidth.String(),
 					Doc: "width of a bucket's RunAt window"},
@@ -56,28 +55,29 @@ func builtins() []Backend {
 				return bucket.NewWith(ctx, c, o, cfg)
 			}},
 		{Name: "stream", Kind: KindJobStore, Doc: "one stream and consumer group for all jobs; delayed jobs re-appended until due; blocking claim",
+			Caps: storeCaps(jobstore.CapBlockingClaim, jobstore.CapStoreClockLeases, jobstore.CapBatchComplete).WithCore(),
+			Options: []Option{{Name: base.OptionVariant, Allowed: stream.VariantAllowed, Default: base.VariantOff, Doc: stream.VariantDoc}},
 			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
-				return stream.New(ctx, c, o)
+				return stream.Build(ctx, c, o, extra)
 			}},
 		{Name: "dual", Kind: KindJobStore, Doc: "delayed jobs in a sorted set, promoted into a stream with a consumer group; blocking claim",
+			Caps: storeCaps(jobstore.CapBlockingClaim, jobstore.CapNativeDelay, jobstore.CapStoreClockLeases, jobstore.CapStrictFIFO, jobstore.CapExactStats, jobstore.CapMover, jobstore.CapBatchComplete).WithCore(),
 			Options: []Option{
 				{Name: dual.OptionMover, Allowed: dual.MoverClaim + " or " + dual.MoverBackground, Default: dual.MoverClaim,
 					Doc: "who promotes due jobs: each Claim round before reading, or a background loop calling Promote"},
 				{Name: dual.OptionBatch, Allowed: "a whole number from 1 to 1000", Default: strconv.Itoa(dual.DefaultBatch),
 					Doc: "how many due jobs a Claim round promotes in claim mode"},
+				{Name: base.OptionVariant, Allowed: dual.VariantAllowed, Default: base.VariantOff, Doc: dual.VariantDoc},
 			},
 			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
-				cfg, err := dual.ParseConfig(extra)
-				if err != nil {
-					return nil, err
-				}
-				return dual.NewWith(ctx, c, o, cfg)
+				return dual.Build(ctx, c, o, extra)
 			}},
-		{Name: "floor", Kind: KindReference, Doc: floor.Doc, Limits: floor.Limits,
+		{Name: "floor", Kind: KindReference, Doc: floor.Doc, Limits: floor.Limits, Caps: floor.Caps(),
 			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, _ map[string]string) (jobstore.Store, error) {
 				return floor.New(ctx, c, o)
 			}},
 		{Name: "asynq", Kind: KindPeer, Doc: asynq.Doc, Limits: asynq.Limits, Options: asynqOptions(),
+			Caps: asynq.Caps(), SelfRecovering: true,
 			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
 				cfg, err := asynq.ParseConfig(extra)
 				if err != nil {
@@ -88,10 +88,23 @@ func builtins() []Backend {
 		{Name: null.Name, Kind: KindCalibration,
 			Doc:    "calibration, not a job store: an in-process queue with blocking claim, used to measure the harness's own overhead",
 			Limits: "in process memory: nothing survives the process, no Redis, no client",
+			Caps: storeCaps(jobstore.CapBlockingClaim, jobstore.CapNativeDelay, jobstore.CapStoreClockLeases, jobstore.CapStrictFIFO,
+				jobstore.CapExactStats, jobstore.CapFencing, jobstore.CapLeaseRecovery, jobstore.CapRetries, jobstore.CapDelayedJobs,
+				jobstore.CapCancel, jobstore.CapUniqueIDs, jobstore.CapAtomicBulk, jobstore.CapStoreClock),
 			New: func(_ context.Context, _ rclient.Client, o jobstore.Options, _ map[string]string) (jobstore.Store, error) {
 				return null.New(o)
 			}},
 	}
+}
+
+// storeCaps is a capability set; Caps of the job stores are their default
+// options' (the built store's Capabilities decide a run).
+func storeCaps(cs ...jobstore.Capability) jobstore.Capabilities {
+	out := jobstore.Capabilities{}
+	for _, c := range cs {
+		out[c] = true
+	}
+	return out
 }
 
 // asynqOptions converts asynq's option list: the backend cannot import this

@@ -42,6 +42,14 @@ type Backend struct {
 	Options []Option
 	// Limits says what the backend cannot do, for docs; empty: none known.
 	Limits string
+	// Caps is what the backend declares with its default options (aebench
+	// list prints it). The built store's Capabilities is what a run goes
+	// by: an option may change it (a polling claim is not blocking).
+	Caps jobstore.Capabilities
+	// SelfRecovering says the backend takes back a crashed worker's jobs on
+	// its own (asynq's recoverer) although it does not declare
+	// jobstore.CapLeaseRecovery, so scenarios with crashes apply to it.
+	SelfRecovering bool
 	// New builds a store. extra holds the backend-specific settings by
 	// Option.Name, as strings ("1s", "claim"); a bad value is an error naming
 	// the key and what is allowed. Build also rejects unknown keys. The
@@ -55,6 +63,18 @@ func (b Backend) Build(ctx context.Context, c rclient.Client, o jobstore.Options
 		return nil, err
 	}
 	return b.New(ctx, c, o, extra)
+}
+
+// CapList names the capabilities cs declares, in jobstore.KnownCapabilities
+// order.
+func CapList(cs jobstore.Capabilities) []string {
+	var out []string
+	for _, c := range jobstore.KnownCapabilities() {
+		if cs.Has(c) {
+			out = append(out, string(c))
+		}
+	}
+	return out
 }
 
 // Registry is an ordered list of backends with unique names. The CLI, the

@@ -6,8 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aebench/aebench/backends/internal/base/basetest"
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/rclient"
 )
 
 // Bad settings are refused before any Redis is touched, with a message that
@@ -25,7 +27,11 @@ func TestBuildRejectsBadSettings(t *testing.T) {
 		{"bucket", map[string]string{"width": "soon"}, []string{"width", "soon"}},
 		{"bucket", map[string]string{"mover": "sometimes"}, []string{"mover", "sometimes"}},
 		{"dual", map[string]string{"batch": "0"}, []string{"batch"}},
-		{"stream", map[string]string{"mover": "claim"}, []string{"mover", "takes no options"}},
+		{"stream", map[string]string{"mover": "claim"}, []string{"mover", "allowed are variant"}},
+		{"stream", map[string]string{"variant": "seed004"}, []string{"variant", "seed004", "seed003"}},
+		{"zset", map[string]string{"variant": "seed999"}, []string{"variant", "seed999", "seed004"}},
+		{"zset", map[string]string{"variant": "seed004", "wait": "block"}, []string{"wait", "polls"}},
+		{"dual", map[string]string{"variant": "on"}, []string{"variant", "seed000"}},
 		{"floor", map[string]string{"wait": "block"}, []string{"wait", "takes no options"}},
 		{"asynq", map[string]string{"task_check": "1s"}, []string{"task_check", "allowed are task_check_interval"}},
 		{"asynq", map[string]string{"task_check_interval": "0s"}, []string{"task_check_interval", "0s", "duration"}},
@@ -74,6 +80,27 @@ func TestRegistry(t *testing.T) {
 	} {
 		if _, err := registry.New(tc.bs...); !errors.Is(err, jobstore.ErrInvalid) {
 			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}
+
+// Each builtin's declared Caps are what its store, built with the default
+// options, says: aebench list prints the one, runs go by the other.
+func TestCapsMatchStores(t *testing.T) {
+	c := basetest.Client(t)
+	for _, b := range registry.Builtin().All() {
+		var cl rclient.Client = c
+		if b.Kind == registry.KindCalibration {
+			cl = nil
+		}
+		s, err := b.Build(context.Background(), cl, jobstore.Options{Queue: "caps-" + b.Name}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", b.Name, err)
+		}
+		got, want := strings.Join(registry.CapList(s.Capabilities()), ","), strings.Join(registry.CapList(b.Caps), ",")
+		_ = s.Close()
+		if got != want {
+			t.Errorf("%s: store declares %s, registry says %s", b.Name, got, want)
 		}
 	}
 }

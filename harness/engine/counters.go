@@ -31,6 +31,9 @@ type Counters struct {
 	// AckLost counts Complete or Fail calls that returned an error but had
 	// been applied (read back from the store: the reply was lost).
 	AckLost int64 `json:"ack_lost"`
+	// CompleteCalls counts Complete calls, or CompleteAll calls with
+	// workers.ack_batch > 1 (completed / complete_calls = jobs per ack call).
+	CompleteCalls int64 `json:"complete_calls"`
 }
 
 type counters struct {
@@ -42,6 +45,7 @@ type counters struct {
 	promoteCalls, promoteErrors, promoted         atomic.Int64
 	inFlight                                      atomic.Int64
 	ackLost                                       atomic.Int64
+	completeCalls                                 atomic.Int64
 }
 
 func (c *counters) snapshot() Counters {
@@ -50,5 +54,5 @@ func (c *counters) snapshot() Counters {
 		c.started.Load(), c.completed.Load(), c.retried.Load(), c.dead.Load(), c.fenced.Load(),
 		c.completeErrors.Load(), c.failErrors.Load(), c.extends.Load(), c.extErrs.Load(),
 		c.recoverCalls.Load(), c.recoverErrors.Load(), c.recovered.Load(), c.rdead.Load(),
-		c.promoteCalls.Load(), c.promoteErrors.Load(), c.promoted.Load(), c.ackLost.Load()}
+		c.promoteCalls.Load(), c.promoteErrors.Load(), c.promoted.Load(), c.ackLost.Load(), c.completeCalls.Load()}
 }

@@ -27,10 +27,13 @@ type Hooks struct {
 	Label string
 	// Mover: run a Promote loop (the store is a jobstore.Mover whose mode
 	// leaves promotion to a background loop).
-	Mover  bool
-	HLog   *hdr.HistogramLogWriter // nil: no interval log
-	Status func(StatusLine)
-	Cost   CostMeter // nil: no cost taken (the null backend)
+	Mover bool
+	// NoRecoverer: run no Recover loop (a store that keeps no leases, such
+	// as the reference floor, has nothing to recover).
+	NoRecoverer bool
+	HLog        *hdr.HistogramLogWriter // nil: no interval log
+	Status      func(StatusLine)
+	Cost        CostMeter // nil: no cost taken (the null backend)
 	// WStore is the workers' store (through the network-fault proxy); nil: the store.
 	WStore jobstore.Store
 	// Faults is the run's fault setup; nil: no faults.
@@ -356,7 +359,11 @@ func (e *engine) finish(res *Result, interrupted bool) {
 	res.Hists = e.total
 	res.Series = e.series
 	e.settleOutstanding()
-	res.Ledger = e.led.CheckWith(e.cfg.LostAllowed())
+	if e.store.Capabilities().Has(jobstore.CapSeedVariant) {
+		res.Ledger = e.led.CheckSeedVariant()
+	} else {
+		res.Ledger = e.led.CheckWith(e.cfg.LostAllowed())
+	}
 	if e.ft != nil {
 		e.ft.finish(e.local)
 		sum, h := e.ft.tracker.Finish(e.led.IsLost)

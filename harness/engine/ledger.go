@@ -396,6 +396,12 @@ type LedgerReport struct {
 	// LostExpected: lost jobs were expected under the run's conditions
 	// (expect.lost), so they are reported, not a failure.
 	LostExpected bool `json:"lost_expected,omitempty"`
+	// SeedVariant: the store is a seed variant (jobstore.CapSeedVariant),
+	// which reproduces a seed's flaw on purpose: its lost and early jobs
+	// are listed in Expected with their counts, not as problems (an
+	// unexpected job still is one).
+	SeedVariant bool     `json:"seed_variant,omitempty"`
+	Expected    []string `json:"expected,omitempty"`
 	// StartedEarly: attempts whose handler started before the RunAt asked for
 	// (the producer's, or Fail's retry time); MaxEarlyNs is the worst.
 	StartedEarly int64 `json:"started_early"`
@@ -432,7 +438,15 @@ func (l *Ledger) IsLost(id string) bool {
 
 // CheckWith is Check; with lostAllowed, lost jobs are counted and listed
 // but do not make the report fail (the run's conditions expect them).
-func (l *Ledger) CheckWith(lostAllowed bool) LedgerReport {
+func (l *Ledger) CheckWith(lostAllowed bool) LedgerReport { return l.check(lostAllowed, false) }
+
+// CheckSeedVariant is Check for a seed variant's run: lost, duplicated and
+// early jobs are what the variant exists to show, so they are reported as
+// expected for it (Expected, with the counts), not as a failure. Only a
+// store that declares jobstore.CapSeedVariant is checked this way.
+func (l *Ledger) CheckSeedVariant() LedgerReport { return l.check(true, true) }
+
+func (l *Ledger) check(lostAllowed, seedVariant bool) LedgerReport {
 	var r LedgerReport
 	add := func(list *[]string, id string) {
 		if len(*list) < maxExamples {
@@ -531,7 +545,13 @@ func (l *Ledger) CheckWith(lostAllowed bool) LedgerReport {
 	if r.Unexpected > 0 {
 		r.Problems = append(r.Problems, fmt.Sprintf("%d unexpected job(s) ran that this run never enqueued (e.g. %v)", r.Unexpected, r.UnexpectedIDs))
 	}
-	if r.StartedEarly > 0 {
+	if seedVariant {
+		r.SeedVariant = true
+		if r.Lost > 0 || r.StartedEarly > 0 || r.DuplicatedExecutions > 0 {
+			r.Expected = append(r.Expected, fmt.Sprintf("expected for this seed variant: %d lost, %d duplicated (%d duplicate completions), %d started early (worst by %v)",
+				r.Lost, r.DuplicatedExecutions, r.DuplicateCompletions, r.StartedEarly, time.Duration(r.MaxEarlyNs)))
+		}
+	} else if r.StartedEarly > 0 {
 		r.Problems = append(r.Problems, fmt.Sprintf("%d attempt(s) started before their RunAt, worst by %v (e.g. %v)", r.StartedEarly, time.Duration(r.MaxEarlyNs), r.EarlyIDs))
 	}
 	r.OK = len(r.Problems) == 0

@@ -25,6 +25,9 @@ func (e *engine) startMaintenance(ctx context.Context, wg *sync.WaitGroup) {
 	e.maintain(ctx, wg, maintLoop{name: "recoverer", tag: TagRecover, every: wc.RecoveryInterval, batch: wc.RecoveryBatch,
 		crash: recLoop, calls: &e.c.recoverCalls, errs: &e.c.recoverErrors,
 		call: func(ctx context.Context, t0 time.Time) (int, error) {
+			if e.hooks.NoRecoverer {
+				return 0, nil // a store that keeps no leases has nothing to take back
+			}
 			r, err := rstore.Recover(ctx, wc.RecoveryBatch)
 			if n := len(r.Requeued) + len(r.DeadLettered); err == nil && n > 0 {
 				e.led.Recovered(r, t0)

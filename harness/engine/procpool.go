@@ -33,6 +33,10 @@ type ProcSetup struct {
 // to reach it; an idle worker is then killed where it is.
 const pointWait = 5 * time.Second
 
+// settleAgain is how long settleKilled waits before its second read-back
+// of a killed worker's jobs.
+const settleAgain = 50 * time.Millisecond
+
 // procPool runs the `aebench worker` processes of a run: it starts them,
 // reads their events into the run's ledger and counters, kills one at a
 // crash point when the Injector asks, and replaces it.
@@ -191,6 +195,9 @@ func (p *procPool) read(wp *workerProc, r io.Reader, ready chan struct{}) {
 		case "completed":
 			jt := e.led.Completed(ev.ID, ev.A, at)
 			e.c.completed.Add(1)
+			if jt.Known && jt.Measured && ev.H != 0 {
+				p.rec.Record(TagAckWait, at.Sub(time.Unix(0, ev.H)))
+			}
 			if jt.Known && jt.Measured && !jt.Delayed && ev.A == 0 {
 				p.rec.Record(TagE2E, at.Sub(jt.Intended))
 			}
@@ -214,6 +221,8 @@ func (p *procPool) read(wp *workerProc, r io.Reader, ready chan struct{}) {
 				e.c.inFlight.Add(-1)
 			}
 			wp.mu.Unlock()
+		case "calls":
+			e.c.completeCalls.Add(int64(ev.A))
 		case "point":
 			select {
 			case wp.point <- struct{}{}:
@@ -320,13 +329,26 @@ func (p *procPool) settleKilled(wp *workerProc, ev faults.Event, at time.Time) {
 	wp.mu.Unlock()
 	e.c.inFlight.Add(-int64(len(held)))
 	var affected []faults.Affected
-	for _, j := range held {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		rb := e.settle(ctx, j.ID, j.Attempt, j.token, at)
-		cancel()
-		if !rb.settled {
-			affected = append(affected, j.Affected)
+	for round := 0; round < 2 && len(held) > 0; round++ {
+		if round > 0 {
+			// A Complete (or a batch of them) the worker wrote just before
+			// its death can still sit in Redis's input buffer: look again
+			// once Redis has had time to run it.
+			time.Sleep(settleAgain)
 		}
+		var left []*procJob
+		for _, j := range held {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			rb := e.settle(ctx, j.ID, j.Attempt, j.token, at)
+			cancel()
+			if !rb.settled {
+				left = append(left, j)
+			}
+		}
+		held = left
+	}
+	for _, j := range held {
+		affected = append(affected, j.Affected)
 	}
 	e.ft.tracker.Fault(ev, wp.id, at, affected)
 }

@@ -37,7 +37,7 @@ type ProcessConfig struct {
 
 // workerEvent is one line a worker process writes to stdout.
 type workerEvent struct {
-	E      string `json:"e"` // claimed, started, completed, failed, fenced, unknown, done, point, ready
+	E      string `json:"e"` // claimed, started, completed, failed, fenced, unknown, done, point, ready, calls
 	ID     string `json:"id,omitempty"`
 	A      int    `json:"a,omitempty"` // attempt
 	T      int64  `json:"t,omitempty"` // unix ns
@@ -46,6 +46,7 @@ type workerEvent struct {
 	RunAt  int64  `json:"ra,omitempty"`
 	Point  string `json:"p,omitempty"`
 	Msg    string `json:"msg,omitempty"`
+	H      int64  `json:"h,omitempty"` // completed: the handler's end, unix ns (for the ack wait)
 }
 
 // pipeEvents writes a worker's events as JSON lines, flushed one by one: a
@@ -81,6 +82,13 @@ func (p *pipeEvents) Started(id string, attempt int, at time.Time) JobTimes {
 
 func (p *pipeEvents) Completed(id string, attempt int, at time.Time) JobTimes {
 	p.send(workerEvent{E: "completed", ID: id, A: attempt, T: at.UnixNano()})
+	return JobTimes{}
+}
+
+// completedAfter is Completed with the handler's end, from which the
+// coordinator records the job's ack wait.
+func (p *pipeEvents) completedAfter(id string, attempt int, at, handlerEnd time.Time) JobTimes {
+	p.send(workerEvent{E: "completed", ID: id, A: attempt, T: at.UnixNano(), H: handlerEnd.UnixNano()})
 	return JobTimes{}
 }
 

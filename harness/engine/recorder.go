@@ -28,7 +28,7 @@ const (
 	TagClaim                  // Claim calls that returned jobs (a call that waited for work includes the wait)
 	TagDispatch               // harness: Claim returned -> handler started
 	TagHandler                // the handler's actual run time (planned sleep plus timer slack)
-	TagComplete               // Complete call
+	TagComplete               // Complete call (with workers.ack_batch > 1: one CompleteAll call of a batch)
 	TagFail                   // Fail call
 	TagBookkeeping            // harness: ledger and histogram work per job event
 	TagQueueWait              // due -> handler start, every attempt whose due time is known
@@ -39,11 +39,12 @@ const (
 	TagRecover                // Recover call
 	TagPromote                // Promote call (Mover backends)
 	TagRecovery               // fault -> next handler start of each job in flight at a fault
+	TagAckWait                // handler end -> its Complete acknowledged: what ack batching adds to e2e
 	numTags
 )
 
 var tagNames = [numTags]string{"enqueue", "schedule_lag", "claim", "dispatch", "handler", "complete", "fail",
-	"bookkeeping", "queue_wait", "lateness", "e2e", "e2e_retried", "e2e_minus_handler", "recover", "promote", "recovery"}
+	"bookkeeping", "queue_wait", "lateness", "e2e", "e2e_retried", "e2e_minus_handler", "recover", "promote", "recovery", "ack_wait"}
 
 func (t Tag) String() string { return tagNames[t] }
 

@@ -53,5 +53,8 @@ func ServeWorker(pc ProcessConfig, store jobstore.Store, stdin io.Reader, stdout
 	close(e.hardStop)
 	cancel()
 	wg.Wait()
+	// The count of Complete calls travels once, at the end (a killed
+	// worker's is lost: complete_calls then undercounts).
+	pe.send(workerEvent{E: "calls", A: int(e.c.completeCalls.Load()), T: time.Now().UnixNano()})
 	return nil
 }

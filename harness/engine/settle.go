@@ -106,6 +106,11 @@ func (e *engine) settleOutstanding() {
 			e.led.LostState(j.ID, "not_found")
 		case rb.err != nil:
 			e.led.LostState(j.ID, "unreadable")
+		case rb.rec.Status == jobstore.StatusInProgress && !rb.rec.LeaseDeadline.IsZero() && rb.rec.LeaseDeadline.Before(at) &&
+			e.store.Capabilities().Has(jobstore.CapSeedVariant):
+			// A seed variant strands jobs: in progress, its claim long
+			// expired, in no index its recovery reads. Lost, not cut off.
+			e.led.LostState(j.ID, "InProgress_never_recovered")
 		case rb.rec.Status == jobstore.StatusQueued || rb.rec.Status == jobstore.StatusScheduled || rb.rec.Status == jobstore.StatusInProgress:
 			e.led.CutOff(j.ID)
 		default:

@@ -39,6 +39,9 @@ type worker struct {
 	inflight map[string]*faults.Affected // nil unless faults are scheduled
 	// onDone, in a worker process, tells the coordinator a job left the worker.
 	onDone func(id string)
+	// acks batches the worker's Completes (workers.ack_batch > 1); nil:
+	// each job is completed as its handler ends.
+	acks *acker
 }
 
 func (w *worker) track(c []jobstore.Claimed) {
@@ -120,13 +123,25 @@ func (e *engine) startWorker(ctx context.Context, wg *sync.WaitGroup, idx, gen i
 		defer close(work)
 		e.fetch(w, slots, work)
 	}()
+	var executors sync.WaitGroup
 	for x := 0; x < wc.Concurrency; x++ {
-		wg.Add(1)
+		executors.Add(1)
 		go func() {
-			defer wg.Done()
+			defer executors.Done()
 			e.execute(ctx, w, slots, work)
 		}()
 	}
+	if wc.AckBatch > 1 {
+		w.acks = e.startAcker(w, wg)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		executors.Wait()
+		if w.acks != nil {
+			w.acks.stopAcker() // flushes what the executors left pending
+		}
+	}()
 	return w
 }
 
@@ -164,9 +179,15 @@ func (e *engine) armedAt(w *worker, p faults.Point) bool {
 // abandon drops a job a crashed (or hard-stopped) worker held: no event, no
 // ack; its lease runs out and the recoverer takes it back.
 func (e *engine) abandon(w *worker, id string, slots <-chan struct{}) {
+	e.drop(w, id)
+	<-slots
+}
+
+// drop forgets a job the worker will not acknowledge (abandon without the
+// slot, which a job waiting in the acker has already freed).
+func (e *engine) drop(w *worker, id string) {
 	w.untrack(id)
 	e.c.inFlight.Add(-1)
-	<-slots
 }
 
 // claimTimeout bounds a Claim in a run with faults: a black-holed or
@@ -242,7 +263,8 @@ func (e *engine) fetch(w *worker, slots chan struct{}, work chan<- workItem) {
 	}
 }
 
-// execute runs claimed jobs: the handler, then Complete or Fail.
+// execute runs claimed jobs: the handler, then Complete (now, or through
+// the worker's acker) or Fail.
 func (e *engine) execute(ctx context.Context, w *worker, slots <-chan struct{}, work <-chan workItem) {
 	wc := e.cfg.Workers
 	rec := w.rec
@@ -318,38 +340,24 @@ func (e *engine) execute(ctx context.Context, w *worker, slots <-chan struct{}, 
 					e.c.retried.Add(1)
 				}
 			}
+		} else if w.acks != nil {
+			// Batched acks: the slot frees now, the job stays in flight
+			// until its acker completes it.
+			cancel()
+			w.acks.add(pendingAck{lease: lease, hs: hs, he: he, measured: measured, book: book})
+			<-slots
+			continue
 		} else {
 			err := e.wstore.Complete(fctx, lease, nil)
 			ce := time.Now()
+			e.c.completeCalls.Add(1)
 			if e.measuring(he) {
 				rec.Record(TagComplete, ce.Sub(he))
 			}
-			switch {
-			case errors.Is(err, jobstore.ErrLeaseLost):
-				e.c.fenced.Add(1)
-				e.events.Fenced(id, attempt, ce)
-			case err != nil:
-				e.c.completeErrors.Add(1)
-				e.noteErr(err)
-				e.events.Unknown(id, attempt, lease.Token, ce)
-			default:
-				if e.crashAt(w, faults.AfterComplete) {
-					cancel()
-					e.abandon(w, id, slots)
-					continue
-				}
-				b0 := time.Now()
-				jt := e.events.Completed(id, attempt, ce)
-				book += time.Since(b0)
-				e.c.completed.Add(1)
-				if jt.Known && jt.Measured && !jt.Delayed {
-					if attempt == 0 {
-						rec.Record(TagE2E, ce.Sub(jt.Intended))
-						rec.Record(TagE2ENet, ce.Sub(jt.Intended)-he.Sub(hs))
-					} else {
-						rec.Record(TagE2ERetried, ce.Sub(jt.Intended))
-					}
-				}
+			if !e.acked(w, pendingAck{lease: lease, hs: hs, he: he, measured: measured}, err, ce, &book) {
+				cancel()
+				e.abandon(w, id, slots)
+				continue
 			}
 		}
 		cancel()
@@ -402,4 +410,47 @@ func (e *engine) runHandler(ctx context.Context, w *worker, timer *clock.Sleeper
 			}
 		}
 	}
+}
+
+// acked books the outcome of one job's Complete (err, returned at ce):
+// completed, fenced (ErrLeaseLost) or unknown (read back later); book
+// accumulates the bookkeeping time. False: the worker crashed right after
+// the Complete (crash point after_complete) and drops the job unbooked.
+func (e *engine) acked(w *worker, p pendingAck, err error, ce time.Time, book *time.Duration) bool {
+	id, attempt := p.lease.JobID, p.lease.Attempt
+	rec := w.rec
+	switch {
+	case errors.Is(err, jobstore.ErrLeaseLost):
+		e.c.fenced.Add(1)
+		e.events.Fenced(id, attempt, ce)
+	case err != nil:
+		e.c.completeErrors.Add(1)
+		e.noteErr(err)
+		e.events.Unknown(id, attempt, p.lease.Token, ce)
+	default:
+		if e.crashAt(w, faults.AfterComplete) {
+			return false
+		}
+		b0 := time.Now()
+		var jt JobTimes
+		if pe, ok := e.events.(*pipeEvents); ok {
+			jt = pe.completedAfter(id, attempt, ce, p.he) // the coordinator records the ack wait
+		} else {
+			jt = e.events.Completed(id, attempt, ce)
+		}
+		*book += time.Since(b0)
+		e.c.completed.Add(1)
+		if jt.Known && jt.Measured {
+			rec.Record(TagAckWait, ce.Sub(p.he))
+		}
+		if jt.Known && jt.Measured && !jt.Delayed {
+			if attempt == 0 {
+				rec.Record(TagE2E, ce.Sub(jt.Intended))
+				rec.Record(TagE2ENet, ce.Sub(jt.Intended)-p.he.Sub(p.hs))
+			} else {
+				rec.Record(TagE2ERetried, ce.Sub(jt.Intended))
+			}
+		}
+	}
+	return true
 }

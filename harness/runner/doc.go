@@ -5,7 +5,7 @@
 // block, report.html, timeseries.csv, .hlog/.hgrm files, plots and the
 // comparison tables. It is also the body of `aebench worker` (WorkerMain).
 //
-// Imports go down: cmd/aebench -> runner -> summary, engine, scenario ->
+// Imports go down: cmd/aebench -> cli -> runner -> summary, engine, scenario ->
 // jobstore, backends/registry -> backends -> rclient. No backend imports it.
 // The null calibration store runs first in each matrix cell, so every plan
 // measures the harness's own overhead beside the stores.

@@ -51,6 +51,14 @@ faults:
   - {kind: worker_kill, point: random, at: 1800ms}
   - {kind: recoverer_crash, at: 700ms}
 `, map[faults.Kind]int{faults.WorkerCrash: 3, faults.WorkerKill: 2, faults.RecovererCrash: 1}, false},
+		// asynq gives a crashed worker's claim back when its lease lapses
+		// (a killed process's tasks wait 60 s or more for asynq's recoverer).
+		{"asynq worker crashes", `[{name: asynq, options: {task_check_interval: 20ms, delayed_task_check_interval: 100ms}}]`, `
+faults:
+  - {kind: worker_crash, point: after_claim, at: 600ms, worker: 0}
+  - {kind: worker_crash, point: in_handler, at: 900ms, worker: 1}
+  - {kind: worker_crash, point: after_handler, at: 1200ms, worker: 2}
+`, map[faults.Kind]int{faults.WorkerCrash: 3}, false},
 		{"mover crash", `[{name: dual, options: {mover: background}}]`, `
 faults:
   - {kind: mover_crash, at: 800ms}

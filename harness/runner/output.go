@@ -3,12 +3,14 @@ package runner
 import (
 	"bufio"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/summary"
@@ -207,6 +209,9 @@ func verdictLine(rs *summary.RunSummary) string {
 		fmt.Fprintf(&b, "\n     faults: %d landed, %d skipped; %d jobs in flight at them, %d started again (recovery p50 %s p99 %s max %s), %d duplicates, %d lost",
 			rv.Landed, rv.Skipped, rv.Affected, rv.Restarted, fmtNs(rv.RecoveryNs["p50"]), fmtNs(rv.RecoveryNs["p99"]), fmtNs(rv.RecoveryNs["max"]), rv.Duplicates, rv.Lost)
 	}
+	for _, p := range l.Expected {
+		b.WriteString("\n     " + p)
+	}
 	for _, p := range rs.Problems {
 		b.WriteString("\n     problem: " + p)
 	}
@@ -217,6 +222,9 @@ func verdictLine(rs *summary.RunSummary) string {
 func lostNote(rs *summary.RunSummary) string {
 	if !rs.Ledger.LostExpected {
 		return ""
+	}
+	if rs.Ledger.SeedVariant {
+		return " (expected for this seed variant)"
 	}
 	if rs.Config.Redis.Persistence == "none" {
 		return " (expected without persistence)"
@@ -283,6 +291,38 @@ func (pr *planRunner) finalize() error {
 	}
 	if err := page.WriteDir(pr.dir); err != nil {
 		return fmt.Errorf("%s: %w", page.FileName, err)
+	}
+	return nil
+}
+
+// ErrDirNotEmpty: the results directory named by Options.Dir (--out)
+// already holds files; a run never mixes its files with another's.
+var ErrDirNotEmpty = errors.New("results directory is not empty")
+
+// makeResultsDir creates the run's results directory: Options.Dir exactly
+// (which must be missing or empty), else OutDir/<UTC time>-<scenario>.
+func makeResultsDir(o Options, started time.Time, name string) (string, error) {
+	dir := o.Dir
+	if dir == "" {
+		dir = filepath.Join(o.OutDir, started.UTC().Format("20060102T150405Z")+"-"+name)
+	} else if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+		return "", fmt.Errorf("%s: %w (%d entries; name a new directory)", dir, ErrDirNotEmpty, len(ents))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("results folder: %w", err)
+	}
+	return dir, nil
+}
+
+// writeCompleteFlag writes the results directory's complete flag, the
+// last file of a run: every planned run ran without an infrastructure
+// error and every other file is written. aebench compare refuses a
+// directory without it (a run that failed or was killed mid-way).
+func writeCompleteFlag(dir string, sum *summary.Summary) error {
+	text := fmt.Sprintf("complete: every planned run ran and every file was written\nscenario: %s\nruns: %d\nfinished_at: %s\n",
+		sum.Scenario.Name, len(sum.Runs), sum.FinishedAt.Format(time.RFC3339))
+	if err := os.WriteFile(filepath.Join(dir, verdict.CompleteFlag), []byte(text), 0o644); err != nil {
+		return fmt.Errorf("complete flag: %w", err)
 	}
 	return nil
 }

@@ -28,13 +28,14 @@ var plotTags = []struct {
 	{engine.TagEnqueue, "Enqueue call"},
 	{engine.TagClaim, "Claim call (calls that returned jobs)"},
 	{engine.TagComplete, "Complete call"},
+	{engine.TagAckWait, "Ack wait (handler end -> Complete acknowledged)"},
 }
 
 // cellRuns returns the runs of a cell that have numbers, calibration excluded.
 func (pr *planRunner) cellRuns(cell int) []summary.RunSummary {
 	var out []summary.RunSummary
 	for _, r := range pr.sum.Runs {
-		if r.Cell == cell && !r.Calibration && r.Status != summary.StatusError {
+		if r.Cell == cell && !r.Calibration && r.Status != summary.StatusError && r.Status != summary.StatusNotApplicable {
 			out = append(out, r)
 		}
 	}
@@ -214,9 +215,11 @@ func (pr *planRunner) printTables(w io.Writer) {
 			pr.latencyTable(w, runs)
 			ledgerNotes(w, runs, pr.s.Repeats)
 			pr.recoveryTable(w, runs)
+			ackTable(w, runs, pr.s.Repeats)
 			fmt.Fprintln(w)
 			pr.costTable(w, runs)
 		}
+		pr.referenceNotes(w, c.Index, runs)
 		for _, r := range calib {
 			fmt.Fprintln(w)
 			fmt.Fprintln(w, calibrationLine(r))

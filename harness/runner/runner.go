@@ -17,6 +17,7 @@ import (
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
+	"github.com/aebench/aebench/harness/verdict"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
 )
@@ -24,8 +25,12 @@ import (
 // Options configure Run, in go-redis's style: the zero value of each field
 // means its documented default.
 type Options struct {
-	// OutDir is where the run's folder is created; default "results".
+	// OutDir is where the run's folder <UTC time>-<scenario> is created
+	// when Dir is empty; default "results".
 	OutDir string
+	// Dir, when set, is the results directory itself (aebench run --out):
+	// created if missing, refused (ErrDirNotEmpty) if it holds anything.
+	Dir string
 	// Stdout receives the status lines, per-run verdicts and the comparison
 	// table; default io.Discard.
 	Stdout io.Writer
@@ -78,10 +83,12 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 		fmt.Fprintln(o.Stdout, "warning: "+w)
 	}
 	started := time.Now()
-	dir := filepath.Join(o.OutDir, started.UTC().Format("20060102T150405Z")+"-"+s.Name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("results folder: %w", err)
+	dir, err := makeResultsDir(o, started, s.Name)
+	if err != nil {
+		return nil, err
 	}
+	// Whatever happens, the last line names the results directory.
+	defer fmt.Fprintf(o.Stdout, "results: %s\n", dir)
 	sum := summary.New(s, collectEnv(ctx, o.GitDir), started)
 	out := &Outcome{Dir: dir, Summary: sum}
 	pr := &planRunner{s: s, o: o, dir: dir, sum: sum, pool: newRedisPool(o.Logf),
@@ -137,7 +144,11 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 			case summary.StatusInterrupted:
 				out.Interrupted = true
 			}
-			fmt.Fprintln(o.Stdout, verdictLine(rs))
+			if rs.Status == summary.StatusNotApplicable {
+				fmt.Fprintf(o.Stdout, "  => %s: not applicable: %s\n", rs.ID, rs.NotApplicable)
+			} else {
+				fmt.Fprintln(o.Stdout, verdictLine(rs))
+			}
 		}
 		if werr := pr.writeSummary(); werr != nil && err == nil {
 			err = werr
@@ -157,15 +168,20 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 			sum.PlotError = err.Error()
 		}
 	}
+	setRatios(sum)
 	if err := pr.finalize(); err != nil && runErr == nil {
 		runErr = err
 	}
 	pr.printTables(o.Stdout)
-	fmt.Fprintf(o.Stdout, "\nresults: %s (summary.json, report.html, timeseries.csv, *.hlog, *.hgrm", dir)
+	fmt.Fprint(o.Stdout, "\nfiles: summary.json, report.html, timeseries.csv, *.hlog, *.hgrm")
 	if !o.NoPlots {
 		fmt.Fprint(o.Stdout, ", plots *.png and *.svg")
 	}
-	fmt.Fprintln(o.Stdout, ")")
+	if runErr == nil && sum.Complete && len(out.Errored) == 0 {
+		runErr = writeCompleteFlag(dir, sum)
+		fmt.Fprint(o.Stdout, ", "+verdict.CompleteFlag)
+	}
+	fmt.Fprintln(o.Stdout)
 	return out, runErr
 }
 
@@ -251,7 +267,18 @@ func (pr *planRunner) runOne(ctx context.Context, spec scenario.RunSpec) (*summa
 		return fail(summary.StatusError, fmt.Errorf("%s: build store: %w", spec.ID, err))
 	}
 	defer store.Close()
-	rs.Capabilities = capList(store.Capabilities())
+	rs.Capabilities = registry.CapList(store.Capabilities())
+	if store.Capabilities().Has(jobstore.CapSeedVariant) {
+		rs.Label += " (seed variant)"
+	}
+	rs.Kind = string(be.Kind)
+	if be.Kind != registry.KindJobStore {
+		rs.Limits = be.Limits
+	}
+	if why := notApplicable(be, store.Capabilities(), cfg); why != "" && !spec.Calibration {
+		rs.Status, rs.NotApplicable = summary.StatusNotApplicable, why
+		return rs, nil
+	}
 	// A loop only where the store says due jobs wait for one: in claim mode
 	// it would add Redis work the strategy does not need and skew its cost.
 	_, isMover := store.(jobstore.Mover)
@@ -264,7 +291,8 @@ func (pr *planRunner) runOne(ctx context.Context, spec scenario.RunSpec) (*summa
 	}
 	defer hf.Close()
 	hw := hdr.NewHistogramLogWriter(hf)
-	hooks := engine.Hooks{Label: cfg.Backend.Label, HLog: hw, Status: pr.status.line, Cost: cost, Mover: rs.MoverLoop}
+	hooks := engine.Hooks{Label: cfg.Backend.Label, HLog: hw, Status: pr.status.line, Cost: cost, Mover: rs.MoverLoop,
+		NoRecoverer: !store.Capabilities().Has(jobstore.CapLeaseRecovery) && !be.SelfRecovering}
 	if (len(cfg.Faults) > 0 || cfg.Workers.Processes > 0) && !spec.Calibration {
 		srv, err := pr.pool.get(ctx, cfg.Redis)
 		if err != nil {
@@ -304,16 +332,6 @@ func (pr *planRunner) runOne(ctx context.Context, spec scenario.RunSpec) (*summa
 		return rs, fmt.Errorf("%s: %w", spec.ID, res.Err)
 	}
 	return rs, nil
-}
-
-func capList(cs jobstore.Capabilities) []string {
-	var out []string
-	for _, c := range jobstore.KnownCapabilities() {
-		if cs.Has(c) {
-			out = append(out, string(c))
-		}
-	}
-	return out
 }
 
 // checkOptions builds, once, every store whose backend takes options, so a

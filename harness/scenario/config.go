@@ -113,6 +113,8 @@ type WorkerConfig struct {
 	Concurrency       int           `json:"concurrency"`
 	ClaimBatch        int           `json:"claim_batch"`
 	ClaimWait         time.Duration `json:"claim_wait_ns"`
+	AckBatch          int           `json:"ack_batch"`       // most jobs per Complete call
+	AckInterval       time.Duration `json:"ack_interval_ns"` // longest an ack waits for its batch
 	Handler           Dist          `json:"-"`
 	HandlerText       string        `json:"handler"`
 	Fail              float64       `json:"fail_probability"`
@@ -235,7 +237,8 @@ func (c Config) Conditions(redisVersion string) string {
 		load,
 		fmt.Sprintf("%d producers batch %d payload %dB", c.Producers.Count, c.Producers.Batch, c.Producers.Payload),
 		delayedText(c.Producers),
-		fmt.Sprintf("%d workers x %d, claim %d", c.Workers.Count, c.Workers.Concurrency, c.Workers.ClaimBatch),
+		fmt.Sprintf("%d workers x %d, claim %d, ack batch %d interval %s", c.Workers.Count, c.Workers.Concurrency,
+			c.Workers.ClaimBatch, c.Workers.AckBatch, c.Workers.AckInterval),
 		fmt.Sprintf("handler %s fail %g%%", c.Workers.HandlerText, c.Workers.Fail*100),
 		"client " + c.Client, redis, "encoding " + c.Encoding,
 		fmt.Sprintf("poll %s", c.Store.PollInterval),

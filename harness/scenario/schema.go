@@ -146,6 +146,12 @@ func fields() []field {
 		{Path: "workers.claim_wait", Default: "1s", Allowed: "a duration >= 0, at most 1m", Matrix: true,
 			Doc: "ClaimRequest.Wait: how long a Claim waits for work (blocking or polling, as the backend can)",
 			set: func(c *Config, v string) error { return setDur(&c.Workers.ClaimWait, v, 0, time.Minute) }},
+		{Path: "workers.ack_batch", Default: "1", Allowed: "an integer 1..1000", Matrix: true,
+			Doc: "most jobs acknowledged per Complete call: 1 completes each job as its handler ends; N > 1 flushes when N are pending or ack_interval after the first (jobstore.CompleteAll)",
+			set: func(c *Config, v string) error { return setInt(&c.Workers.AckBatch, v, 1, 1000) }},
+		{Path: "workers.ack_interval", Default: "1ms", Allowed: "a duration >= 0 (0: flush what is pending without waiting), at most 1s", Matrix: true,
+			Doc: "with ack_batch > 1: longest an acknowledgement waits for its batch to fill",
+			set: func(c *Config, v string) error { return setDur(&c.Workers.AckInterval, v, 0, time.Second) }},
 		{Path: "workers.handler", Default: "1ms", Allowed: DistAllowed, Matrix: true,
 			Doc: "handler run time",
 			set: func(c *Config, v string) error {

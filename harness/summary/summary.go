@@ -34,6 +34,9 @@ const (
 	StatusFailed      = "failed"      // lost, unexpected or early jobs
 	StatusInterrupted = "interrupted" // Ctrl-C: numbers so far, no verdict
 	StatusError       = "error"       // infrastructure or configuration
+	// StatusNotApplicable: the scenario uses what the backend does not
+	// declare (delayed jobs on the floor); the run was not made.
+	StatusNotApplicable = "not applicable"
 )
 
 // Summary is summary.json.
@@ -95,6 +98,15 @@ type RunSummary struct {
 	Redis        *RedisInfo      `json:"redis,omitempty"`
 	Client       string          `json:"client"`
 	Capabilities []string        `json:"capabilities"`
+	// Kind is the backend's kind (job store, reference, peer, calibration);
+	// Limits what it does not guarantee, for a reference or a peer.
+	Kind   string `json:"kind,omitempty"`
+	Limits string `json:"limits,omitempty"`
+	// NotApplicable says why the run was not made (Status not applicable).
+	NotApplicable string `json:"not_applicable,omitempty"`
+	// Ratios compare the run with the reference floor ("floor") and the
+	// asynq peer ("asynq") measured in the same cell of the same plan.
+	Ratios map[string]Ratio `json:"ratios,omitempty"`
 	// MoverLoop: the harness ran a Promote loop (workers.mover_interval).
 	MoverLoop  bool              `json:"mover_loop"`
 	StartedAt  time.Time         `json:"started_at"`
@@ -115,6 +127,17 @@ type RunSummary struct {
 	// fault the jobs in flight, how long until each started again, the
 	// duplicates and losses they caused.
 	Recovery *faults.Summary `json:"recovery,omitempty"`
+}
+
+// Ratio is one run's figures divided by a reference run's (repeats
+// averaged): above 1 means more jobs/s, more Redis CPU, more commands.
+// Zero where either side has no figure.
+type Ratio struct {
+	// Against is the reference runs' label.
+	Against        string  `json:"against"`
+	Throughput     float64 `json:"throughput"`
+	RedisCPUPerJob float64 `json:"redis_cpu_per_job"`
+	CommandsPerJob float64 `json:"commands_per_job"`
 }
 
 // RunFiles names a run's files, relative to the results folder.

@@ -113,7 +113,11 @@ func Compare(base, cand *Set, o CompareOptions) *Comparison {
 	c := &Comparison{Base: base.Source, New: cand.Source, Alpha: o.Alpha, NoiseFloor: o.NoiseFloor, Forced: o.Force}
 	for _, s := range []*Set{base, cand} {
 		if !s.Complete {
-			c.Incomplete = append(c.Incomplete, s.Source)
+			why := s.Source
+			if s.IncompleteWhy != "" {
+				why += ": " + s.IncompleteWhy
+			}
+			c.Incomplete = append(c.Incomplete, why)
 		}
 	}
 	for _, r := range cand.Runs {

@@ -94,7 +94,7 @@ func (c *Comparison) refusals() []string {
 		out = append(out, fmt.Sprintf("%s: conditions differ: %s", groupName(r.Key), strings.Join(r.Differences, ", ")))
 	}
 	for _, s := range c.Incomplete {
-		out = append(out, s+" is incomplete (interrupted or stopped by an error)")
+		out = append(out, "incomplete result "+s)
 	}
 	for _, k := range c.OnlyBase {
 		out = append(out, groupName(k)+" is only in BASE")

@@ -81,7 +81,7 @@ func fromRun(rs *summary.RunSummary) (Run, error) {
 		Conditions: rs.Conditions, Values: values(obj),
 		Ledger: Ledger{Attempted: l.Attempted, Acknowledged: l.Acknowledged, Completed: l.Completed,
 			DeadLettered: l.DeadLettered, Lost: l.Lost, LostExpected: l.LostExpected, Unexpected: l.Unexpected,
-			Duplicated: l.DuplicatedExecutions, Early: l.StartedEarly}}
+			Duplicated: l.DuplicatedExecutions, Early: l.StartedEarly, SeedVariant: l.SeedVariant}}
 	if r.Label == "" {
 		r.Label = r.Backend
 	}

@@ -31,7 +31,7 @@ type Set struct {
 	Description, File string
 	Repeats           int
 	StartedAt         time.Time
-	Complete          bool
+	Complete          bool // summary.json's complete, and the complete flag file (Load)
 	Interrupted       bool
 	Env               Env
 	Cells             []Cell
@@ -40,6 +40,8 @@ type Set struct {
 	Stats *stats.Block
 	// Units documents the summary's units, as stored.
 	Units map[string]string
+	// IncompleteWhy says why Complete is false.
+	IncompleteWhy string
 }
 
 // Env is where the runs ran.
@@ -92,6 +94,9 @@ type Ledger struct {
 	Lost                                             int64
 	LostExpected                                     bool
 	Unexpected, Duplicated, Early                    int64
+	// SeedVariant: a seed variant's run, whose lost and early jobs are the
+	// flaw it reproduces, expected, not a failure.
+	SeedVariant bool
 }
 
 // Incorrect says why the run failed its correctness checks, or "": a lost
@@ -103,7 +108,7 @@ func (r Run) Incorrect() string {
 		return fmt.Sprintf("%d lost", l.Lost)
 	case l.Unexpected > 0:
 		return fmt.Sprintf("%d unexpected", l.Unexpected)
-	case l.Early > 0:
+	case l.Early > 0 && !l.SeedVariant:
 		return fmt.Sprintf("%d started early", l.Early)
 	case r.Status == StatusFailed:
 		return "failed its correctness checks"
@@ -118,7 +123,13 @@ type Faults struct {
 	RecoveryP50Ns, RecoveryP99Ns, RecoveryMaxNs            float64
 }
 
-// Load reads a results directory or a summary.json file.
+// CompleteFlag is the file a run writes last in its results directory,
+// once every planned run ran and every other file is written: its absence
+// marks a run that failed, was interrupted or was killed mid-way.
+const CompleteFlag = "complete"
+
+// Load reads a results directory or a summary.json file (whose directory
+// must carry the complete flag for the set to be complete).
 func Load(path string) (*Set, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -133,6 +144,15 @@ func Load(path string) (*Set, error) {
 		return nil, err
 	}
 	s.Source, s.Dir = file, filepath.Dir(file)
+	switch _, ferr := os.Stat(filepath.Join(s.Dir, CompleteFlag)); {
+	case !s.Complete && s.Interrupted:
+		s.IncompleteWhy = "interrupted (Ctrl-C)"
+	case !s.Complete:
+		s.IncompleteWhy = "not every planned run ran (stopped by an error, or still running)"
+	case ferr != nil:
+		s.Complete = false
+		s.IncompleteWhy = "no " + CompleteFlag + " flag file: the run failed, was killed or is still writing (or predates the flag)"
+	}
 	return s, nil
 }
 

@@ -3,6 +3,8 @@ package verdict_test
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -55,6 +57,25 @@ func TestRealRun(t *testing.T) {
 	c := verdict.Compare(s, s, verdict.CompareOptions{})
 	if c.ExitCode() != verdict.ExitOK {
 		t.Errorf("self-compare: %s", c.Headline())
+	}
+	// Without its complete flag (a run killed before its last write) the
+	// set is incomplete: compare refuses it, --force compares anyway.
+	if !s.Complete {
+		t.Fatalf("a finished run is not complete: %s", s.IncompleteWhy)
+	}
+	if err := os.Remove(filepath.Join(dir, verdict.CompleteFlag)); err != nil {
+		t.Fatal(err)
+	}
+	cut, err := verdict.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := verdict.Compare(s, cut, verdict.CompareOptions{}); c.ExitCode() != verdict.ExitUsage ||
+		!strings.Contains(c.Headline(), "no complete flag file") || !strings.Contains(c.Headline(), "--force") {
+		t.Errorf("compare with an unflagged set: exit %d, %s", c.ExitCode(), c.Headline())
+	}
+	if c := verdict.Compare(s, cut, verdict.CompareOptions{Force: true}); c.ExitCode() != verdict.ExitOK {
+		t.Errorf("forced compare: exit %d, %s", c.ExitCode(), c.Headline())
 	}
 	for _, f := range verdict.Formats() {
 		var buf bytes.Buffer

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -31,7 +31,7 @@ func (s *syncBuffer) String() string {
 func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb strings.Builder
-	code = runCtx(context.Background(), args, &out, &errb, false)
+	code = runCtx(context.Background(), args, Options{Stdout: &out, Stderr: &errb}.withDefaults(), false)
 	return code, out.String(), errb.String()
 }
 
@@ -74,13 +74,16 @@ func TestExitCodes(t *testing.T) {
 		{"bad --set", []string{"run", good, "--set", "workers.count=zero"}, exitUsage, []string{"--set workers.count=zero", "not an integer"}, nil},
 		{"bad --duration", []string{"run", "--duration", "forever", good}, exitUsage, []string{"--set duration=forever"}, nil},
 		{"bad --backends", []string{"run", good, "--backends", "kafka"}, exitUsage, []string{"--backends", `unknown backend "kafka"`}, nil},
-		{"bad backend option value", []string{"run", badopt, "--out", out}, exitUsage,
+		{"bad backend option value", []string{"run", badopt, "--out", filepath.Join(out, "badopt")}, exitUsage,
 			[]string{"badopt.yaml:4:14", `option mover "sideways"`, "allowed are"}, nil},
-		{"list", []string{"list", "--dir", "../../scenarios"}, exitOK, nil, []string{"zset", "null", "calibration, not a job store", "quick.yaml"}},
+		{"list", []string{"list", "--dir", "../../scenarios"}, exitOK, nil, []string{"zset", "null", "calibration, not a job store", "quick.yaml", "kind: reference", "kind: peer", "capabilities: blocking-claim, strict-fifo"}},
 		{"list fields", []string{"list", "--fields"}, exitOK, nil, []string{"producers.rate", "workers.claim_wait"}},
 		{"list stray argument", []string{"list", "x"}, exitUsage, []string{"unexpected argument"}, nil},
-		{"run null ok", []string{"run", good, "--out", out, "--no-plots"}, exitOK, nil, []string{"c1-null", "OK", "results:"}},
-		{"no Redis at URL", []string{"run", zset, "--redis-url", "redis://127.0.0.1:1", "--out", out, "--no-plots"}, exitInfra,
+		{"run null ok", []string{"run", good, "--out", filepath.Join(out, "ok"), "--no-plots"}, exitOK, nil,
+			[]string{"c1-null", "OK", "results: " + filepath.Join(out, "ok") + "\n"}},
+		{"--out not empty", []string{"run", good, "--out", filepath.Join(out, "badopt"), "--no-plots"}, exitUsage,
+			[]string{"results directory is not empty"}, nil},
+		{"no Redis at URL", []string{"run", zset, "--redis-url", "redis://127.0.0.1:1", "--out", filepath.Join(out, "noredis"), "--no-plots"}, exitInfra,
 			[]string{"127.0.0.1:1"}, nil},
 	}
 	for _, tc := range cases {
@@ -101,20 +104,26 @@ func TestExitCodes(t *testing.T) {
 			}
 		})
 	}
-	// The successful run wrote its results.
-	dirs, _ := filepath.Glob(filepath.Join(out, "*-null", "summary.json"))
-	if len(dirs) == 0 {
-		t.Error("no summary.json written by the successful run")
+	// The successful run wrote its results into --out exactly, the complete
+	// flag last; the failed ones have no flag.
+	for dir, complete := range map[string]bool{"ok": true, "badopt": false, "noredis": false} {
+		if _, err := os.Stat(filepath.Join(out, dir, "complete")); (err == nil) != complete {
+			t.Errorf("%s: complete flag present %v, want %v", dir, err == nil, complete)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "ok", "summary.json")); err != nil {
+		t.Errorf("the successful run: %v", err)
 	}
 }
 
 func TestInterruptExitCode(t *testing.T) {
 	good := writeFile(t, "long.yaml", "duration: 1m\nwarmup: 0s\ncalibration: off\nbackends: [null]\nproducers: {rate: 100}\n")
 	ctx, cancel := context.WithCancel(context.Background())
+	dir := filepath.Join(t.TempDir(), "interrupted")
 	var out, errb syncBuffer
 	done := make(chan int)
 	go func() {
-		done <- runCtx(ctx, []string{"run", good, "--out", t.TempDir(), "--no-plots"}, &out, &errb, false)
+		done <- runCtx(ctx, []string{"run", good, "--out", dir, "--no-plots"}, Options{Stdout: &out, Stderr: &errb}.withDefaults(), false)
 	}()
 	for !strings.Contains(out.String(), "run 1/1") {
 		select {
@@ -129,5 +138,15 @@ func TestInterruptExitCode(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "interrupted") {
 		t.Errorf("stderr: %s", errb.String())
+	}
+	// What was measured is written, but the set is not complete.
+	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err != nil {
+		t.Errorf("summary.json: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "complete")); err == nil {
+		t.Error("an interrupted run wrote the complete flag")
+	}
+	if !strings.HasSuffix(out.String(), "results: "+dir+"\n") {
+		t.Errorf("stdout does not end with the results line:\n%s", out.String())
 	}
 }

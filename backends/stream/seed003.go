@@ -1,0 +1,111 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aebench/aebench/backends/internal/base"
+	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/rclient"
+)
+
+// Seed variants (off by default): the option "variant"
+// (base.OptionVariant) builds, instead of the corrected store, one that
+// reproduces a known seed flaw on purpose (see backends/zset's variant.go
+// for what a seed variant is).
+const (
+	// VariantSeed003 acknowledges entries at claim time (Seed003).
+	VariantSeed003 = "seed003"
+	// VariantAllowed lists the values, for the registry.
+	VariantAllowed = base.VariantOff + " or " + VariantSeed003
+	// VariantDoc describes the option, for the registry.
+	VariantDoc = "seed variant (off by default; reproduces one seed flaw on purpose): seed003 acknowledges (XACK) each entry at claim time, " +
+		"as seeds 003 and 000 do, with no lease: a worker crash after the claim loses the job, the PEL no longer protects it"
+)
+
+// Build builds the corrected Store, or the seed variant option "variant" names.
+func Build(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
+	v, _, err := base.VariantOption("stream", extra, VariantSeed003)
+	if err != nil {
+		return nil, err
+	}
+	s, err := New(ctx, c, o)
+	switch {
+	case err != nil:
+		return nil, err
+	case v == VariantSeed003:
+		return &Seed003{Store: s}, nil
+	}
+	return s, nil
+}
+
+// Seed003 is a SEED VARIANT, not a job store to use: the stream claim of
+// seeds 003 and 000, which acknowledges each entry (XACK) in the claim
+// script (seed003_claim.lua) and keeps no lease: the pending entries list
+// no longer holds a claimed job, so a worker that crashes after its claim
+// loses the job, since recovery (the corrected one: the active index, then
+// the PEL's orphans) finds nothing to take back. Extend renews nothing;
+// Complete and Fail check no lease (there is none). Claims poll every
+// Options.PollInterval.
+type Seed003 struct{ *Store }
+
+var _ jobstore.BatchCompleter = (*Seed003)(nil)
+
+// Capabilities: a seed variant without fencing or lease recovery, whose
+// claims poll.
+func (s *Seed003) Capabilities() jobstore.Capabilities {
+	cs := jobstore.Capabilities{jobstore.CapBatchComplete: true}.WithCore()
+	delete(cs, jobstore.CapFencing)
+	delete(cs, jobstore.CapLeaseRecovery)
+	cs[jobstore.CapSeedVariant] = true
+	return cs
+}
+
+// Claim reads and acknowledges up to req.Max entries, polling while req.Wait allows.
+func (s *Seed003) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
+	return s.PollScriptClaim(ctx, req, func(now, deadline time.Time) (any, error) {
+		v, err := s.Run(ctx, "seed003_claim", []string{s.Ready, s.Keys.Of("processing")},
+			[]string{base.Ms(now), base.Ms(deadline), req.WorkerID, s.TokenBase(), strconv.Itoa(req.Max), s.Consumer})
+		if err != nil {
+			return nil, fmt.Errorf("stream seed003: %w", err)
+		}
+		return v, nil
+	})
+}
+
+// Extend renews nothing: the claim granted no lease.
+func (s *Seed003) Extend(_ context.Context, l jobstore.Lease, _ time.Duration) (jobstore.Lease, error) {
+	return l, base.ValidateLease(l)
+}
+
+// Complete marks the job Completed and deletes its entry, checking no lease.
+func (s *Seed003) Complete(ctx context.Context, l jobstore.Lease, result []byte) error {
+	return s.CompleteWith(ctx, "seed003_complete", l, result, []string{s.Ready, s.Keys.Of("processing")})
+}
+
+// CompleteMany completes each lease as Complete does.
+func (s *Seed003) CompleteMany(ctx context.Context, cs []jobstore.Completion) ([]error, error) {
+	return base.CompleteEach(ctx, cs, s.Complete)
+}
+
+// Fail retries or dead-letters, checking no lease.
+func (s *Seed003) Fail(ctx context.Context, l jobstore.Lease, reason string) (jobstore.FailResult, error) {
+	return s.FailWith(ctx, "seed003_fail", l, reason, func(time.Time) []string { return []string{s.Ready, s.Keys.Of("processing")} })
+}
+
+// Stats counts the queue: InProgress from the processing ZSET (the PEL
+// holds no claimed job), Due the stream's entries neither pending nor
+// claimed (a claimed entry stays in the stream, acknowledged, until
+// Complete deletes it).
+func (s *Seed003) Stats(ctx context.Context) (jobstore.Stats, error) {
+	if err := s.Check(); err != nil {
+		return jobstore.Stats{}, err
+	}
+	n, err := s.Counts(ctx, rclient.Cmd("ZCARD", s.Keys.Of("processing")))
+	if err != nil {
+		return jobstore.Stats{}, fmt.Errorf("stream seed003: %w", err)
+	}
+	return jobstore.Stats{Due: n.Unread - n.Extra[0], InProgress: n.Extra[0] + n.Pending, Dead: n.Dead, Completed: n.Completed}, nil
+}

@@ -1,0 +1,31 @@
+-- seed001_claim: SEED VARIANT (seed 001), not the corrected claim. The
+-- caller read the queue's head outside Lua (ZRANGEBYSCORE ... LIMIT 0 1, as
+-- the seed's ClaimNextJobForWorker does), so every claimer reads the same
+-- head and all but one lose the race here (ALREADY_ASSIGNED, the seed's
+-- error). The seed's retry-delay check is kept as it is: it parses the
+-- RetryDelayUntil the seed writes (an ISO 8601 date, kept here in the
+-- field SeedRetryDelayUntil) with tonumber(), which yields nil, so the
+-- check never fires and a retry starts as soon as it is read. The job
+-- taken is leased as the corrected store does (the variant shows these two
+-- flaws only).
+-- KEYS[1] queue ZSET, KEYS[2] active index.
+-- ARGV: member read, now, lease deadline, token, worker.
+-- Returns {token, record}, or an ALREADY_ASSIGNED / RETRY_DELAY error.
+local queue, active, member, now = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
+local id = seq_member_id(member)
+local key = job_prefix(queue) .. id
+local f = rec_get(key, 'Status', 'SeedRetryDelayUntil')
+if not is_waiting(f[1]) then return redis.error_reply('ALREADY_ASSIGNED ' .. id) end
+local retry_until_text = f[2]
+if retry_until_text and retry_until_text ~= '' then
+  local retry_until = tonumber(retry_until_text)
+  if retry_until and retry_until > tonumber(now) then
+    return redis.error_reply('RETRY_DELAY ' .. id)
+  end
+end
+if redis.call('ZREM', queue, member) == 0 then return redis.error_reply('ALREADY_ASSIGNED ' .. id) end
+local token = ARGV[4]
+lease_grant(active, id, token, ARGV[3])
+local rec = rec_snapshot(key)
+claim_record(key, token, ARGV[5], now, ARGV[3])
+return { token, rec }

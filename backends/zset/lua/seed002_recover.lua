@@ -1,0 +1,35 @@
+-- seed002_recover: SEED VARIANT (seed 002), not the corrected Recover. The
+-- seed's recovery script: it declares no keys, SCANs the whole keyspace
+-- for job records (MATCH <prefix>job:*, COUNT 100) and builds every key
+-- name it touches (the queue, the active index, the dead set) in Lua. Its
+-- cost grows with every key in Redis, not with the jobs to recover, and on
+-- a Redis Cluster it sees only the keys of the node it runs on. A job is taken back when InProgress with
+-- its lease deadline passed (the timeout from StartedAt is the separate
+-- workers.recovery_mode seed): it is retried at once or dead-lettered.
+-- KEYS: none.
+-- ARGV: the queue's key prefix ("ae:{queue}:"), now, retention ms, the
+-- most jobs to take back (the contract's max; the seed has none).
+-- Returns {requeued ids, dead-lettered ids}.
+local prefix, now = ARGV[1], ARGV[2]
+local queue, active, dead = prefix .. 'queue', prefix .. 'active', prefix .. 'dead'
+local requeued, dead_ids = {}, {}
+local max = tonumber(ARGV[4])
+local cursor = '0'
+repeat
+  local r = redis.call('SCAN', cursor, 'MATCH', prefix .. 'job:*', 'COUNT', 100)
+  cursor = r[1]
+  for _, key in ipairs(r[2]) do
+    local f = rec_get(key, 'Status', 'LeaseDeadline', 'LeaseToken', 'Ref')
+    if f[1] == ST_INPROGRESS and f[2] and tonumber(f[2]) <= tonumber(now) and #requeued + #dead_ids < max then
+      local id = key:sub(#prefix + 5)
+      redis.call('ZREM', active, lease_member(id, f[3]))
+      if retry_or_dead(dead, key, id, now, 'lease expired', now, ARGV[3]) then
+        redis.call('ZADD', queue, now, f[4])
+        requeued[#requeued + 1] = id
+      else
+        dead_ids[#dead_ids + 1] = id
+      end
+    end
+  end
+until cursor == '0'
+return { requeued, dead_ids }

@@ -1,0 +1,50 @@
+package zset
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/aebench/aebench/backends/internal/base"
+	"github.com/aebench/aebench/jobstore"
+)
+
+// Seed002 is a SEED VARIANT, not a job store to use: seed 002's recovery
+// script (seed002_recover.lua), which declares no keys, SCANs every key in
+// Redis for job records and builds the names of the keys it writes in Lua.
+// Each Recover call costs O(all keys in Redis), whatever there is to
+// recover. On a Redis Cluster the keyless call runs on whichever node the
+// client picks, and SCAN sees that node's keys only: recovery finds the
+// queue's jobs only when it lands on the node that owns the queue's slot.
+// (The names the script builds share the queue's hash tag, so Cluster does
+// not refuse them; the seed's untagged names would span slots: CROSSSLOT.)
+// Claims poll, as the seeds' workers do; claims, leases, fencing and
+// completion are the corrected store's.
+type Seed002 struct{ *Store }
+
+// Capabilities: the corrected store's, polling, plus seed-variant.
+func (s *Seed002) Capabilities() jobstore.Capabilities {
+	return withoutCore(s.Store.Capabilities())
+}
+
+// Recover runs the seed's SCAN over the whole keyspace, taking back at
+// most max jobs (the seed's script has no limit; the scan is whole anyway).
+func (s *Seed002) Recover(ctx context.Context, max int) (jobstore.RecoverResult, error) {
+	var res jobstore.RecoverResult
+	if max <= 0 || max > base.MaxClaim {
+		return res, fmt.Errorf("%w: Recover max %d: allowed is 1 to %d", jobstore.ErrInvalid, max, base.MaxClaim)
+	}
+	if err := s.Check(); err != nil {
+		return res, err
+	}
+	prefix := strings.TrimSuffix(s.Keys.Of("x"), "x")
+	v, err := s.Run(ctx, "seed002_recover", nil, []string{prefix, base.Ms(s.Now()), fmt.Sprint(s.Opts.Retention.Milliseconds()), strconv.Itoa(max)})
+	if err != nil {
+		return res, fmt.Errorf("zset seed002: %w", err)
+	}
+	if arr, _ := v.([]any); len(arr) == 2 {
+		res.Requeued, res.DeadLettered = base.Strings(arr[0]), base.Strings(arr[1])
+	}
+	return res, nil
+}

@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestClaimsFlaws runs every flaw scenario on a spawned Redis (each a
+// seed variant and its corrected backend under the same load and crash
+// faults) and checks that each seed variant shows its flaw (a non-zero
+// count of lost, duplicated, early jobs or claim conflicts) while the
+// corrected backend shows 0, and that the variants' lost and early jobs do
+// not fail the command.
+func TestClaimsFlaws(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every flaw scenario (about 2 minutes)")
+	}
+	out := t.TempDir()
+	code, stdout, stderr := cli(t, "claims", "--quick", "--dir", filepath.Join("..", "..", "scenarios", "claims"), "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	files, err := filepath.Glob(filepath.Join(out, "*-claims", "claims.json"))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("claims.json: %v %v", files, err)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Flaws []flawResult }
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Flaws) != len(flawRows) {
+		t.Fatalf("%d rows, want %d", len(got.Flaws), len(flawRows))
+	}
+	for _, r := range got.Flaws {
+		if r.VariantN == 0 || !r.Reproduced || r.Metric != "recover_p50_us" && r.CorrectedN != 0 {
+			t.Errorf("%s (%s): seed variant %s %s %d, corrected %s %d: want > 0 and 0", r.Scenario, r.Flaw, r.Variant, r.Metric, r.VariantN, r.Corrected, r.CorrectedN)
+		}
+		if strings.Contains(r.Variant, "seed variant") && r.CorrectedLost != 0 {
+			t.Errorf("%s: corrected %s lost %d", r.Scenario, r.Corrected, r.CorrectedLost)
+		}
+	}
+}
+
+func TestClaimsUsage(t *testing.T) {
+	code, _, stderr := cli(t, "claims", "--flaws", "flaw-nope")
+	if code != exitUsage || !strings.Contains(stderr, "flaw-seed004") {
+		t.Fatalf("exit %d, stderr %q: want usage naming the allowed flaws", code, stderr)
+	}
+}

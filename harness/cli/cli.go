@@ -1,0 +1,398 @@
+// Package cli is the aebench command as a library: cmd/aebench is one call
+// to Main, and a team with its own job store builds its own aebench binary
+// the same way, with its backend added to the registry it passes in Options
+// (see examples/custom-store). `aebench run SCENARIO` runs a scenario file,
+// `aebench list` shows the backends and scenarios; see `aebench help`.
+//
+// Exit codes: 0 every run passed, 1 a run failed its correctness checks
+// (lost, unexpected or early jobs), 2 a usage or configuration error, 3 an
+// infrastructure error (no Redis, a Redis that stopped answering), 4 a
+// threshold crossed or a regression found, 130 interrupted by Ctrl-C (what
+// was measured is written).
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/aebench/aebench/backends/registry"
+	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/runner"
+	"github.com/aebench/aebench/harness/scenario"
+	"github.com/aebench/aebench/redisserver"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitInfra       = 3
+	exitInterrupted = 130
+)
+
+// Options configure an aebench binary. The zero value is the stock aebench.
+type Options struct {
+	// Registry is the list of backends the binary offers; nil means
+	// registry.Builtin(). Add a store with registry.Builtin().Add(...).
+	Registry *registry.Registry
+	// Stdout and Stderr default to the process's.
+	Stdout, Stderr io.Writer
+}
+
+func (o Options) withDefaults() Options {
+	if o.Registry == nil {
+		o.Registry = registry.Builtin()
+	}
+	if o.Stdout == nil {
+		o.Stdout = os.Stdout
+	}
+	if o.Stderr == nil {
+		o.Stderr = os.Stderr
+	}
+	return o
+}
+
+// Main runs the aebench command line (args without the program name) and
+// returns the process exit code. It is the whole of a main function:
+//
+//	func main() { os.Exit(cli.Main(os.Args[1:], cli.Options{Registry: reg})) }
+//
+// It tunes the GC for measurement, serves as a worker process when a run
+// started it as one (workers.processes re-executes this same binary, so a
+// user's store is available there too), and turns Ctrl-C into an orderly
+// stop that writes what was measured.
+func Main(args []string, opts Options) int {
+	opts = opts.withDefaults()
+	tuneGC()
+	if runner.IsWorkerProcess() {
+		return runner.WorkerMain(opts.Registry, os.Stdin, os.Stdout, os.Stderr)
+	}
+	tty := false
+	if f, ok := opts.Stdout.(*os.File); ok {
+		st, err := f.Stat()
+		tty = err == nil && st.Mode()&os.ModeCharDevice != 0
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		// A second Ctrl-C kills at once.
+		stop()
+	}()
+	return runCtx(ctx, args, opts, tty)
+}
+
+func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
+	stdout, stderr := opts.Stdout, opts.Stderr
+	if len(args) == 0 {
+		fmt.Fprint(stderr, mainHelp)
+		return exitUsage
+	}
+	switch args[0] {
+	case "run":
+		return cmdRun(ctx, args[1:], opts, tty)
+	case "list":
+		return cmdList(args[1:], opts)
+	case "claims":
+		return cmdClaims(ctx, args[1:], opts, tty)
+	case "worker":
+		fmt.Fprintf(stderr, "aebench worker is started by aebench run for workers.processes, with $%s=1 and its configuration in $%s; it is not run by hand\n",
+			engine.WorkerEnv, engine.WorkerConfigEnv)
+		return exitUsage
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			if h, ok := verdictHelp(args[1]); ok {
+				fmt.Fprint(stdout, h)
+				return exitOK
+			}
+			switch args[1] {
+			case "run":
+				fmt.Fprint(stdout, runHelp)
+				return exitOK
+			case "list":
+				fmt.Fprint(stdout, listHelp)
+				return exitOK
+			}
+			fmt.Fprintf(stderr, "aebench help: unknown command %q; commands: run, list, compare, export, report, help\n", args[1])
+			return exitUsage
+		}
+		fmt.Fprint(stdout, mainHelp)
+		return exitOK
+	}
+	if code, ok := verdictCommand(args[0], args[1:], stdout, stderr); ok {
+		return code
+	}
+	fmt.Fprintf(stderr, "aebench: unknown command %q; commands: run, list, compare, export, report, help\n", args[0])
+	return exitUsage
+}
+
+const mainHelp = `aebench: benchmark and simulation harness for Redis-backed job stores.
+
+Usage:
+  aebench run [flags] SCENARIO   run a scenario file (e.g. scenarios/quick.yaml)
+  aebench list [flags]           list backends and scenarios
+  aebench claims [--quick]       run scenarios/claims/flaw-*.yaml: the seeds' flaws table
+  aebench compare BASE NEW       compare two result sets, gate on regressions
+  aebench export --format benchstat DIR   Go benchmark text for benchstat
+  aebench report DIR [BASE]      write DIR/report.html
+  aebench help [COMMAND]         help on a command
+
+Exit codes: 0 ok, 1 a run failed its correctness checks, 2 usage or
+configuration error, 3 infrastructure error (no Redis), 4 a threshold
+crossed or a regression found, 130 interrupted.
+`
+
+const runHelp = `Usage: aebench run [flags] SCENARIO
+
+Runs every run of the scenario (matrix cells x repeats x backends, plus a
+calibration run of the in-process null backend per cell) and writes
+results/<UTC time>-<scenario>/ (or the --out directory): summary.json,
+report.html, one .hlog per run, .hgrm per histogram, timeseries.csv, PNG/SVG
+plots, and last the file "complete" when every planned run ran (aebench
+compare refuses a directory without it). Prints a status line every second
+and a comparison table at the end; the last line is "results: DIR". Ctrl-C
+stops the producers, drains for up to 3s and writes what was measured (exit
+130); press it twice to abort.
+
+Flags (may come before or after SCENARIO):
+  --set path=value   override a scenario field; repeatable; value is YAML, so
+                     --set producers.rate=[1000,5000] makes a matrix
+  --duration D       = --set duration=D     --warmup D = --set warmup=D
+  --drain D          = --set drain=D        --seed N   = --set seed=N
+  --repeats N        = --set repeats=N      --rate R   = --set producers.rate=R
+  --client NAME      = --set client=NAME (go-redis, rueidis)
+  --redis MODE       = --set redis.mode=MODE (embedded, cluster, container, url)
+  --redis-url URL    run on an existing Redis (never flushed): redis.mode=url
+  --backends a,b     run only these backends (names or labels)
+  --calibration X    off, on, or a duration for the null-backend run
+  --out DIR          the results directory itself (must be new or empty);
+                     default results/<UTC time>-<scenario>
+  --no-plots         skip the PNG/SVG plots
+
+Fields and their allowed values: scenarios/README.md, or aebench list --fields.
+`
+
+const listHelp = `Usage: aebench list [--dir DIR] [--fields]
+
+Lists the backends (name, description, options) and the scenario files in
+DIR (default scenarios). --fields lists every scenario field with its
+default and allowed values.
+`
+
+// multiFlag collects a repeatable flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ", ") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func cmdRun(ctx context.Context, args []string, opts Options, tty bool) int {
+	stdout, stderr := opts.Stdout, opts.Stderr
+	fs := flag.NewFlagSet("aebench run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var sets multiFlag
+	fs.Var(&sets, "set", "")
+	direct := map[string]*string{}
+	for flagName, path := range map[string]string{"duration": "duration", "warmup": "warmup", "drain": "drain",
+		"seed": "seed", "repeats": "repeats", "rate": "producers.rate", "client": "client", "redis": "redis.mode",
+		"calibration": "calibration"} {
+		direct[path] = fs.String(flagName, "", "")
+	}
+	redisURL := fs.String("redis-url", "", "")
+	backends := fs.String("backends", "", "")
+	out := fs.String("out", "", "")
+	noPlots := fs.Bool("no-plots", false, "")
+	help := fs.Bool("h", false, "")
+	fs.BoolVar(help, "help", false, "")
+
+	// Flags may follow the scenario: parse, take a positional, parse again.
+	var positional []string
+	rest := args
+	for {
+		if err := fs.Parse(rest); err != nil {
+			fmt.Fprintf(stderr, "aebench run: %v\n(see aebench help run)\n", err)
+			return exitUsage
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+	if *help {
+		fmt.Fprint(stdout, runHelp)
+		return exitOK
+	}
+	if len(positional) != 1 {
+		fmt.Fprintf(stderr, "aebench run: want exactly one SCENARIO file, got %d (%s)\n(see aebench help run)\n",
+			len(positional), strings.Join(positional, " "))
+		return exitUsage
+	}
+	var overrides []scenario.Override
+	paths := make([]string, 0, len(direct))
+	for p := range direct {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		if v := *direct[p]; v != "" {
+			overrides = append(overrides, scenario.Override{Path: p, Value: v})
+		}
+	}
+	if *redisURL != "" {
+		overrides = append(overrides, scenario.Override{Path: "redis.mode", Value: "url"},
+			scenario.Override{Path: "redis.url", Value: *redisURL})
+	}
+	for _, s := range sets {
+		o, err := scenario.ParseOverride(s)
+		if err != nil {
+			fmt.Fprintf(stderr, "aebench run: %v\n", err)
+			return exitUsage
+		}
+		overrides = append(overrides, o)
+	}
+	reg := opts.Registry
+	sc, err := scenario.Load(reg, positional[0], overrides...)
+	if err == nil && *backends != "" {
+		err = sc.SelectBackends(strings.Split(*backends, ","))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "aebench run: %v\n", err)
+		return exitUsage
+	}
+
+	finished := make(chan struct{})
+	noticeDone := make(chan struct{})
+	go func() {
+		defer close(noticeDone)
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(stderr, "\naebench: interrupted: stopping producers, draining for up to 3s, writing what was measured (Ctrl-C again to abort)")
+		case <-finished:
+		}
+	}()
+	outcome, err := runner.Run(ctx, sc, runner.Options{Registry: reg, Dir: *out, Stdout: stdout, TTY: tty, NoPlots: *noPlots,
+		Logf: func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }})
+	close(finished)
+	<-noticeDone
+	var ce *scenario.ConfigError
+	switch {
+	case errors.As(err, &ce), errors.Is(err, runner.ErrDirNotEmpty):
+		fmt.Fprintf(stderr, "aebench run: %v\n", err)
+		return exitUsage
+	case errors.Is(err, redisserver.ErrNoRedis):
+		fmt.Fprintf(stderr, "aebench run: no Redis: %v\n", err)
+		return exitInfra
+	case err != nil:
+		fmt.Fprintf(stderr, "aebench run: %v\n", err)
+		return exitInfra
+	}
+	switch {
+	case len(outcome.Errored) > 0:
+		fmt.Fprintf(stderr, "aebench run: infrastructure error in %s\n", strings.Join(outcome.Errored, ", "))
+		return exitInfra
+	case len(outcome.Failed) > 0:
+		fmt.Fprintf(stderr, "aebench run: FAILED correctness checks: %s (see summary.json ledger)\n", strings.Join(outcome.Failed, ", "))
+		return exitFailed
+	case outcome.Interrupted:
+		return exitInterrupted
+	}
+	return exitOK
+}
+
+func cmdList(args []string, opts Options) int {
+	stdout, stderr := opts.Stdout, opts.Stderr
+	fs := flag.NewFlagSet("aebench list", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dir := fs.String("dir", "scenarios", "")
+	showFields := fs.Bool("fields", false, "")
+	help := fs.Bool("h", false, "")
+	fs.BoolVar(help, "help", false, "")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		if err == nil {
+			err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		}
+		fmt.Fprintf(stderr, "aebench list: %v\n(see aebench help list)\n", err)
+		return exitUsage
+	}
+	if *help {
+		fmt.Fprint(stdout, listHelp)
+		return exitOK
+	}
+	reg := opts.Registry
+	if *showFields {
+		for _, f := range scenario.FieldDocs(reg) {
+			fmt.Fprintf(stdout, "%-28s default %-10s allowed: %s\n%28s %s\n", f[0], quoteEmpty(f[1]), f[2], "", f[3])
+		}
+		return exitOK
+	}
+	fmt.Fprintln(stdout, "Backends:")
+	for _, b := range reg.All() {
+		fmt.Fprintf(stdout, "  %-8s %s\n", b.Name, b.Doc)
+		listKind(stdout, b)
+		if len(b.Options) == 0 {
+			fmt.Fprintf(stdout, "  %-8s options: none\n", "")
+		}
+		for _, o := range b.Options {
+			fmt.Fprintf(stdout, "  %-8s option %s (allowed %s, default %s): %s\n", "", o.Name, o.Allowed, quoteEmpty(o.Default), o.Doc)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(*dir, "*.yaml"))
+	more, _ := filepath.Glob(filepath.Join(*dir, "*.yml"))
+	files = append(files, more...)
+	sort.Strings(files)
+	fmt.Fprintf(stdout, "\nScenarios (%s):\n", *dir)
+	if len(files) == 0 {
+		fmt.Fprintln(stdout, "  none found")
+	}
+	for _, f := range files {
+		fmt.Fprintf(stdout, "  %-36s %s\n", f, scenarioBlurb(f))
+	}
+	return exitOK
+}
+
+// listKind prints a backend's kind, declared capabilities and limits.
+func listKind(w io.Writer, b registry.Backend) {
+	caps := "none declared"
+	if cs := registry.CapList(b.Caps); len(cs) > 0 {
+		caps = strings.Join(cs, ", ")
+	}
+	kind := string(b.Kind)
+	if b.SelfRecovering {
+		kind += ", recovers crashed workers' jobs on its own"
+	}
+	fmt.Fprintf(w, "  %-8s kind: %s\n  %-8s capabilities: %s\n", "", kind, "", caps)
+	if b.Limits != "" {
+		fmt.Fprintf(w, "  %-8s limits: %s\n", "", b.Limits)
+	}
+}
+
+func quoteEmpty(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return s
+}
+
+// scenarioBlurb is a scenario's description on one line, read without
+// checking the rest of the file, so list works on a broken file too.
+func scenarioBlurb(path string) string {
+	desc, err := scenario.ReadDescription(path)
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	d := strings.Join(strings.Fields(desc), " ")
+	if len(d) > 100 {
+		d = d[:97] + "..."
+	}
+	return d
+}

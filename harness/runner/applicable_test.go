@@ -1,0 +1,84 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/aebench/aebench/backends/registry"
+	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/scenario"
+	"github.com/aebench/aebench/harness/summary"
+)
+
+// A backend runs a scenario only when it declares what the scenario uses;
+// otherwise the reason names the field and the capability.
+func TestNotApplicable(t *testing.T) {
+	reg := registry.Builtin()
+	for _, tc := range []struct {
+		name, backend, src string
+		want               []string // empty: applicable
+	}{
+		{"floor, plain", "floor", "producers: {rate: 100}", nil},
+		{"floor, delayed", "floor", "producers: {rate: 100, delayed: 0.1}", []string{"producers.delayed 0.1", "delayed-jobs", "floor does not declare"}},
+		{"floor, failures", "floor", "producers: {rate: 100}\nworkers: {fail: 0.1}", []string{"workers.fail 0.1", "retries"}},
+		{"floor, json", "floor", "producers: {rate: 100}\nencoding: json", []string{"encoding json", "record-encodings"}},
+		{"floor, crashes", "floor", "producers: {rate: 100}\nfaults:\n  - {kind: worker_crash, point: in_handler, at: 1s}",
+			[]string{"faults worker_crash", "lease-recovery"}},
+		{"floor, net latency only", "floor", "producers: {rate: 100}\nfaults:\n  - {kind: net_latency, latency: 10ms, at: 1s, duration: 1s}", nil},
+		{"floor, heartbeat over long handlers", "floor", "producers: {rate: 100}\nworkers: {heartbeat: true, lease: 300ms, handler: 200ms}",
+			[]string{"workers.heartbeat", "lease-recovery"}},
+		{"asynq, crashes (self-recovering)", "asynq", "producers: {rate: 100, delayed: 0.1}\nworkers: {fail: 0.1}\nfaults:\n  - {kind: worker_crash, point: in_handler, at: 1s}", nil},
+		{"asynq, json", "asynq", "producers: {rate: 100}\nencoding: json", []string{"record-encodings"}},
+		{"zset, everything", "zset", "producers: {rate: 100, delayed: 0.1}\nworkers: {fail: 0.1, processes: 1}\nencoding: json\nfaults:\n  - {kind: worker_kill, point: in_handler, at: 1s}\n  - {kind: redis_restart, at: 2s}", nil},
+	} {
+		s, err := scenario.ParseScenario("t.yaml", []byte("duration: 3s\nwarmup: 0s\ncalibration: off\nbackends: ["+tc.backend+"]\n"+tc.src+"\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		be, err := reg.Lookup(tc.backend)
+		if err != nil {
+			t.Fatal(err)
+		}
+		why := notApplicable(be, be.Caps, s.Runs()[0].Config)
+		if len(tc.want) == 0 && why != "" {
+			t.Errorf("%s: not applicable: %s", tc.name, why)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(why, w) {
+				t.Errorf("%s: %q does not mention %q", tc.name, why, w)
+			}
+		}
+	}
+}
+
+// Ratios divide by the references' mean over repeats in the same cell, and
+// leave out runs without numbers.
+func TestSetRatios(t *testing.T) {
+	run := func(id, kind string, cell int, done, cpu, cmds float64, status string) summary.RunSummary {
+		r := summary.RunSummary{ID: id, Label: strings.TrimRight(id, "0123456789"), Kind: kind, Cell: cell, Status: status}
+		r.Throughput.Completed = done
+		if cpu > 0 {
+			r.Cost = &engine.CostReport{RedisCPUMicros: cpu, Commands: cmds}
+		}
+		return r
+	}
+	sum := &summary.Summary{Runs: []summary.RunSummary{
+		run("floor1", "reference", 1, 1000, 10, 3, summary.StatusOK),
+		run("floor2", "reference", 1, 3000, 30, 3, summary.StatusOK),
+		run("zset1", "job store", 1, 1000, 40, 12, summary.StatusOK),
+		run("asynq1", "peer", 1, 500, 50, 19, summary.StatusOK),
+		run("zset2", "job store", 2, 1000, 40, 12, summary.StatusOK),
+		run("stream1", "job store", 1, 0, 0, 0, summary.StatusNotApplicable),
+	}}
+	setRatios(sum)
+	z := sum.Runs[2].Ratios
+	if x := z["floor"]; x.Throughput != 0.5 || x.RedisCPUPerJob != 2 || x.CommandsPerJob != 4 || x.Against != "floor" {
+		t.Errorf("zset x floor %+v", x)
+	}
+	if x := z["asynq"]; x.Throughput != 2 || x.RedisCPUPerJob != 0.8 {
+		t.Errorf("zset x asynq %+v", x)
+	}
+	if sum.Runs[4].Ratios != nil || sum.Runs[5].Ratios != nil {
+		t.Errorf("a cell without references or a run without numbers got ratios: %+v %+v", sum.Runs[4].Ratios, sum.Runs[5].Ratios)
+	}
+}

@@ -1,0 +1,99 @@
+#!/bin/sh
+# regress.sh: gate a change on scenarios/ci.yaml (see README.md, "Gating CI
+# on a regression"). Two ways:
+#
+#   scripts/regress.sh --base-dir DIR [--out DIR]
+#       run the working tree's aebench on the scenario into a new results
+#       directory and compare it against DIR (a baseline made earlier on
+#       this machine: make baseline).
+#   scripts/regress.sh --base-ref REF [--rounds N] [--out DIR]
+#       build aebench at git revision REF and from the working tree, run the
+#       scenario with each in alternation on this machine (round 1: base
+#       then candidate, round 2: candidate then base, ...), and compare each
+#       round's pair. A regression must show in every round to fail the gate
+#       (a machine that drifts between runs does not cry wolf).
+#
+# Options: --scenario FILE (default scenarios/ci.yaml), --compare-args ARGS
+# (passed to aebench compare, e.g. "--fail-on e2e.p99:+10%").
+# Exit code: aebench compare's (0 ok, 1 a run failed its correctness
+# checks, 2 usage or a refused comparison, 3 infrastructure, 4 regression);
+# the first non-regression failure of any round wins.
+set -eu
+
+scenario=scenarios/ci.yaml
+base_dir= base_ref= out= rounds=1 compare_args=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--base-dir) base_dir=$2; shift 2 ;;
+	--base-ref) base_ref=$2; shift 2 ;;
+	--rounds) rounds=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--scenario) scenario=$2; shift 2 ;;
+	--compare-args) compare_args=$2; shift 2 ;;
+	*) echo "regress.sh: unknown argument $1 (see the comment at the top of $0)" >&2; exit 2 ;;
+	esac
+done
+if [ -z "$base_dir$base_ref" ] || { [ -n "$base_dir" ] && [ -n "$base_ref" ]; }; then
+	echo "regress.sh: give exactly one of --base-dir DIR or --base-ref REF" >&2
+	exit 2
+fi
+case $rounds in ''|*[!0-9]*|0) echo "regress.sh: --rounds wants a positive integer, got $rounds" >&2; exit 2 ;; esac
+[ -n "$out" ] || out=results/regress-$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "$out/bin"
+out=$(cd "$out" && pwd)
+GO=${GO:-go}
+$GO build -o "$out/bin/new" ./cmd/aebench
+
+# run BIN DIR: one run of the scenario; its exit code is the run's
+# correctness, which compare reports again, so only an infrastructure or
+# usage failure (no results to compare) stops here.
+run() {
+	code=0
+	"$1" run "$scenario" --out "$2" --no-plots || code=$?
+	case $code in 0|1|4) ;; *) echo "regress.sh: $1 run exited $code" >&2; exit "$code" ;; esac
+}
+
+# compare BASE NEW: prints the comparison, returns its exit code.
+compare() {
+	code=0
+	# shellcheck disable=SC2086 # compare_args is a word list
+	"$out/bin/new" compare $compare_args "$1" "$2" || code=$?
+	return 0
+}
+
+if [ -n "$base_dir" ]; then
+	run "$out/bin/new" "$out/new"
+	compare "$base_dir" "$out/new"
+	echo "regress.sh: compare $base_dir $out/new exited $code"
+	exit "$code"
+fi
+
+# Alternation: the base binary from a clean checkout of REF.
+src=$(mktemp -d)
+trap 'git worktree remove --force "$src" >/dev/null 2>&1 || rm -rf "$src"' EXIT
+git worktree add --detach "$src" "$base_ref" >/dev/null
+(cd "$src" && $GO build -o "$out/bin/base" ./cmd/aebench)
+final=0 regressed=0
+i=1
+while [ "$i" -le "$rounds" ]; do
+	if [ $((i % 2)) -eq 1 ]; then
+		run "$out/bin/base" "$out/base-$i"
+		run "$out/bin/new" "$out/new-$i"
+	else
+		run "$out/bin/new" "$out/new-$i"
+		run "$out/bin/base" "$out/base-$i"
+	fi
+	compare "$out/base-$i" "$out/new-$i"
+	echo "regress.sh: round $i: compare exited $code"
+	case $code in
+	0) ;;
+	4) regressed=$((regressed + 1)) ;;
+	*) [ "$final" -ne 0 ] || final=$code ;;
+	esac
+	i=$((i + 1))
+done
+if [ "$final" -eq 0 ] && [ "$regressed" -eq "$rounds" ]; then
+	final=4
+fi
+echo "regress.sh: $regressed of $rounds rounds found a regression; exit $final"
+exit "$final"
