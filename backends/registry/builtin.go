@@ -55,7 +55,7 @@ func builtins() []Backend {
 				return bucket.NewWith(ctx, c, o, cfg)
 			}},
 		{Name: "stream", Kind: KindJobStore, Doc: "one stream and consumer group for all jobs; delayed jobs re-appended until due; blocking claim",
-			Caps: storeCaps(jobstore.CapBlockingClaim, jobstore.CapStoreClockLeases, jobstore.CapBatchComplete).WithCore(),
+			Caps:    storeCaps(jobstore.CapBlockingClaim, jobstore.CapStoreClockLeases, jobstore.CapBatchComplete).WithCore(),
 			Options: []Option{{Name: base.OptionVariant, Allowed: stream.VariantAllowed, Default: base.VariantOff, Doc: stream.VariantDoc}},
 			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
 				return stream.Build(ctx, c, o, extra)

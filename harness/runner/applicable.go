@@ -82,8 +82,13 @@ func recoveryFaults(fs []faults.Fault) []string {
 
 // notApplicable says why a run of cfg on backend be, whose store declares
 // caps, would measure what the backend does not do (and so fail for want
-// of it, not for a fault of its own), or "" when it applies.
+// of it, not for a fault of its own), or "" when it applies. A seed
+// variant always applies: it is run to show what its missing capability
+// costs (the ledger counts its losses as expected for the variant).
 func notApplicable(be registry.Backend, caps jobstore.Capabilities, cfg scenario.Config) string {
+	if caps.Has(jobstore.CapSeedVariant) {
+		return ""
+	}
 	var missing []string
 	for _, n := range needs(cfg) {
 		if caps.Has(n.cap) || n.recovery && be.SelfRecovering {
