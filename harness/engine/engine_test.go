@@ -130,9 +130,12 @@ func TestEngineClosedLoopAndHeartbeat(t *testing.T) {
 	spec.Config.Producers.Mode = "closed"
 	spec.Config.Producers.MaxBacklog = 50
 	spec.Config.Workers.Heartbeat = true
-	spec.Config.Workers.Lease = 30 * time.Millisecond
-	spec.Config.Workers.HeartbeatInterval = 10 * time.Millisecond
-	spec.Config.Workers.Handler = scenario.Dist{Kind: "uniform", A: 5 * time.Millisecond, B: 25 * time.Millisecond}
+	// A lease short of the longest handler, renewed at a tenth of it: a
+	// heartbeat has 9/10 of the lease to land, so a loaded machine's
+	// scheduling delays do not let a lease lapse.
+	spec.Config.Workers.Lease = 200 * time.Millisecond
+	spec.Config.Workers.HeartbeatInterval = 20 * time.Millisecond
+	spec.Config.Workers.Handler = scenario.Dist{Kind: "uniform", A: 5 * time.Millisecond, B: 400 * time.Millisecond}
 	res := Run(context.Background(), spec, newNull(t, spec.Config), Hooks{Label: "closed"})
 	if !res.Ledger.OK || res.Ledger.Lost != 0 {
 		t.Fatalf("ledger %+v", res.Ledger)
@@ -140,7 +143,7 @@ func TestEngineClosedLoopAndHeartbeat(t *testing.T) {
 	if res.Counters.Extends == 0 {
 		t.Error("no heartbeats")
 	}
-	// Heartbeats keep 25ms handlers on a 30ms lease: nothing recovered.
+	// Heartbeats keep 400ms handlers on a 200ms lease: nothing recovered.
 	if res.Ledger.Recovered != 0 {
 		t.Errorf("recovered %d jobs despite heartbeats", res.Ledger.Recovered)
 	}
