@@ -15,6 +15,8 @@ type Option struct {
 	Allowed string // what values are allowed, for error messages and docs
 	Default string
 	Doc     string
+	// ClaimPoll: the value is how long an idle claim waits (registry.Option).
+	ClaimPoll bool
 }
 
 // Option names.
@@ -67,7 +69,7 @@ const durationAllowed = "a duration from 1ms to 1h (\"100ms\", \"1s\")"
 // Options lists the settings ParseConfig reads.
 func Options() []Option {
 	return []Option{
-		{Name: OptionTaskCheck, Allowed: durationAllowed, Default: DefaultTaskCheck.String(),
+		{Name: OptionTaskCheck, Allowed: durationAllowed, Default: DefaultTaskCheck.String(), ClaimPoll: true,
 			Doc: "asynq.Config.TaskCheckInterval: the processor's sleep when the queue is empty (between half and 1.5 times it), so an idle job waits up to that long"},
 		{Name: OptionDelayedCheck, Allowed: durationAllowed, Default: DefaultDelayedCheck.String(),
 			Doc: "asynq.Config.DelayedTaskCheckInterval: how often the forwarder moves due delayed and retry tasks to pending"},

@@ -20,6 +20,10 @@ type Option struct {
 	Allowed string // what values are allowed, for error messages and docs
 	Default string
 	Doc     string
+	// ClaimPoll marks the option whose value is how long an idle claim
+	// waits before it looks again (a store that polls instead of blocking
+	// on its own interval, not the scenario's store.poll_interval).
+	ClaimPoll bool
 }
 
 // Kind says what a backend is for.

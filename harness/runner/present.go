@@ -74,11 +74,24 @@ func cellShortConditions(runs []summary.RunSummary) string {
 }
 
 // claimKind says how a run's backend waits for work: that bounds its
-// end-to-end latency at low load.
-func claimKind(r summary.RunSummary) string {
+// end-to-end latency at low load. A backend that polls on an interval of
+// its own (registry.Option.ClaimPoll, asynq's task_check_interval) shows
+// that interval, not the scenario's store.poll_interval it ignores.
+func (pr *planRunner) claimKind(r summary.RunSummary) string {
 	for _, c := range r.Capabilities {
 		if c == "blocking-claim" {
 			return "blocking"
+		}
+	}
+	if be, err := pr.o.Registry.Lookup(r.Backend); err == nil {
+		for _, o := range be.Options {
+			if !o.ClaimPoll {
+				continue
+			}
+			if v, ok := r.Config.Backend.Options[o.Name]; ok {
+				return "poll " + v
+			}
+			return "poll " + o.Default
 		}
 	}
 	return "poll " + r.Config.Store.PollInterval.String()
@@ -257,7 +270,7 @@ func (pr *planRunner) latencyTable(w io.Writer, runs []summary.RunSummary) {
 			offered = fmt.Sprintf("%.0f", r.Throughput.Offered)
 		}
 		l := r.Ledger
-		rows = append(rows, []string{runName(r, pr.s.Repeats), r.Status, claimKind(r), offered, fmt.Sprintf("%.0f", r.Throughput.Completed),
+		rows = append(rows, []string{runName(r, pr.s.Repeats), r.Status, pr.claimKind(r), offered, fmt.Sprintf("%.0f", r.Throughput.Completed),
 			lat("e2e", "p50"), lat("e2e", "p99"), lat("e2e", "p99.9"), lat("e2e", "max"),
 			lat("lateness", "p50"), lat("lateness", "p99"), lat("claim", "p50"),
 			strconv.FormatInt(l.Acknowledged, 10), strconv.FormatInt(l.Lost, 10), strconv.FormatInt(l.DuplicatedExecutions, 10),
