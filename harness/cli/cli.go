@@ -28,16 +28,18 @@ import (
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/runner"
 	"github.com/aebench/aebench/harness/scenario"
+	"github.com/aebench/aebench/harness/verdict"
 	"github.com/aebench/aebench/redisserver"
 )
 
-// Exit codes.
+// Exit codes: package verdict holds the one list.
 const (
-	exitOK          = 0
-	exitFailed      = 1
-	exitUsage       = 2
-	exitInfra       = 3
-	exitInterrupted = 130
+	exitOK          = verdict.ExitOK
+	exitFailed      = verdict.ExitCorrectness
+	exitUsage       = verdict.ExitUsage
+	exitInfra       = verdict.ExitInfra
+	exitThreshold   = verdict.ExitThreshold
+	exitInterrupted = verdict.ExitInterrupted
 )
 
 // Options configure an aebench binary. The zero value is the stock aebench.
@@ -303,6 +305,9 @@ func cmdRun(ctx context.Context, args []string, opts Options, tty bool) int {
 	case len(outcome.Failed) > 0:
 		fmt.Fprintf(stderr, "aebench run: FAILED correctness checks: %s (see summary.json ledger)\n", strings.Join(outcome.Failed, ", "))
 		return exitFailed
+	case len(outcome.Crossed) > 0:
+		fmt.Fprintf(stderr, "aebench run: THRESHOLD crossed (exit %d): %s\n", exitThreshold, strings.Join(outcome.Crossed, "; "))
+		return exitThreshold
 	case outcome.Interrupted:
 		return exitInterrupted
 	}

@@ -158,6 +158,11 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return loadErr(stderr, "compare", err)
 	}
+	fromScenario, err := verdict.ScenarioFailOn(cand)
+	if err != nil {
+		return usageErr(stderr, "compare", err)
+	}
+	o.FailOn = append(o.FailOn, fromScenario...)
 	c := verdict.Compare(base, cand, o)
 	if err := verdict.WriteComparison(stdout, c, *format); err != nil {
 		return usageErr(stderr, "compare", fmt.Errorf("--format: %w", err))

@@ -91,3 +91,39 @@ func TestVerdictUsageErrors(t *testing.T) {
 		t.Errorf("--metrics: %d %q", code, out)
 	}
 }
+
+// TestRunThresholds: a scenario's thresholds block gates the run itself.
+// A malformed entry is a usage error naming file, line and field before
+// any run; a crossed one exits 4 naming the threshold and the median; the
+// floor (a reference) never gates; a relative one waits for compare.
+func TestRunThresholds(t *testing.T) {
+	base := strings.Replace(verdicttest.Scenario, "BACKENDS", "[zset, floor]", 1)
+	for _, tc := range []struct {
+		name, thresholds string
+		code             int
+		want             []string
+	}{
+		{"malformed", `["e2e.p99 << 20ms"]`, exitUsage, []string{"th.yaml:", "thresholds[0]", `"<<" is not an operator`}},
+		{"unknown metric", `["latency < 20ms"]`, exitUsage, []string{"thresholds[0]", "latency"}},
+		{"not a list", `e2e.p99 < 20ms`, exitUsage, []string{"thresholds: must be a list"}},
+		{"crossed", `["e2e.p99 < 1ns", "throughput > 1", "e2e.p99 < +10%"]`, exitThreshold,
+			[]string{`threshold "e2e.p99 < 1ns" crossed: cell 1 zset (go-redis)`, "passed    throughput > 1", "baseline  e2e.p99 < +10%"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := writeFile(t, "th.yaml", base+"thresholds: "+tc.thresholds+"\n")
+			code, out, errOut := cli(t, "run", file, "--out", filepath.Join(t.TempDir(), "r"))
+			all := out + errOut
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s", code, tc.code, all)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("output lacks %q\n%s", w, all)
+				}
+			}
+			if strings.Contains(all, "cell 1 floor") {
+				t.Errorf("the floor gated a threshold\n%s", all)
+			}
+		})
+	}
+}

@@ -286,6 +286,7 @@ func (pr *planRunner) finalize() error {
 		return fmt.Errorf("statistics: %w", err)
 	}
 	pr.sum.Statistics, pr.sum.SchemaVersion = blk, stats.SchemaVersion
+	pr.sum.Thresholds, pr.crossed = gate(pr.ths, pr.sum)
 	if err := pr.writeSummary(); err != nil {
 		return err
 	}

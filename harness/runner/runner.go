@@ -50,10 +50,13 @@ type Options struct {
 
 // Outcome is what Run did.
 type Outcome struct {
-	Dir         string
-	Summary     *summary.Summary
-	Failed      []string // runs that failed their correctness checks
-	Errored     []string // runs that hit an infrastructure error
+	Dir     string
+	Summary *summary.Summary
+	Failed  []string // runs that failed their correctness checks
+	Errored []string // runs that hit an infrastructure error
+	// Crossed are the scenario's thresholds that failed, a line each
+	// (crossed, or unchecked: no job store measured the metric).
+	Crossed     []string
 	Interrupted bool
 }
 
@@ -79,6 +82,10 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 	if o.Registry == nil {
 		o.Registry = registry.Builtin()
 	}
+	ths, err := parseThresholds(s)
+	if err != nil {
+		return nil, err
+	}
 	for _, w := range s.Warnings {
 		fmt.Fprintln(o.Stdout, "warning: "+w)
 	}
@@ -91,7 +98,7 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 	defer fmt.Fprintf(o.Stdout, "results: %s\n", dir)
 	sum := summary.New(s, collectEnv(ctx, o.GitDir), started)
 	out := &Outcome{Dir: dir, Summary: sum}
-	pr := &planRunner{s: s, o: o, dir: dir, sum: sum, pool: newRedisPool(o.Logf),
+	pr := &planRunner{s: s, o: o, dir: dir, sum: sum, ths: ths, pool: newRedisPool(o.Logf),
 		status: &statusPrinter{w: o.Stdout, tty: o.TTY}, hists: map[string]*engine.HistSet{},
 		seriesByRun: map[string][]engine.SeriesPoint{}}
 	defer pr.pool.close()
@@ -173,6 +180,8 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 		runErr = err
 	}
 	pr.printTables(o.Stdout)
+	printThresholds(o.Stdout, sum.Thresholds)
+	out.Crossed = pr.crossed
 	fmt.Fprint(o.Stdout, "\nfiles: summary.json, report.html, timeseries.csv, *.hlog, *.hgrm")
 	if !o.NoPlots {
 		fmt.Fprint(o.Stdout, ", plots *.png and *.svg")
@@ -197,13 +206,16 @@ func backendTitle(spec scenario.RunSpec) string {
 
 // planRunner carries the state of one Run.
 type planRunner struct {
-	s      *scenario.Scenario
-	o      Options
-	dir    string
-	sum    *summary.Summary
-	pool   *redisPool
-	status *statusPrinter
-	series *seriesWriter
+	s   *scenario.Scenario
+	ths []verdict.Threshold
+	// crossed: the thresholds that failed, set by finalize.
+	crossed []string
+	o       Options
+	dir     string
+	sum     *summary.Summary
+	pool    *redisPool
+	status  *statusPrinter
+	series  *seriesWriter
 	// hists and seriesByRun keep each finished run's numbers for the plots.
 	hists       map[string]*engine.HistSet
 	seriesByRun map[string][]engine.SeriesPoint

@@ -168,6 +168,9 @@ type Scenario struct {
 	// run in each cell; 0 turns it off.
 	Calibration time.Duration
 	Cells       []Cell
+	// Thresholds are the file's gates as written; package verdict parses
+	// and checks them (this package does not know the metrics).
+	Thresholds []Threshold
 	// Warnings are doubts about the file that are not errors (a drain
 	// shorter than an unbounded handler distribution's 99.9th percentile).
 	Warnings []string

@@ -156,10 +156,18 @@ type parser struct {
 }
 
 func (p *parser) errAt(n *yaml.Node, fieldPath, msg string) error {
+	e := p.locate(n, fieldPath)
+	e.Msg = msg
+	return &e
+}
+
+// locate is where n was written: the file and line, or the --set override
+// it came from.
+func (p *parser) locate(n *yaml.Node, fieldPath string) ConfigError {
 	if o, ok := p.origin[n]; ok {
-		return &ConfigError{File: o, Field: fieldPath, Msg: msg}
+		return ConfigError{File: o, Field: fieldPath}
 	}
-	e := &ConfigError{File: p.file, Field: fieldPath, Msg: msg}
+	e := ConfigError{File: p.file, Field: fieldPath}
 	if n != nil {
 		e.Line, e.Column = n.Line, n.Column
 	}
@@ -299,6 +307,12 @@ func (p *parser) walk(root *yaml.Node, s *Scenario) error {
 				return p.errAt(v, key, err.Error())
 			}
 			p.faults, p.fnode = fs, v
+		case key == "thresholds":
+			ths, err := p.parseThresholds(v)
+			if err != nil {
+				return err
+			}
+			s.Thresholds = ths
 		case key == "name" || key == "description":
 			if v.Kind != yaml.ScalarNode {
 				return p.errAt(v, key, "must be a string")
@@ -571,6 +585,7 @@ func FieldDocs(reg *registry.Registry) [][4]string {
 		{"repeats", "1", "an integer 1..100", "runs of each backend per matrix cell"},
 		{"calibration", "on", "off, on, or a duration", "run the in-process null backend first in each cell to measure the harness's own overhead (on: as long as duration)"},
 		{"backends", "(required)", strings.Join(reg.Names(), ", "), "list of names, or mappings {name, label, options}"},
+		{"thresholds", "none", "a list of METRIC OP VALUE (e2e.p99 < 20ms, throughput > 10000, e2e.p99 < +10%)", "k6-style gates checked over the repeats' medians once every run has ended; a crossed one exits 4 (relative ones, in %, are checked by aebench compare against a baseline); aebench compare --metrics lists the metrics"},
 		{"faults", "none", "a list of faults (see Faults below)", "the fault schedule every run (but calibration) gets: worker crashes and kills at crash points, recoverer/mover crashes, Redis restarts and pauses, network faults"},
 	}
 	fs := fields()

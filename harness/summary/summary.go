@@ -60,14 +60,31 @@ type Summary struct {
 	// Statistics is the median and 95% CI over repeats per backend and
 	// metric (package verdict), written once the last run has ended.
 	Statistics *stats.Block `json:"statistics,omitempty"`
+	// Thresholds is what the scenario's thresholds block found over the
+	// statistics (absolute entries; relative ones wait for compare).
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+}
+
+// ThresholdResult is one threshold of the scenario and what it found.
+type ThresholdResult struct {
+	Threshold string `json:"threshold"`
+	// Status: passed, crossed, unchecked (no job store measured the
+	// metric) or baseline (relative: checked by aebench compare).
+	Status string `json:"status"`
+	// Crossings: one line per group that crossed it, with the median, the
+	// repeats and the 95% CI.
+	Crossings []string `json:"crossings,omitempty"`
 }
 
 // ScenarioInfo is the scenario as given.
 type ScenarioInfo struct {
-	Name          string     `json:"name"`
-	File          string     `json:"file"`
-	Description   string     `json:"description,omitempty"`
-	Overrides     []string   `json:"overrides,omitempty"`
+	Name        string   `json:"name"`
+	File        string   `json:"file"`
+	Description string   `json:"description,omitempty"`
+	Overrides   []string `json:"overrides,omitempty"`
+	// Thresholds is the scenario's thresholds block as written; compare
+	// applies its relative entries against a baseline.
+	Thresholds    []string   `json:"thresholds,omitempty"`
 	Repeats       int        `json:"repeats"`
 	CalibrationNs int64      `json:"calibration_ns"`
 	Cells         []CellInfo `json:"cells"`
@@ -191,7 +208,8 @@ func New(s *scenario.Scenario, env Environment, started time.Time) *Summary {
 			"enqueue, claim..": "one store call each; claim counts calls that returned jobs, including any wait for work",
 		},
 		Scenario: ScenarioInfo{Name: s.Name, File: s.File, Description: s.Description, Overrides: s.Overrides,
-			Repeats: s.Repeats, CalibrationNs: int64(s.Calibration), Source: string(s.Source)}}
+			Thresholds: thresholdExprs(s.Thresholds),
+			Repeats:    s.Repeats, CalibrationNs: int64(s.Calibration), Source: string(s.Source)}}
 	for _, c := range s.Cells {
 		sum.Scenario.Cells = append(sum.Scenario.Cells, CellInfo{Index: c.Index, Vary: c.Vary})
 	}
@@ -265,4 +283,12 @@ func Read(path string) (*Summary, error) {
 		return nil, fmt.Errorf("%s: schema_version %d, this aebench reads 1 to %d", path, sum.SchemaVersion, SchemaVersion)
 	}
 	return &sum, nil
+}
+
+func thresholdExprs(ths []scenario.Threshold) []string {
+	var out []string
+	for _, t := range ths {
+		out = append(out, t.Expr)
+	}
+	return out
 }

@@ -26,7 +26,7 @@ func Aggregate(s *Set) *stats.Block {
 	}
 	for _, runs := range groups(s) {
 		r0 := runs[0]
-		g := stats.Group{Cell: r0.Cell, Vary: vary[r0.Cell], Backend: r0.Label, BackendName: r0.Backend, Client: r0.Client}
+		g := stats.Group{Cell: r0.Cell, Vary: vary[r0.Cell], Backend: r0.Label, BackendName: r0.Backend, Kind: r0.Kind, Client: r0.Client}
 		for _, r := range runs {
 			g.Runs = append(g.Runs, r.ID)
 		}

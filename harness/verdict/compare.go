@@ -147,7 +147,13 @@ func Compare(base, cand *Set, o CompareOptions) *Comparison {
 		}
 	}
 	limits := gateLimits(o)
-	c.GatedTests = len(matched) * len(limits)
+	gates := 0
+	for _, runs := range matched {
+		if !Reference(runs[1][0].Kind) {
+			gates++
+		}
+	}
+	c.GatedTests = gates * len(limits)
 	c.PerTestAlpha = o.Alpha
 	if c.GatedTests > 0 {
 		c.PerTestAlpha = o.Alpha / float64(c.GatedTests)
@@ -156,6 +162,7 @@ func Compare(base, cand *Set, o CompareOptions) *Comparison {
 		p := &c.Pairs[i]
 		for _, m := range catalog {
 			limit, gated := limits[m.Name]
+			gated = gated && !Reference(runs[1][0].Kind)
 			alpha := o.Alpha
 			if gated {
 				alpha = c.PerTestAlpha

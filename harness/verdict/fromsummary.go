@@ -44,7 +44,7 @@ func ReadSummary(path string) (*Set, error) {
 func FromSummary(sum *summary.Summary) (*Set, error) {
 	e := sum.Environment
 	s := &Set{Schema: sum.SchemaVersion, Scenario: sum.Scenario.Name, Description: sum.Scenario.Description,
-		File: sum.Scenario.File, Repeats: sum.Scenario.Repeats, StartedAt: sum.StartedAt, Complete: sum.Complete,
+		File: sum.Scenario.File, Repeats: sum.Scenario.Repeats, Thresholds: sum.Scenario.Thresholds, StartedAt: sum.StartedAt, Complete: sum.Complete,
 		Interrupted: sum.Interrupted, Units: sum.Units,
 		Env: Env{GoVersion: e.GoVersion, OS: e.OS, Arch: e.Arch, CPUs: e.CPUs, GitRevision: e.GitRevision,
 			GitDirty: e.GitDirty, Clients: e.Clients, Note: e.Note}}
@@ -77,7 +77,7 @@ func fromRun(rs *summary.RunSummary) (Run, error) {
 	}
 	l := rs.Ledger
 	r := Run{ID: rs.ID, Label: rs.Label, Backend: rs.Backend, Client: rs.Client, Cell: rs.Cell, Repeat: rs.Repeat,
-		Calibration: rs.Calibration, Status: rs.Status, Error: rs.Error, Problems: rs.Problems,
+		Calibration: rs.Calibration, Kind: rs.Kind, Status: rs.Status, Error: rs.Error, Problems: rs.Problems,
 		Conditions: rs.Conditions, Values: values(obj),
 		Ledger: Ledger{Attempted: l.Attempted, Acknowledged: l.Acknowledged, Completed: l.Completed,
 			DeadLettered: l.DeadLettered, Lost: l.Lost, LostExpected: l.LostExpected, Unexpected: l.Unexpected,

@@ -3,6 +3,7 @@ package verdict
 import (
 	"errors"
 	"fmt"
+	"github.com/aebench/aebench/backends/registry"
 	"os"
 	"path/filepath"
 	"time"
@@ -30,12 +31,14 @@ type Set struct {
 	// Description of the scenario, and where it came from.
 	Description, File string
 	Repeats           int
-	StartedAt         time.Time
-	Complete          bool // summary.json's complete, and the complete flag file (Load)
-	Interrupted       bool
-	Env               Env
-	Cells             []Cell
-	Runs              []Run
+	// Thresholds is the scenario's thresholds block as written.
+	Thresholds  []string
+	StartedAt   time.Time
+	Complete    bool // summary.json's complete, and the complete flag file (Load)
+	Interrupted bool
+	Env         Env
+	Cells       []Cell
+	Runs        []Run
 	// Stats is the statistics block as stored (schema 2), nil in older files.
 	Stats *stats.Block
 	// Units documents the summary's units, as stored.
@@ -69,8 +72,11 @@ type Run struct {
 	ID, Label, Backend, Client string
 	Cell, Repeat               int
 	Calibration                bool
-	Status, Error              string
-	Problems                   []string
+	// Kind is the backend's registry kind; a reference (the floor) is
+	// measured and shown but never gates (see Reference).
+	Kind          string
+	Status, Error string
+	Problems      []string
 	// Conditions is the run's one-line statement of its conditions (load,
 	// client, Redis version, handler...).
 	Conditions   string
@@ -183,3 +189,8 @@ func values(obj map[string]any) map[string]float64 {
 	}
 	return out
 }
+
+// Reference says a backend kind is a reference (the floor): measured beside
+// the job stores for the ratios, it is not one, so it never gates a
+// threshold or a comparison.
+func Reference(kind string) bool { return kind == string(registry.KindReference) }

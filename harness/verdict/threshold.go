@@ -168,6 +168,9 @@ type Crossing struct {
 	N     int             `json:"n"`
 	// Message says it all in one line, for a log.
 	Message string `json:"message"`
+	// Unchecked: no group measured the metric, so the gate could not be
+	// checked (it fails rather than pass silently).
+	Unchecked bool `json:"unchecked,omitempty"`
 }
 
 // Evaluate checks absolute thresholds against a statistics block: a
@@ -183,6 +186,9 @@ func Evaluate(ths []Threshold, b *stats.Block) []Crossing {
 		}
 		seen := false
 		for _, g := range b.Groups {
+			if Reference(g.Kind) {
+				continue
+			}
 			st, ok := g.Metric(t.Metric.Name)
 			if !ok {
 				continue
@@ -197,7 +203,7 @@ func Evaluate(ths []Threshold, b *stats.Block) []Crossing {
 			out = append(out, c)
 		}
 		if !seen {
-			out = append(out, Crossing{Threshold: t.Expr, Metric: t.Metric.Name,
+			out = append(out, Crossing{Threshold: t.Expr, Metric: t.Metric.Name, Unchecked: true,
 				Message: fmt.Sprintf("threshold %q cannot be checked: no run measured %s", t.Expr, t.Metric.Name)})
 		}
 	}
@@ -213,4 +219,20 @@ func ciText(m Metric, ci *stats.Interval) string {
 
 func groupName(k stats.Key) string {
 	return fmt.Sprintf("cell %d %s (%s)", k.Cell, k.Backend, k.Client)
+}
+
+// ScenarioFailOn is the relative entries of NEW's scenario thresholds
+// block (`e2e.p99 < +10%`), which compare gates on as it does --fail-on.
+func ScenarioFailOn(s *Set) ([]Threshold, error) {
+	var out []Threshold
+	for i, e := range s.Thresholds {
+		t, err := ParseThreshold(e)
+		if err != nil {
+			return nil, fmt.Errorf("%s: scenario thresholds[%d]: %w", s.Source, i, err)
+		}
+		if t.Relative {
+			out = append(out, t)
+		}
+	}
+	return out, nil
 }

@@ -29,7 +29,10 @@ type Group struct {
 	// label); BackendName the registered name.
 	Backend     string `json:"backend"`
 	BackendName string `json:"backend_name"`
-	Client      string `json:"client"`
+	// Kind is the backend's kind (job store, reference, peer); a reference
+	// never gates a threshold or a comparison.
+	Kind   string `json:"kind,omitempty"`
+	Client string `json:"client"`
 	// Runs are the ids of the runs the statistics are over: the group's
 	// runs that measured a full window (status ok or failed).
 	Runs    []string `json:"runs"`
