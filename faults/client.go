@@ -22,6 +22,8 @@ type CrashClient struct {
 	rclient.Client
 	armed atomic.Bool
 	seen  atomic.Int32
+	// after is how many commands of the call go through before the crash.
+	after atomic.Int32
 }
 
 // NewCrashClient wraps c.
@@ -30,8 +32,11 @@ func NewCrashClient(c rclient.Client) *CrashClient { return &CrashClient{Client:
 // Unwrap returns the wrapped client (rclient.OptionsOf reads through it).
 func (c *CrashClient) Unwrap() rclient.Client { return c.Client }
 
-// Arm makes a later call crash after its first command.
-func (c *CrashClient) Arm() { c.armed.Store(true) }
+// Arm makes a later call crash after its first steps commands (at least 1).
+func (c *CrashClient) Arm(steps int) {
+	c.after.Store(int32(max(steps, 1)))
+	c.armed.Store(true)
+}
 
 // Armed reports whether a crash is still pending.
 func (c *CrashClient) Armed() bool { return c.armed.Load() }
@@ -43,7 +48,7 @@ func (c *CrashClient) step() error {
 	if !c.armed.Load() {
 		return nil
 	}
-	if c.seen.Add(1) >= 2 && c.armed.CompareAndSwap(true, false) {
+	if c.seen.Add(1) > c.after.Load() && c.armed.CompareAndSwap(true, false) {
 		return ErrCrashed
 	}
 	return nil

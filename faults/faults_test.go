@@ -87,7 +87,7 @@ func TestCrashClient(t *testing.T) {
 	if _, err := c.Do(ctx, rclient.Command{}); err != nil {
 		t.Fatal(err)
 	}
-	c.Arm()
+	c.Arm(1)
 	c.Begin()
 	if _, err := c.Do(ctx, rclient.Command{}); err != nil {
 		t.Fatal("the read step must pass")

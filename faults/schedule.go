@@ -97,6 +97,11 @@ type Fault struct {
 	Point Point `json:"point,omitempty"`
 	// Worker picks the victim by index among the workers of its kind; -1 picks one at random (seeded).
 	Worker int `json:"worker"`
+	// Steps (recoverer_crash, mover_crash) is how many of the call's
+	// commands go through before the crash; 0 means 1, the plain read. A
+	// seed variant's mover that moves job by job in separate commands
+	// (ZREM, then XADD) is caught between them with steps 2.
+	Steps int `json:"steps,omitempty"`
 	// ReplaceAfter is how long a crashed worker, process or loop stays down.
 	ReplaceAfter time.Duration `json:"replace_after_ns,omitempty"`
 	// Duration is how long a Redis or network fault lasts.
@@ -278,6 +283,12 @@ func (f *Fault) set(key string, v *yaml.Node) error {
 			return fmt.Errorf("%q: allowed is a worker index 0..1023 or random", v.Value)
 		}
 		f.Worker = n
+	case "steps":
+		n, perr := strconv.Atoi(v.Value)
+		if v.Kind != yaml.ScalarNode || perr != nil || n < 1 || n > 1000 {
+			return fmt.Errorf("%q: allowed is an integer 1..1000 (commands of the call before the crash)", v.Value)
+		}
+		f.Steps = n
 	case "replace_after":
 		f.ReplaceAfter, err = dur(v, 0)
 	case "duration":
@@ -287,7 +298,7 @@ func (f *Fault) set(key string, v *yaml.Node) error {
 	case "jitter":
 		f.Jitter, err = dur(v, 0)
 	default:
-		return fmt.Errorf("unknown field %q; allowed: kind, at, every, from, until, point, worker, replace_after, duration, latency, jitter", key)
+		return fmt.Errorf("unknown field %q; allowed: kind, at, every, from, until, point, worker, steps, replace_after, duration, latency, jitter", key)
 	}
 	return err
 }
@@ -341,6 +352,9 @@ func (f *Fault) check() *checkErr {
 		if f.ReplaceAfter == 0 {
 			f.ReplaceAfter = DefaultReplaceAfter
 		}
+	}
+	if f.Steps > 0 && f.Kind != RecovererCrash && f.Kind != MoverCrash {
+		return &checkErr{"steps", fmt.Sprintf("%s takes no steps (only recoverer_crash and mover_crash do)", f.Kind)}
 	}
 	if !f.IsWorkerKind() && f.Worker >= 0 {
 		return &checkErr{"worker", fmt.Sprintf("%s does not act on a worker", f.Kind)}

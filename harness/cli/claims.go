@@ -52,6 +52,7 @@ var flawRows = []flawRow{
 	{"flaw-seed004.yaml", "004", "pop ids before processing (ZRANGEBYSCORE + ZREM): a crash between pop and finish loses the job", "lost", 0},
 	{"flaw-seed003-xack.yaml", "003/000", "XACK at claim time: a worker crash after the claim loses the job", "lost", 0},
 	{"flaw-seed000-mover.yaml", "000", "mover reads due ids, then ZREM and XADD apart: concurrent movers promote a job twice", "duplicated", 0},
+	{"flaw-seed000-drop.yaml", "000", "mover removes (ZREM), then adds (XADD) in another command: a mover crash between them drops the job", "lost", 0},
 	{"flaw-seed001-retry.yaml", "001", "retry-delay check tonumber(ISO date) is nil, never fires: retries start early", "early", 0},
 	{"flaw-seed001-retry.yaml", "001", "head read outside Lua, then a claim of that one id: claimers race for the head job", "claim_conflicts", 0},
 	{"flaw-seed002-timeout.yaml", "002", "timeout counted from StartedAt, no heartbeat: jobs longer than it run twice", "reruns", 0},
@@ -271,8 +272,7 @@ func flawsTable(rows []flawResult) string {
 		}
 	}
 	b.WriteString("\nNot reproduced yet: CROSSSLOT of seed 002's recovery on a Redis Cluster (the variant keeps every key of a queue under one hash tag, so " +
-		"the keys its script builds are in one slot; the seed's untagged names would span slots), and seed 000's mover dropping a job when it crashes " +
-		"between ZREM and XADD (the harness's mover_crash lands before the mover's first ZREM).\n")
+		"the keys its script builds are in one slot; the seed's untagged names would span slots).\n")
 	return b.String()
 }
 

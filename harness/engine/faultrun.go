@@ -109,7 +109,7 @@ func (l *LoopCrash) arm(ev faults.Event) error {
 	if !l.pending.CompareAndSwap(nil, &ev) {
 		return errors.New("a crash is already armed on this loop")
 	}
-	l.cc.Arm()
+	l.cc.Arm(ev.Fault.Steps)
 	return nil
 }
 

@@ -85,6 +85,8 @@ const settleFor = 15 * time.Second
 // holds open after the drain, before the ledger's check: a job the store
 // shows finished is settled, one still queued or running was cut off by
 // the drain, and only the rest is lost, with the state the store showed.
+// A record that says queued or running while the store's exact Stats hold
+// no job at all is in no queue (a mover dropped it): lost, not cut off.
 func (e *engine) settleOutstanding() {
 	jobs := e.led.OutstandingJobs()
 	if len(jobs) == 0 {
@@ -93,6 +95,7 @@ func (e *engine) settleOutstanding() {
 	ctx, cancel := context.WithTimeout(context.Background(), settleFor)
 	defer cancel()
 	at := time.Now()
+	empty := e.storeEmpty(ctx)
 	for _, j := range jobs {
 		rb := readBack{err: ctx.Err()}
 		if rb.err == nil {
@@ -112,9 +115,26 @@ func (e *engine) settleOutstanding() {
 			// expired, in no index its recovery reads. Lost, not cut off.
 			e.led.LostState(j.ID, "InProgress_never_recovered")
 		case rb.rec.Status == jobstore.StatusQueued || rb.rec.Status == jobstore.StatusScheduled || rb.rec.Status == jobstore.StatusInProgress:
+			if empty {
+				e.led.LostState(j.ID, rb.rec.Status.String()+"_in_no_queue")
+				continue
+			}
 			e.led.CutOff(j.ID)
 		default:
 			e.led.LostState(j.ID, rb.rec.Status.String())
 		}
 	}
+}
+
+// storeEmpty says the store's exact Stats (jobstore.CapExactStats) count
+// no due, delayed or running job: every job it holds is finished. False
+// when the store does not count exactly or Stats fails.
+func (e *engine) storeEmpty(ctx context.Context) bool {
+	if !e.store.Capabilities().Has(jobstore.CapExactStats) {
+		return false
+	}
+	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	st, err := e.store.Stats(sctx)
+	return err == nil && st.Due == 0 && st.Delayed == 0 && st.InProgress == 0
 }
