@@ -16,17 +16,20 @@ type StatusLine struct {
 
 // SeriesPoint is one second of a run's time series.
 type SeriesPoint struct {
-	Second    int     `json:"second"`
-	Phase     string  `json:"phase"`
-	Enqueued  int64   `json:"enqueued"`
-	Started   int64   `json:"started"`
-	Completed int64   `json:"completed"`
-	Retried   int64   `json:"retried"`
-	Dead      int64   `json:"dead"`
-	Backlog   int64   `json:"backlog"`
-	InFlight  int64   `json:"in_flight"`
-	E2EP50Ms  float64 `json:"e2e_p50_ms"`
-	E2EP99Ms  float64 `json:"e2e_p99_ms"`
+	Second    int    `json:"second"`
+	Phase     string `json:"phase"`
+	Enqueued  int64  `json:"enqueued"`
+	Started   int64  `json:"started"`
+	Completed int64  `json:"completed"`
+	Retried   int64  `json:"retried"`
+	Dead      int64  `json:"dead"`
+	Backlog   int64  `json:"backlog"`
+	InFlight  int64  `json:"in_flight"`
+	// E2ESamples is how many e2e latencies the second recorded; with none
+	// E2EP50Ms and E2EP99Ms mean nothing (timeseries.csv leaves them empty).
+	E2ESamples int64   `json:"e2e_samples"`
+	E2EP50Ms   float64 `json:"e2e_p50_ms"`
+	E2EP99Ms   float64 `json:"e2e_p99_ms"`
 }
 
 // collector is the once-a-second loop that merges the recorders.
@@ -89,7 +92,9 @@ func (e *engine) collect(k int, final bool) {
 		}
 	}
 	var p50, p99 float64
+	var samples int64
 	if h := e.interval[TagE2E]; h != nil && h.TotalCount() > 0 {
+		samples = h.TotalCount()
 		p50 = float64(h.ValueAtQuantile(50)) / 1e6
 		p99 = float64(h.ValueAtQuantile(99)) / 1e6
 	}
@@ -114,7 +119,7 @@ func (e *engine) collect(k int, final bool) {
 		Completed: cur.Completed - e.lastCounts.Completed,
 		Retried:   cur.Retried - e.lastCounts.Retried,
 		Dead:      cur.DeadLettered + cur.RecoveredDead - e.lastCounts.DeadLettered - e.lastCounts.RecoveredDead,
-		Backlog:   backlog, InFlight: e.c.inFlight.Load(), E2EP50Ms: p50, E2EP99Ms: p99}
+		Backlog:   backlog, InFlight: e.c.inFlight.Load(), E2ESamples: samples, E2EP50Ms: p50, E2EP99Ms: p99}
 	if !final || secs > 0.05 {
 		e.series = append(e.series, pt)
 	}

@@ -136,7 +136,7 @@ func newSeriesWriter(path string) (*seriesWriter, error) {
 	}
 	sw := &seriesWriter{f: f, w: csv.NewWriter(f)}
 	err = sw.w.Write([]string{"run", "backend", "label", "cell", "second", "phase", "enqueued", "completed",
-		"backlog", "in_flight", "started", "retried", "dead", "e2e_p50_ms", "e2e_p99_ms"})
+		"backlog", "in_flight", "started", "retried", "dead", "e2e_samples", "e2e_p50_ms", "e2e_p99_ms"})
 	sw.w.Flush()
 	if err == nil {
 		err = sw.w.Error()
@@ -148,9 +148,15 @@ func (sw *seriesWriter) write(rs *summary.RunSummary, pts []engine.SeriesPoint) 
 	i64 := func(n int64) string { return strconv.FormatInt(n, 10) }
 	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
 	for _, p := range pts {
+		// A second without an e2e sample has no percentile: an empty cell,
+		// never a 0 a plot or a spreadsheet would read as "instant".
+		p50, p99 := "", ""
+		if p.E2ESamples > 0 {
+			p50, p99 = f(p.E2EP50Ms), f(p.E2EP99Ms)
+		}
 		if err := sw.w.Write([]string{rs.ID, rs.Backend, rs.Label, strconv.Itoa(rs.Cell), strconv.Itoa(p.Second), p.Phase,
 			i64(p.Enqueued), i64(p.Completed), i64(p.Backlog), i64(p.InFlight), i64(p.Started), i64(p.Retried), i64(p.Dead),
-			f(p.E2EP50Ms), f(p.E2EP99Ms)}); err != nil {
+			i64(p.E2ESamples), p50, p99}); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -113,6 +114,7 @@ workers: {count: 2, concurrency: 4, claim_batch: 2, claim_wait: 200ms, handler: 
 			t.Errorf("file %s: %v", f, err)
 		}
 	}
+	checkSeriesCells(t, filepath.Join(outcome.Dir, "timeseries.csv"))
 	// The interval log reads back with HdrHistogram's own reader, and its
 	// e2e intervals add up to the run's e2e count.
 	hf, err := os.Open(filepath.Join(outcome.Dir, sum.Runs[1].Files.HLog))
@@ -168,4 +170,41 @@ func TestRunInterrupted(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(outcome.Dir, "summary.json")); err != nil {
 		t.Error(err)
 	}
+}
+
+// checkSeriesCells: a second with no e2e sample has empty percentile
+// cells, never 0; a second with samples has both.
+func checkSeriesCells(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("timeseries.csv: %d rows, %v", len(rows), err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	var with, without int
+	for _, r := range rows[1:] {
+		n, p50, p99 := r[col["e2e_samples"]], r[col["e2e_p50_ms"]], r[col["e2e_p99_ms"]]
+		switch {
+		case n == "0" && (p50 != "" || p99 != ""):
+			t.Errorf("second %s of %s: no e2e sample but p50 %q p99 %q", r[col["second"]], r[col["run"]], p50, p99)
+		case n == "0":
+			without++
+		case p50 == "" || p99 == "":
+			t.Errorf("second %s of %s: %s samples but empty percentiles", r[col["second"]], r[col["run"]], n)
+		default:
+			with++
+		}
+	}
+	if with == 0 {
+		t.Errorf("timeseries.csv: no second with e2e samples")
+	}
+	t.Logf("timeseries.csv: %d seconds with e2e samples, %d without", with, without)
 }
