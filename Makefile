@@ -1,5 +1,8 @@
 # The two commands a fresh machine needs (see README.md).
 GO ?= go
+# -buildvcs=auto stamps the git revision into the binary (aebench version,
+# summary.json) where git can read the checkout, and is silent elsewhere.
+AEBENCH = $(GO) run -buildvcs=auto ./cmd/aebench
 
 .PHONY: test bench build vet baseline regress capacity claims example
 
@@ -10,11 +13,11 @@ test:
 
 # bench: the main job, scenarios/quick.yaml on an embedded Redis; writes results/.
 bench:
-	$(GO) run ./cmd/aebench run scenarios/quick.yaml
+	$(AEBENCH) run scenarios/quick.yaml
 
 # claims: the seeds' flaws, each shown by a seed variant against its corrected backend.
 claims:
-	$(GO) run ./cmd/aebench claims --quick
+	$(AEBENCH) claims --quick
 
 build:
 	$(GO) build ./...
@@ -25,13 +28,13 @@ vet:
 # capacity: scenarios/capacity.yaml, every strategy beside the floor and
 # asynq at claim/ack batches 1 and 100 on both clients (about 5 minutes).
 capacity:
-	$(GO) run ./cmd/aebench run scenarios/capacity.yaml
+	$(AEBENCH) run scenarios/capacity.yaml
 
 # baseline: scenarios/ci.yaml into BASE (default results/baseline-<UTC
 # time>), the directory `make regress BASE=...` compares against.
 BASE ?=
 baseline:
-	$(GO) run ./cmd/aebench run scenarios/ci.yaml --out $(or $(BASE),results/baseline-$(shell date -u +%Y%m%dT%H%M%SZ))
+	$(AEBENCH) run scenarios/ci.yaml --out $(or $(BASE),results/baseline-$(shell date -u +%Y%m%dT%H%M%SZ))
 
 # regress: scenarios/ci.yaml into a new directory, compared against BASE
 # (see README.md, "Gating CI on a regression"). Make exits 2 on any

@@ -107,6 +107,9 @@ func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 		return cmdList(args[1:], opts)
 	case "claims":
 		return cmdClaims(ctx, args[1:], opts, tty)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, runner.ReadBuild())
+		return exitOK
 	case "worker":
 		fmt.Fprintf(stderr, "aebench worker is started by aebench run for workers.processes, with $%s=1 and its configuration in $%s; it is not run by hand\n",
 			engine.WorkerEnv, engine.WorkerConfigEnv)
@@ -125,7 +128,7 @@ func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 				fmt.Fprint(stdout, listHelp)
 				return exitOK
 			}
-			fmt.Fprintf(stderr, "aebench help: unknown command %q; commands: run, list, compare, export, report, help\n", args[1])
+			fmt.Fprintf(stderr, "aebench help: unknown command %q; commands: run, list, claims, compare, export, report, version, help\n", args[1])
 			return exitUsage
 		}
 		fmt.Fprint(stdout, mainHelp)
@@ -134,7 +137,7 @@ func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 	if code, ok := verdictCommand(args[0], args[1:], stdout, stderr); ok {
 		return code
 	}
-	fmt.Fprintf(stderr, "aebench: unknown command %q; commands: run, list, compare, export, report, help\n", args[0])
+	fmt.Fprintf(stderr, "aebench: unknown command %q; commands: run, list, claims, compare, export, report, version, help\n", args[0])
 	return exitUsage
 }
 
@@ -148,6 +151,7 @@ Usage:
   aebench export --format benchstat DIR   Go benchmark text for benchstat
   aebench report DIR [BASE]      write DIR/report.html
   aebench help [COMMAND]         help on a command
+  aebench version                this binary's version, revision, Go and client library versions (also --version)
 
 Exit codes: 0 ok, 1 a run failed its correctness checks, 2 usage or
 configuration error, 3 infrastructure error (no Redis), 4 a threshold

@@ -64,6 +64,8 @@ func TestExitCodes(t *testing.T) {
 		{"help", []string{"help"}, exitOK, nil, []string{"aebench run", "Exit codes"}},
 		{"help run", []string{"help", "run"}, exitOK, nil, []string{"--set path=value", "--redis-url"}},
 		{"run -h", []string{"run", "-h"}, exitOK, nil, []string{"Usage: aebench run"}},
+		{"--version", []string{"--version"}, exitOK, nil, []string{"aebench ", "go1."}},
+		{"version", []string{"version"}, exitOK, nil, []string{"aebench ", "go1."}},
 		{"help list", []string{"list", "--help"}, exitOK, nil, []string{"Usage: aebench list"}},
 		{"run without scenario", []string{"run"}, exitUsage, []string{"want exactly one SCENARIO"}, nil},
 		{"run unknown flag", []string{"run", "--speed", "9", good}, exitUsage, []string{"flag provided but not defined: -speed"}, nil},

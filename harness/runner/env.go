@@ -1,7 +1,10 @@
 package runner
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"os"
 	"os/exec"
 	"runtime"
 	"runtime/debug"
@@ -11,24 +14,156 @@ import (
 	"github.com/aebench/aebench/harness/summary"
 )
 
+// trackedModules are the libraries whose versions shape the numbers: the
+// two Redis clients, the histograms and the peer.
+var trackedModules = []string{
+	"github.com/redis/go-redis/v9",
+	"github.com/redis/rueidis",
+	"github.com/HdrHistogram/hdrhistogram-go",
+	"github.com/hibiken/asynq",
+}
+
 func collectEnv(ctx context.Context, dir string) summary.Environment {
 	env := summary.Environment{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(),
-		GitRevision: "unknown",
+		CPUModel: cpuModel(), Kernel: kernelRelease(), GitRevision: "unknown",
 		Note: "Redis and the load generator share this machine's CPUs: compare backends by ratios within one run, " +
 			"and read Redis CPU per job beside jobs/s."}
+	b := ReadBuild()
+	env.Modules = b.Modules
 	if rev, dirty, ok := gitRevision(ctx, dir); ok {
 		env.GitRevision, env.GitDirty = rev, dirty
-	} else if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				env.GitRevision = s.Value
-			case "vcs.modified":
-				env.GitDirty = s.Value == "true"
+	} else if b.Revision != "" {
+		env.GitRevision, env.GitDirty = b.Revision, b.Modified
+	}
+	return env
+}
+
+// Build is what the running binary says of itself (runtime/debug build
+// info): aebench's module version and VCS revision, and the versions of
+// the libraries that shape its numbers.
+type Build struct {
+	Version, Revision, Time string
+	Modified                bool
+	GoVersion               string
+	Modules                 map[string]string
+}
+
+// ReadBuild reads the binary's build info; fields are empty where the
+// binary carries none (go run without VCS stamping, tests).
+func ReadBuild() Build {
+	b := Build{GoVersion: runtime.Version(), Modules: map[string]string{}}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return b
+	}
+	b.Version = bi.Main.Version
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.Revision = s.Value
+		case "vcs.time":
+			b.Time = s.Value
+		case "vcs.modified":
+			b.Modified = s.Value == "true"
+		}
+	}
+	for _, d := range bi.Deps {
+		for _, m := range trackedModules {
+			if d.Path == m {
+				v := d.Version
+				if d.Replace != nil {
+					v += " => " + d.Replace.Path + " " + d.Replace.Version
+				}
+				b.Modules[shortModule(m)] = v
 			}
 		}
 	}
-	return env
+	return b
+}
+
+// String is the line `aebench --version` prints.
+func (b Build) String() string {
+	v := b.Version
+	if v == "" {
+		v = "(unknown)"
+	}
+	s := "aebench " + v
+	if b.Revision != "" {
+		s += " revision " + b.Revision
+		if b.Modified {
+			s += " (modified)"
+		}
+		if b.Time != "" {
+			s += " " + b.Time
+		}
+	} else {
+		s += " revision unknown (built without VCS stamping: go build -buildvcs=auto in a git checkout stamps it)"
+	}
+	s += ", " + b.GoVersion
+	for _, m := range trackedModules {
+		if v, ok := b.Modules[shortModule(m)]; ok {
+			s += ", " + shortModule(m) + " " + v
+		}
+	}
+	return s
+}
+
+// shortModule names a module by its last path element that is not a major
+// version suffix: go-redis, rueidis, hdrhistogram-go, asynq.
+func shortModule(path string) string {
+	parts := strings.Split(path, "/")
+	last := parts[len(parts)-1]
+	if len(parts) > 1 && strings.HasPrefix(last, "v") && strings.Trim(last[1:], "0123456789") == "" {
+		last = parts[len(parts)-2]
+	}
+	return last
+}
+
+// cpuModel is /proc/cpuinfo's first "model name", or "" off Linux.
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// kernelRelease is the running kernel's release (uname -r), or "".
+func kernelRelease() string {
+	data, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// envLine is the environment in one line, printed before the first run.
+func envLine(e summary.Environment) string {
+	cpu := e.CPUModel
+	if cpu == "" {
+		cpu = e.Arch
+	}
+	s := fmt.Sprintf("environment: %s, %d cores, %s %s, %s", cpu, e.CPUs, e.OS, e.Kernel, e.GoVersion)
+	for _, m := range trackedModules[:2] {
+		if v, ok := e.Modules[shortModule(m)]; ok {
+			s += ", " + shortModule(m) + " " + v
+		}
+	}
+	rev := e.GitRevision
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if e.GitDirty {
+		rev += " (modified)"
+	}
+	return s + ", aebench " + rev
 }
 
 func gitRevision(ctx context.Context, dir string) (rev string, dirty, ok bool) {

@@ -97,6 +97,7 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 	// Whatever happens, the last line names the results directory.
 	defer fmt.Fprintf(o.Stdout, "results: %s\n", dir)
 	sum := summary.New(s, collectEnv(ctx, o.GitDir), started)
+	fmt.Fprintln(o.Stdout, envLine(sum.Environment))
 	out := &Outcome{Dir: dir, Summary: sum}
 	pr := &planRunner{s: s, o: o, dir: dir, sum: sum, ths: ths, pool: newRedisPool(o.Logf),
 		status: &statusPrinter{w: o.Stdout, tty: o.TTY}, hists: map[string]*engine.HistSet{},

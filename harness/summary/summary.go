@@ -232,14 +232,19 @@ func (e *Environment) AddClient(c string) {
 
 // Environment is where the numbers were taken.
 type Environment struct {
-	GoVersion   string      `json:"go_version"`
-	OS          string      `json:"os"`
-	Arch        string      `json:"arch"`
-	CPUs        int         `json:"cpus"`
-	GitRevision string      `json:"git_revision"`
-	GitDirty    bool        `json:"git_dirty"`
-	Redis       []RedisInfo `json:"redis"`
-	Clients     []string    `json:"clients"`
+	GoVersion string `json:"go_version"`
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
+	CPUs      int    `json:"cpus"`
+	CPUModel  string `json:"cpu_model,omitempty"`
+	Kernel    string `json:"kernel,omitempty"`
+	// Modules: versions of the libraries that shape the numbers (go-redis,
+	// rueidis, hdrhistogram-go, asynq), from the binary's build info.
+	Modules     map[string]string `json:"modules,omitempty"`
+	GitRevision string            `json:"git_revision"`
+	GitDirty    bool              `json:"git_dirty"`
+	Redis       []RedisInfo       `json:"redis"`
+	Clients     []string          `json:"clients"`
 	// Note is the caveat every reader of these numbers needs.
 	Note string `json:"note"`
 }
