@@ -16,6 +16,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"golang.org/x/term"
 	"io"
 	"os"
 	"os/signal"
@@ -49,6 +50,8 @@ type Options struct {
 	Registry *registry.Registry
 	// Stdout and Stderr default to the process's.
 	Stdout, Stderr io.Writer
+	// width is the terminal's width when Stdout is one (Main sets it).
+	width int
 }
 
 func (o Options) withDefaults() Options {
@@ -80,9 +83,11 @@ func Main(args []string, opts Options) int {
 		return runner.WorkerMain(opts.Registry, os.Stdin, os.Stdout, os.Stderr)
 	}
 	tty := false
-	if f, ok := opts.Stdout.(*os.File); ok {
-		st, err := f.Stat()
-		tty = err == nil && st.Mode()&os.ModeCharDevice != 0
+	if f, ok := opts.Stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		tty = true
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil {
+			opts.width = w
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -184,6 +189,8 @@ Flags (may come before or after SCENARIO):
   --out DIR          the results directory itself (must be new or empty);
                      default results/<UTC time>-<scenario>
   --no-plots         skip the PNG/SVG plots
+  --quiet            print only the final tables, the thresholds and the
+                     results line (no status, run headers or per-run lines)
 
 Fields and their allowed values: scenarios/README.md, or aebench list --fields.
 `
@@ -217,6 +224,7 @@ func cmdRun(ctx context.Context, args []string, opts Options, tty bool) int {
 	backends := fs.String("backends", "", "")
 	out := fs.String("out", "", "")
 	noPlots := fs.Bool("no-plots", false, "")
+	quiet := fs.Bool("quiet", false, "")
 	help := fs.Bool("h", false, "")
 	fs.BoolVar(help, "help", false, "")
 
@@ -286,7 +294,7 @@ func cmdRun(ctx context.Context, args []string, opts Options, tty bool) int {
 		case <-finished:
 		}
 	}()
-	outcome, err := runner.Run(ctx, sc, runner.Options{Registry: reg, Dir: *out, Stdout: stdout, TTY: tty, NoPlots: *noPlots,
+	outcome, err := runner.Run(ctx, sc, runner.Options{Registry: reg, Dir: *out, Stdout: stdout, TTY: tty, Width: opts.width, Quiet: *quiet, NoPlots: *noPlots,
 		Logf: func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }})
 	close(finished)
 	<-noticeDone

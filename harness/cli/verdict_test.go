@@ -127,3 +127,22 @@ func TestRunThresholds(t *testing.T) {
 		})
 	}
 }
+
+// TestRunQuiet: --quiet leaves only the final tables and the results line
+// on stdout.
+func TestRunQuiet(t *testing.T) {
+	file := writeFile(t, "q.yaml", strings.Replace(verdicttest.Scenario, "BACKENDS", "[zset]", 1))
+	code, out, errOut := cli(t, "run", file, "--quiet", "--out", filepath.Join(t.TempDir(), "r"))
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	for _, unwanted := range []string{"environment:", "run 1/", "[zset]", "=> c"} {
+		if strings.Contains(out, unwanted) {
+			t.Errorf("--quiet stdout has %q\n%s", unwanted, out)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if !strings.Contains(out, "e2e p99") || !strings.HasPrefix(lines[len(lines)-1], "results: ") {
+		t.Errorf("--quiet stdout lacks the table or the results line\n%s", out)
+	}
+}

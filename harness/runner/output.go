@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/summary"
@@ -171,16 +172,12 @@ func (sw *seriesWriter) close() error { return sw.f.Close() }
 type statusPrinter struct {
 	w     io.Writer
 	tty   bool
+	width int // terminal columns; 0: unknown
 	drawn bool
 }
 
 func (sp *statusPrinter) line(s engine.StatusLine) {
-	p99 := "-"
-	if s.E2EP99 > 0 {
-		p99 = fmtNs(float64(s.E2EP99))
-	}
-	txt := fmt.Sprintf("  [%s] %3.0fs %-7s enq %6.0f/s  done %6.0f/s  backlog %6d  in flight %4d  e2e p99 so far %s",
-		s.RunID, s.Elapsed.Seconds(), s.Phase, s.EnqPerSec, s.DonePerSec, s.Backlog, s.InFlight, p99)
+	txt := fitStatus(s, sp.width)
 	if sp.tty {
 		fmt.Fprint(sp.w, "\r\033[K"+txt)
 		sp.drawn = true
@@ -332,4 +329,25 @@ func writeCompleteFlag(dir string, sum *summary.Summary) error {
 		return fmt.Errorf("complete flag: %w", err)
 	}
 	return nil
+}
+
+// fitStatus formats the status line to fit width columns (0: no limit):
+// the full line, else a compact one, else the compact one cut short. A
+// line as wide as the terminal would wrap, so the limit is width-1.
+func fitStatus(s engine.StatusLine, width int) string {
+	p99 := "-"
+	if s.E2EP99 > 0 {
+		p99 = fmtNs(float64(s.E2EP99))
+	}
+	full := fmt.Sprintf("  [%s] %3.0fs %-7s enq %6.0f/s  done %6.0f/s  backlog %6d  in flight %4d  e2e p99 so far %s",
+		s.RunID, s.Elapsed.Seconds(), s.Phase, s.EnqPerSec, s.DonePerSec, s.Backlog, s.InFlight, p99)
+	if width <= 0 || utf8.RuneCountInString(full) < width {
+		return full
+	}
+	short := fmt.Sprintf("[%s] %.0fs %s enq %.0f/s done %.0f/s backlog %d infl %d p99 %s",
+		s.RunID, s.Elapsed.Seconds(), s.Phase, s.EnqPerSec, s.DonePerSec, s.Backlog, s.InFlight, p99)
+	if r := []rune(short); len(r) >= width {
+		short = string(r[:max(width-1, 0)])
+	}
+	return short
 }

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/aebench/aebench/harness/engine"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -207,4 +209,22 @@ func checkSeriesCells(t *testing.T, path string) {
 		t.Errorf("timeseries.csv: no second with e2e samples")
 	}
 	t.Logf("timeseries.csv: %d seconds with e2e samples, %d without", with, without)
+}
+
+// TestFitStatus: the status line never reaches the terminal's last column
+// (a redraw would wrap), at any width.
+func TestFitStatus(t *testing.T) {
+	s := engine.StatusLine{RunID: "c2-r10-dual-seed000", Elapsed: 125 * time.Second, Phase: "measure",
+		EnqPerSec: 123456, DonePerSec: 123400, Backlog: 1234567, InFlight: 8000, E2EP99: 1234 * time.Millisecond}
+	for _, w := range []int{0, 10, 40, 80, 120, 200} {
+		got := fitStatus(s, w)
+		if w > 0 && utf8.RuneCountInString(got) >= w {
+			t.Errorf("width %d: %d runes: %q", w, utf8.RuneCountInString(got), got)
+		}
+		if w == 0 || w >= 200 {
+			if !strings.Contains(got, "e2e p99 so far") {
+				t.Errorf("width %d: full line expected, got %q", w, got)
+			}
+		}
+	}
 }

@@ -37,6 +37,13 @@ type Options struct {
 	// TTY says Stdout is a terminal: the status line is redrawn in place
 	// instead of printed as one plain line per second.
 	TTY bool
+	// Width is the terminal's width in columns (0: unknown): the status
+	// line never runs past it, so a redraw never wraps.
+	Width int
+	// Quiet: Stdout gets only the final tables, the thresholds and the
+	// results line (no environment line, run headers, status or per-run
+	// verdicts); warnings go to Logf.
+	Quiet bool
 	// Logf receives progress messages (Redis started, where files went).
 	Logf func(format string, args ...any)
 	// NoPlots skips the PNG/SVG plots (tests).
@@ -86,7 +93,15 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 	if err != nil {
 		return nil, err
 	}
+	progress := o.Stdout
+	if o.Quiet {
+		progress = io.Discard
+	}
 	for _, w := range s.Warnings {
+		if o.Quiet {
+			o.Logf("warning: %s", w)
+			continue
+		}
 		fmt.Fprintln(o.Stdout, "warning: "+w)
 	}
 	started := time.Now()
@@ -97,10 +112,10 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 	// Whatever happens, the last line names the results directory.
 	defer fmt.Fprintf(o.Stdout, "results: %s\n", dir)
 	sum := summary.New(s, collectEnv(ctx, o.GitDir), started)
-	fmt.Fprintln(o.Stdout, envLine(sum.Environment))
+	fmt.Fprintln(progress, envLine(sum.Environment))
 	out := &Outcome{Dir: dir, Summary: sum}
 	pr := &planRunner{s: s, o: o, dir: dir, sum: sum, ths: ths, pool: newRedisPool(o.Logf),
-		status: &statusPrinter{w: o.Stdout, tty: o.TTY}, hists: map[string]*engine.HistSet{},
+		status: &statusPrinter{w: progress, tty: o.TTY, width: o.Width}, hists: map[string]*engine.HistSet{},
 		seriesByRun: map[string][]engine.SeriesPoint{}}
 	defer pr.pool.close()
 	if err := pr.writeSummary(); err != nil {
@@ -140,7 +155,7 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 		if spec.Calibration {
 			cond += " (in process: no Redis, no client)"
 		}
-		fmt.Fprintf(o.Stdout, "run %d/%d %s: %s, %s\n", i+1, len(runs), spec.ID, backendTitle(spec), cond)
+		fmt.Fprintf(progress, "run %d/%d %s: %s, %s\n", i+1, len(runs), spec.ID, backendTitle(spec), cond)
 		rs, err := pr.runOne(ctx, spec)
 		if rs != nil {
 			sum.Runs = append(sum.Runs, *rs)
@@ -153,9 +168,9 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 				out.Interrupted = true
 			}
 			if rs.Status == summary.StatusNotApplicable {
-				fmt.Fprintf(o.Stdout, "  => %s: not applicable: %s\n", rs.ID, rs.NotApplicable)
+				fmt.Fprintf(progress, "  => %s: not applicable: %s\n", rs.ID, rs.NotApplicable)
 			} else {
-				fmt.Fprintln(o.Stdout, verdictLine(rs))
+				fmt.Fprintln(progress, verdictLine(rs))
 			}
 		}
 		if werr := pr.writeSummary(); werr != nil && err == nil {
