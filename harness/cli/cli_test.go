@@ -82,7 +82,7 @@ func TestExitCodes(t *testing.T) {
 		{"list fields", []string{"list", "--fields"}, exitOK, nil, []string{"producers.rate", "workers.claim_wait"}},
 		{"list stray argument", []string{"list", "x"}, exitUsage, []string{"unexpected argument"}, nil},
 		{"run null ok", []string{"run", good, "--out", filepath.Join(out, "ok"), "--no-plots"}, exitOK, nil,
-			[]string{"c1-null", "OK", "results: " + filepath.Join(out, "ok") + "\n"}},
+			[]string{"=> null: OK", "results: " + filepath.Join(out, "ok") + "\n"}},
 		{"--out not empty", []string{"run", good, "--out", filepath.Join(out, "badopt"), "--no-plots"}, exitUsage,
 			[]string{"results directory is not empty"}, nil},
 		{"no Redis at URL", []string{"run", zset, "--redis-url", "redis://127.0.0.1:1", "--out", filepath.Join(out, "noredis"), "--no-plots"}, exitInfra,

@@ -189,7 +189,7 @@ func (s *Scenario) registry() *registry.Registry {
 
 // RunSpec is one run of a plan.
 type RunSpec struct {
-	ID          string // c1-r1-zset
+	ID          string // c1-r1-zset; "r1-zset" or "zset" in a one-cell scenario
 	Cell        int
 	Repeat      int
 	Calibration bool
@@ -202,22 +202,28 @@ type RunSpec struct {
 func (s *Scenario) Runs() []RunSpec {
 	var out []RunSpec
 	for _, c := range s.Cells {
+		// The cell prefix names files apart only where there are cells to
+		// tell apart: "zset.e2e.hgrm" in a one-cell scenario.
+		cell := ""
+		if len(s.Cells) > 1 {
+			cell = fmt.Sprintf("c%d-", c.Index)
+		}
 		if s.Calibration > 0 {
 			cfg := c.Base
 			cfg.Duration = s.Calibration
 			cfg.Backend = BackendSpec{Name: null.Name, Label: null.Name}
 			// The calibration measures the harness: no faults, no processes.
 			cfg.Faults, cfg.Workers.Processes = nil, 0
-			out = append(out, RunSpec{ID: fmt.Sprintf("c%d-calibration", c.Index), Cell: c.Index, Repeat: 1,
+			out = append(out, RunSpec{ID: cell + "calibration", Cell: c.Index, Repeat: 1,
 				Calibration: true, Config: cfg})
 		}
 		for r := 1; r <= s.Repeats; r++ {
 			for _, b := range c.Backends {
 				cfg := c.Base
 				cfg.Backend = b
-				id := fmt.Sprintf("c%d-%s", c.Index, b.Label)
+				id := cell + b.Label
 				if s.Repeats > 1 {
-					id = fmt.Sprintf("c%d-r%d-%s", c.Index, r, b.Label)
+					id = fmt.Sprintf("%sr%d-%s", cell, r, b.Label)
 				}
 				out = append(out, RunSpec{ID: id, Cell: c.Index, Repeat: r, Config: cfg})
 			}
