@@ -370,6 +370,7 @@ func (e *engine) finish(res *Result, interrupted bool) {
 		res.Recovery = &sum
 		if h.TotalCount() > 0 {
 			res.Hists[TagRecovery] = h
+			e.logRecovery(h)
 		}
 	}
 	res.Counters = e.c.snapshot()
@@ -416,4 +417,18 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 
 func (e *engine) backlog() int64 {
 	return max(0, e.led.Outstanding()-e.c.inFlight.Load())
+}
+
+// logRecovery writes the recovery histogram to the interval log as one
+// interval over the whole run: its samples are known only once every
+// affected job has started again (or was found lost), after the last
+// once-a-second interval.
+func (e *engine) logRecovery(h *hdr.Histogram) {
+	if e.hooks.HLog == nil || e.hlogErr != nil {
+		return
+	}
+	h.SetTag(e.hooks.Label + "." + TagRecovery.String())
+	h.SetStartTimeMs(e.t0.UnixMilli())
+	h.SetEndTimeMs(time.Now().UnixMilli())
+	e.hlogErr = e.hooks.HLog.OutputIntervalHistogram(h)
 }

@@ -2,7 +2,9 @@ package runner
 
 import (
 	"context"
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -91,7 +93,9 @@ faults:
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := Run(context.Background(), s, Options{OutDir: t.TempDir(), NoPlots: true})
+			// One case draws the plots, to check the recovery plot.
+			plots := tc.name == "worker crashes and kills"
+			out, err := Run(context.Background(), s, Options{OutDir: t.TempDir(), NoPlots: !plots})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,6 +129,9 @@ faults:
 			if _, crash := tc.want[faults.WorkerCrash]; crash && (rv.Restarted == 0 || rv.RecoveryNs["p50"] <= 0) {
 				t.Errorf("no recovery measured: %+v", rv)
 			}
+			if plots {
+				checkRecoveryFiles(t, out.Dir, r)
+			}
 		})
 	}
 }
@@ -153,4 +160,35 @@ func dedupeSections(src string) string {
 		b.WriteString(blocks[k])
 	}
 	return b.String()
+}
+
+// checkRecoveryFiles: the recovery histogram is in the run's interval log
+// under the tag <label>.recovery, with every sample, and drawn as a plot.
+func checkRecoveryFiles(t *testing.T, dir string, r summary.RunSummary) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, r.Files.HLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd := hdr.NewHistogramLogReader(f)
+	var n int64
+	for {
+		h, err := rd.NextIntervalHistogram()
+		if err != nil {
+			t.Fatalf("reading hlog: %v", err)
+		}
+		if h == nil {
+			break
+		}
+		if h.Tag() == r.Label+".recovery" {
+			n += h.TotalCount()
+		}
+	}
+	if n == 0 || float64(n) != r.Recovery.RecoveryNs["count"] {
+		t.Errorf("hlog: %d recovery samples under %s.recovery, summary counts %v", n, r.Label, r.Recovery.RecoveryNs["count"])
+	}
+	if st, err := os.Stat(filepath.Join(dir, "recovery.png")); err != nil || st.Size() == 0 {
+		t.Errorf("recovery.png: %v", err)
+	}
 }

@@ -29,6 +29,7 @@ var plotTags = []struct {
 	{engine.TagClaim, "Claim call (calls that returned jobs)"},
 	{engine.TagComplete, "Complete call"},
 	{engine.TagAckWait, "Ack wait (handler end -> Complete acknowledged)"},
+	{engine.TagRecovery, "Recovery (fault -> next handler start of each job in flight at it)"},
 }
 
 // cellRuns returns the runs of a cell that have numbers, calibration excluded.
