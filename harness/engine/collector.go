@@ -9,7 +9,8 @@ type StatusLine struct {
 	Phase      string // warmup, measure, drain
 	EnqPerSec  float64
 	DonePerSec float64
-	Backlog    int64
+	Backlog    int64 // due: acknowledged, due, not running
+	Delayed    int64 // acknowledged, waiting for a RunAt in the future
 	InFlight   int64
 	E2EP99     time.Duration // measured so far; 0 before any
 }
@@ -23,8 +24,12 @@ type SeriesPoint struct {
 	Completed int64  `json:"completed"`
 	Retried   int64  `json:"retried"`
 	Dead      int64  `json:"dead"`
-	Backlog   int64  `json:"backlog"`
-	InFlight  int64  `json:"in_flight"`
+	// Backlog is acknowledged, not finished and not running; BacklogDelayed
+	// the part of it waiting for a RunAt in the future, BacklogDue the rest.
+	Backlog        int64 `json:"backlog"`
+	BacklogDue     int64 `json:"backlog_due"`
+	BacklogDelayed int64 `json:"backlog_delayed"`
+	InFlight       int64 `json:"in_flight"`
 	// E2ESamples is how many e2e latencies the second recorded; with none
 	// E2EP50Ms and E2EP99Ms mean nothing (timeseries.csv leaves them empty).
 	E2ESamples int64   `json:"e2e_samples"`
@@ -103,6 +108,7 @@ func (e *engine) collect(k int, final bool) {
 	cur := e.c.snapshot()
 	secs := now.Sub(e.lastTick).Seconds()
 	backlog := e.backlog()
+	delayed := min(e.led.Delayed(now), backlog)
 	e.recMu.Lock()
 	e.peakBacklog = max(e.peakBacklog, backlog)
 	e.recMu.Unlock()
@@ -119,14 +125,14 @@ func (e *engine) collect(k int, final bool) {
 		Completed: cur.Completed - e.lastCounts.Completed,
 		Retried:   cur.Retried - e.lastCounts.Retried,
 		Dead:      cur.DeadLettered + cur.RecoveredDead - e.lastCounts.DeadLettered - e.lastCounts.RecoveredDead,
-		Backlog:   backlog, InFlight: e.c.inFlight.Load(), E2ESamples: samples, E2EP50Ms: p50, E2EP99Ms: p99}
+		Backlog:   backlog, BacklogDue: backlog - delayed, BacklogDelayed: delayed, InFlight: e.c.inFlight.Load(), E2ESamples: samples, E2EP50Ms: p50, E2EP99Ms: p99}
 	if !final || secs > 0.05 {
 		e.series = append(e.series, pt)
 	}
 	if e.hooks.Status != nil && !final && secs > 0 {
 		sl := StatusLine{RunID: e.hooks.Label, Elapsed: now.Sub(e.t0), Phase: phase,
 			EnqPerSec: float64(pt.Enqueued) / secs, DonePerSec: float64(pt.Completed) / secs,
-			Backlog: backlog, InFlight: pt.InFlight}
+			Backlog: pt.BacklogDue, Delayed: delayed, InFlight: pt.InFlight}
 		if h := e.total[TagE2E]; h != nil && h.TotalCount() > 0 {
 			sl.E2EP99 = time.Duration(h.ValueAtQuantile(99))
 		}

@@ -67,6 +67,8 @@ type Ledger struct {
 	outstanding atomic.Int64 // acknowledged, not yet completed or dead
 	unexpected  atomic.Int64
 	settled     atomic.Int64 // outcomes taken from a read-back of the store
+	// pending holds the RunAts not yet due (backlog due vs delayed).
+	pending pendingRunAts
 }
 
 type ledgerShard struct {
@@ -189,6 +191,7 @@ func (l *Ledger) update(id string, strict bool, f func(e *ledgerEntry)) {
 
 // Acked records that the Enqueue call for ids returned nil.
 func (l *Ledger) Acked(ids []string) {
+	now := time.Now().UnixNano()
 	for _, id := range ids {
 		l.update(id, false, func(e *ledgerEntry) {
 			if e.state == enqPending {
@@ -196,11 +199,16 @@ func (l *Ledger) Acked(ids []string) {
 				l.acked.Add(1)
 				if !e.done() {
 					l.outstanding.Add(1)
+					l.pending.add(e.runAt, now)
 				}
 			}
 		})
 	}
 }
+
+// Delayed is how many acknowledged jobs and retries wait for a RunAt after
+// now: the part of the backlog that is not due.
+func (l *Ledger) Delayed(now time.Time) int64 { return l.pending.delayedAt(now) }
 
 // EnqueueFailed records that the Enqueue call for ids returned an error: the
 // jobs may still be in the store (a timeout after Redis applied them), so
@@ -289,6 +297,7 @@ func (l *Ledger) Failed(id string, attempt int, res jobstore.FailResult, at time
 		default:
 			next := e.attempt(attempt + 1)
 			next.due, next.scheduled = res.RunAt.UnixNano(), true
+			l.pending.add(next.due, at.UnixNano())
 		}
 	})
 }

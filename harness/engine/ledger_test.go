@@ -248,3 +248,27 @@ func timeNow() time.Time { return time.Now() }
 func failRetry(now time.Time) jobstore.FailResult {
 	return jobstore.FailResult{Status: jobstore.StatusScheduled, RunAt: now}
 }
+
+// TestLedgerDelayed: a delayed job and a retry count as delayed until their
+// RunAt, then as due.
+func TestLedgerDelayed(t *testing.T) {
+	l := NewLedger()
+	now := time.Now()
+	l.Planned([]PlannedJob{{ID: "now", Intended: now}, {ID: "later", Intended: now, RunAt: now.Add(time.Hour)},
+		{ID: "soon", Intended: now, RunAt: now.Add(time.Minute)}}, now)
+	l.Acked([]string{"now", "later", "soon"})
+	if got := l.Delayed(now); got != 2 {
+		t.Fatalf("delayed at enqueue = %d, want 2", got)
+	}
+	if got := l.Delayed(now.Add(2 * time.Minute)); got != 1 {
+		t.Fatalf("delayed after soon's RunAt = %d, want 1", got)
+	}
+	l.Started("now", 0, now)
+	l.Failed("now", 0, jobstore.FailResult{Status: jobstore.StatusScheduled, RunAt: now.Add(3 * time.Hour)}, now.Add(2*time.Minute))
+	if got := l.Delayed(now.Add(2 * time.Minute)); got != 2 {
+		t.Fatalf("delayed with a retry pending = %d, want 2", got)
+	}
+	if got := l.Delayed(now.Add(4 * time.Hour)); got != 0 {
+		t.Fatalf("delayed after every RunAt = %d, want 0", got)
+	}
+}

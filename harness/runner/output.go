@@ -137,7 +137,7 @@ func newSeriesWriter(path string) (*seriesWriter, error) {
 	}
 	sw := &seriesWriter{f: f, w: csv.NewWriter(f)}
 	err = sw.w.Write([]string{"run", "backend", "label", "cell", "second", "phase", "enqueued", "completed",
-		"backlog", "in_flight", "started", "retried", "dead", "e2e_samples", "e2e_p50_ms", "e2e_p99_ms"})
+		"backlog", "backlog_due", "backlog_delayed", "in_flight", "started", "retried", "dead", "e2e_samples", "e2e_p50_ms", "e2e_p99_ms"})
 	sw.w.Flush()
 	if err == nil {
 		err = sw.w.Error()
@@ -156,7 +156,7 @@ func (sw *seriesWriter) write(rs *summary.RunSummary, pts []engine.SeriesPoint) 
 			p50, p99 = f(p.E2EP50Ms), f(p.E2EP99Ms)
 		}
 		if err := sw.w.Write([]string{rs.ID, rs.Backend, rs.Label, strconv.Itoa(rs.Cell), strconv.Itoa(p.Second), p.Phase,
-			i64(p.Enqueued), i64(p.Completed), i64(p.Backlog), i64(p.InFlight), i64(p.Started), i64(p.Retried), i64(p.Dead),
+			i64(p.Enqueued), i64(p.Completed), i64(p.Backlog), i64(p.BacklogDue), i64(p.BacklogDelayed), i64(p.InFlight), i64(p.Started), i64(p.Retried), i64(p.Dead),
 			i64(p.E2ESamples), p50, p99}); err != nil {
 			return err
 		}
@@ -339,13 +339,13 @@ func fitStatus(s engine.StatusLine, width int) string {
 	if s.E2EP99 > 0 {
 		p99 = fmtNs(float64(s.E2EP99))
 	}
-	full := fmt.Sprintf("  [%s] %3.0fs %-7s enq %6.0f/s  done %6.0f/s  backlog %6d  in flight %4d  e2e p99 so far %s",
-		s.RunID, s.Elapsed.Seconds(), s.Phase, s.EnqPerSec, s.DonePerSec, s.Backlog, s.InFlight, p99)
+	full := fmt.Sprintf("  [%s] %3.0fs %-7s enq %6.0f/s  done %6.0f/s  backlog %6d due %6d delayed  in flight %4d  e2e p99 so far %s",
+		s.RunID, s.Elapsed.Seconds(), s.Phase, s.EnqPerSec, s.DonePerSec, s.Backlog, s.Delayed, s.InFlight, p99)
 	if width <= 0 || utf8.RuneCountInString(full) < width {
 		return full
 	}
-	short := fmt.Sprintf("[%s] %.0fs %s enq %.0f/s done %.0f/s backlog %d infl %d p99 %s",
-		s.RunID, s.Elapsed.Seconds(), s.Phase, s.EnqPerSec, s.DonePerSec, s.Backlog, s.InFlight, p99)
+	short := fmt.Sprintf("[%s] %.0fs %s enq %.0f/s done %.0f/s due %d delayed %d infl %d p99 %s",
+		s.RunID, s.Elapsed.Seconds(), s.Phase, s.EnqPerSec, s.DonePerSec, s.Backlog, s.Delayed, s.InFlight, p99)
 	if r := []rune(short); len(r) >= width {
 		short = string(r[:max(width-1, 0)])
 	}

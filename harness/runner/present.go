@@ -130,20 +130,22 @@ func (pr *planRunner) plots() error {
 				errs = append(errs, err)
 			}
 		}
-		var thr, backlog []report.Line
+		var thr, backlog, delayed []report.Line
 		for _, r := range runs {
 			name := r.Label
 			if pr.s.Repeats > 1 {
 				name += " #" + strconv.Itoa(r.Repeat)
 			}
-			var x, y, yb []float64
+			var x, y, yb, yd []float64
 			for _, p := range pr.seriesOf(r.ID) {
 				x = append(x, float64(p.Second)-r.Config.Warmup.Seconds())
 				y = append(y, float64(p.Completed))
-				yb = append(yb, float64(p.Backlog))
+				yb = append(yb, float64(p.BacklogDue))
+				yd = append(yd, float64(p.BacklogDelayed))
 			}
 			thr = append(thr, report.Line{Label: name, X: x, Y: y})
 			backlog = append(backlog, report.Line{Label: name, X: x, Y: yb})
+			delayed = append(delayed, report.Line{Label: name, X: x, Y: yd})
 		}
 		markers := []report.Marker{{X: 0, Label: "measuring"}, {X: runs[0].Config.Duration.Seconds(), Label: "producers stop"}}
 		// Every run of a cell gets the same planned faults (same seed), so
@@ -156,9 +158,15 @@ func (pr *planRunner) plots() error {
 			"jobs/s", thr, markers); err != nil {
 			errs = append(errs, err)
 		}
-		if err := report.TimePlot(filepath.Join(pr.dir, prefix+"backlog"), title("Backlog (acknowledged, not finished, not running)"), cond,
+		if err := report.TimePlot(filepath.Join(pr.dir, prefix+"backlog"), title("Due backlog (acknowledged, due, not running)"), cond,
 			"jobs", backlog, markers); err != nil {
 			errs = append(errs, err)
+		}
+		if rc.Producers.Delayed > 0 || rc.Workers.Fail > 0 {
+			if err := report.TimePlot(filepath.Join(pr.dir, prefix+"delayed"), title("Delayed jobs and retries not yet due"), cond,
+				"jobs", delayed, markers); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errors.Join(errs...)

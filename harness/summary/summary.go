@@ -198,7 +198,7 @@ func New(s *scenario.Scenario, env Environment, started time.Time) *Summary {
 			"throughput":       "jobs per second over the measured window (after warm-up, before the drain)",
 			"cost.per_job":     "Redis INFO deltas over the measured window divided by cost.jobs (jobs completed in the window)",
 			"cost.memory":      "bytes, INFO used_memory",
-			"timeseries.csv":   "per-second counts; backlog = acknowledged jobs not finished and not in a handler",
+			"timeseries.csv":   "per-second counts; backlog = acknowledged jobs not finished and not in a handler, split into backlog_due and backlog_delayed (waiting for a RunAt after that second); e2e percentiles of the second, empty when it had no sample (e2e_samples 0)",
 			"hlog":             "HdrHistogram interval log, values in ns, one tag per histogram",
 			"hgrm":             "percentile distribution, values in ms",
 			"recovery":         "fault -> next handler start of each job in flight at the fault (faults.csv: one row per fault, at_s from the start of the measured window)",
