@@ -59,8 +59,10 @@ type engine struct {
 	c          counters
 
 	t0, warmEnd, stopAt time.Time
-	windowEnd           atomic.Int64 // unix ns; moves earlier on interrupt
-	payload             []byte
+	// usage: CPU and run-queue wait over the measured window.
+	usage     HarnessCost
+	windowEnd atomic.Int64 // unix ns; moves earlier on interrupt
+	payload   []byte
 
 	recMu     sync.Mutex
 	recorders []*Recorder
@@ -144,6 +146,42 @@ type HarnessCost struct {
 	CollectorTickMeanNs int64 `json:"collector_tick_mean_ns"`
 	CollectorTickMaxNs  int64 `json:"collector_tick_max_ns"`
 	Ticks               int   `json:"ticks"`
+	// ClientCPUUsPerJob is this process's CPU time (user + system) over the
+	// measured window per job completed in it: the harness, the store's
+	// client code and the Redis client library (never Redis itself, a
+	// process of its own; not worker processes). For the null calibration
+	// store it is the harness's own cost per job.
+	ClientCPUUsPerJob float64 `json:"client_cpu_us_per_job,omitempty"`
+	// RunQueueWaitMsPerS is how long this process's threads waited for a
+	// CPU, runnable but not running, per second of the measured window
+	// (/proc/self/task/*/schedstat): when it is high, the machine, not the
+	// store, set the tail.
+	RunQueueWaitMsPerS float64 `json:"run_queue_wait_ms_per_s,omitempty"`
+}
+
+// windowUsage samples this process's CPU time and run-queue wait at the
+// start of the measured window, to be divided over it at the end.
+type windowUsage struct {
+	cpu, wait     time.Duration
+	cpuOK, waitOK bool
+}
+
+func sampleUsage() windowUsage {
+	var u windowUsage
+	u.cpu, u.cpuOK = processCPU()
+	u.wait, u.waitOK = runQueueWait()
+	return u
+}
+
+// since fills h with what was used since u, over jobs completed in window.
+func (u windowUsage) since(h *HarnessCost, jobs int64, window time.Duration) {
+	now := sampleUsage()
+	if u.cpuOK && now.cpuOK && jobs > 0 {
+		h.ClientCPUUsPerJob = float64(now.cpu-u.cpu) / 1e3 / float64(jobs)
+	}
+	if u.waitOK && now.waitOK && window > 0 {
+		h.RunQueueWaitMsPerS = float64(now.wait-u.wait) / 1e6 / window.Seconds()
+	}
 }
 
 // Run runs one run of spec against store: producers, workers (in process
@@ -286,8 +324,10 @@ func (e *engine) load(ctx context.Context, res *Result) bool {
 	}
 	interrupted := !sleepUntil(ctx, e.warmEnd)
 	var atWarm Counters
+	var usage windowUsage
 	if !interrupted {
 		atWarm = e.c.snapshot()
+		usage = sampleUsage()
 		if e.hooks.Cost != nil {
 			if err := e.hooks.Cost.Mark(ctx); err != nil {
 				e.noteErr(err)
@@ -305,6 +345,7 @@ func (e *engine) load(ctx context.Context, res *Result) bool {
 	windowEnd := time.Unix(0, e.windowEnd.Load())
 	atStop := e.c.snapshot()
 	measured := max(windowEnd.Sub(e.warmEnd), 0)
+	usage.since(&e.usage, atStop.Completed-atWarm.Completed, measured)
 	if measured > 0 {
 		res.Throughput.Enqueued = float64(atStop.EnqueuedJobs-atWarm.EnqueuedJobs) / measured.Seconds()
 		res.Throughput.Completed = float64(atStop.Completed-atWarm.Completed) / measured.Seconds()
@@ -379,6 +420,7 @@ func (e *engine) finish(res *Result, interrupted bool) {
 	if e.ticks > 0 {
 		res.Harness = HarnessCost{CollectorTickMeanNs: int64(e.tickCost) / int64(e.ticks), CollectorTickMaxNs: int64(e.tickMax), Ticks: e.ticks}
 	}
+	res.Harness.ClientCPUUsPerJob, res.Harness.RunQueueWaitMsPerS = e.usage.ClientCPUUsPerJob, e.usage.RunQueueWaitMsPerS
 	e.errMu.Lock()
 	// Errors only fail the run when nothing got through: a few timeouts
 	// under overload are a measurement, not an infrastructure failure.

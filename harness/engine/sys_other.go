@@ -2,6 +2,13 @@
 
 package engine
 
-import "syscall"
+import (
+	"syscall"
+	"time"
+)
 
 func workerProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }
+
+func processCPU() (time.Duration, bool) { return 0, false }
+
+func runQueueWait() (time.Duration, bool) { return 0, false }

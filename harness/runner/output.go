@@ -267,7 +267,9 @@ func overheadSummary(sum *summary.Summary) *summary.Overhead {
 			OverheadP50Ns: lat("e2e_minus_handler", "p50"), OverheadP99Ns: lat("e2e_minus_handler", "p99"),
 			DispatchP50Ns: lat("dispatch", "p50"), DispatchP99Ns: lat("dispatch", "p99"),
 			BookkeepingP50Ns: lat("bookkeeping", "p50"), BookkeepingP99Ns: lat("bookkeeping", "p99"),
-			CollectorTickNs: r.Harness.CollectorTickMeanNs, CompletedPerS: r.Throughput.Completed})
+			CollectorTickNs: r.Harness.CollectorTickMeanNs, CompletedPerS: r.Throughput.Completed,
+			ClientCPUUsPerJob: r.Harness.ClientCPUUsPerJob, RunQueueWaitMsPerS: r.Harness.RunQueueWaitMsPerS,
+			ClosedLoop: r.Config.Producers.Mode != "open"})
 	}
 	return o
 }

@@ -244,12 +244,15 @@ func (pr *planRunner) printTables(w io.Writer) {
 		pr.referenceNotes(w, c.Index, runs)
 		for _, r := range calib {
 			fmt.Fprintln(w)
+			fmt.Fprintln(w, calibrationHeadline(r))
 			fmt.Fprintln(w, calibrationLine(r))
 		}
 		for _, r := range runs {
 			if d, ok := r.LatencyNs["dispatch"]; ok {
-				fmt.Fprintf(w, "harness in the %s run: dispatch (claim returned -> handler start) p50 %s p99 %s; bookkeeping per job p50 %s; status/collector %s per second\n",
-					r.ID, fmtNs(d["p50"]), fmtNs(d["p99"]), fmtNs(r.LatencyNs["bookkeeping"]["p50"]), fmtNs(float64(r.Harness.CollectorTickMeanNs)))
+				fmt.Fprintf(w, "harness in the %s run: dispatch (claim returned -> handler start) p50 %s p99 %s; bookkeeping per job p50 %s; "+
+					"status/collector %s per second; client CPU %.1f µs/job; CPU run-queue wait %.1f ms/s\n",
+					r.ID, fmtNs(d["p50"]), fmtNs(d["p99"]), fmtNs(r.LatencyNs["bookkeeping"]["p50"]), fmtNs(float64(r.Harness.CollectorTickMeanNs)),
+					r.Harness.ClientCPUUsPerJob, r.Harness.RunQueueWaitMsPerS)
 			}
 		}
 	}
@@ -264,7 +267,7 @@ func runName(r summary.RunSummary, repeats int) string {
 
 func (pr *planRunner) latencyTable(w io.Writer, runs []summary.RunSummary) {
 	header := []string{"backend", "status", "claim wait", "offered/s", "done/s", "e2e p50", "e2e p99", "e2e p99.9", "e2e max",
-		"late p50", "late p99", "claim p50", "acked", "lost", "dup", "early", "dead"}
+		"x harness", "late p50", "late p99", "claim p50", "acked", "lost", "dup", "early", "dead"}
 	var rows [][]string
 	for _, r := range runs {
 		lat := func(tag, q string) string {
@@ -281,7 +284,7 @@ func (pr *planRunner) latencyTable(w io.Writer, runs []summary.RunSummary) {
 		l := r.Ledger
 		rows = append(rows, []string{runName(r, pr.s.Repeats), r.Status, pr.claimKind(r), offered, fmt.Sprintf("%.0f", r.Throughput.Completed),
 			lat("e2e", "p50"), lat("e2e", "p99"), lat("e2e", "p99.9"), lat("e2e", "max"),
-			lat("lateness", "p50"), lat("lateness", "p99"), lat("claim", "p50"),
+			floorCell(r), lat("lateness", "p50"), lat("lateness", "p99"), lat("claim", "p50"),
 			strconv.FormatInt(l.Acknowledged, 10), strconv.FormatInt(l.Lost, 10), strconv.FormatInt(l.DuplicatedExecutions, 10),
 			strconv.FormatInt(l.StartedEarly, 10), strconv.FormatInt(l.DeadLettered, 10)})
 	}

@@ -192,6 +192,7 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 		}
 	}
 	setRatios(sum)
+	setHarnessFloor(sum)
 	if err := pr.finalize(); err != nil && runErr == nil {
 		runErr = err
 	}

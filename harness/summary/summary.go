@@ -124,6 +124,10 @@ type RunSummary struct {
 	// Ratios compare the run with the reference floor ("floor") and the
 	// asynq peer ("asynq") measured in the same cell of the same plan.
 	Ratios map[string]Ratio `json:"ratios,omitempty"`
+	// HarnessFloor compares the run's e2e minus handler p99 with the same
+	// p99 of its cell's null calibration run (the harness's own); nil
+	// without a calibration run.
+	HarnessFloor *HarnessFloor `json:"harness_floor,omitempty"`
 	// MoverLoop: the harness ran a Promote loop (workers.mover_interval).
 	MoverLoop  bool              `json:"mover_loop"`
 	StartedAt  time.Time         `json:"started_at"`
@@ -188,6 +192,22 @@ type CalibrationInfo struct {
 	BookkeepingP99Ns float64 `json:"bookkeeping_p99_ns"`
 	CollectorTickNs  int64   `json:"collector_tick_mean_ns"`
 	CompletedPerS    float64 `json:"completed_per_s"`
+	// ClientCPUUsPerJob is the harness's CPU per job (engine.HarnessCost)
+	// and RunQueueWaitMsPerS its threads' wait for a CPU per second.
+	ClientCPUUsPerJob  float64 `json:"client_cpu_us_per_job"`
+	RunQueueWaitMsPerS float64 `json:"run_queue_wait_ms_per_s"`
+	// ClosedLoop: the calibration ran closed loop, so its e2e includes
+	// queueing behind the backlog and its CPU per job is at full speed.
+	ClosedLoop bool `json:"closed_loop"`
+}
+
+// HarnessFloor is how far a run's tail is above the harness's own.
+type HarnessFloor struct {
+	// Ratio is the run's e2e minus handler p99 over the calibration's.
+	Ratio float64 `json:"ratio"`
+	// At: within 2x of the harness's own p99, so the harness, not the
+	// store, may set this tail; read it as "at most this".
+	At bool `json:"at_harness_floor"`
 }
 
 // New starts the summary of a plan of s: what is known before the first run.
