@@ -36,12 +36,15 @@ type Store struct {
 	done   int64
 	dead   int64
 	closed bool
+	// woken: no job was queued since the last wake (wakeLocked).
+	woken bool
 }
 
 type nullJob struct {
 	j     jobstore.Job
 	seq   uint64
-	index int // in ready, or -1
+	due   int64 // j.RunAt in unix ns: the heap compares integers
+	index int   // in ready, or -1
 }
 
 // New returns an empty store.
@@ -57,11 +60,21 @@ var _ jobstore.Store = (*Store)(nil)
 
 func (s *Store) now() time.Time { return s.o.Clock.Now() }
 
-// queueLocked puts j in the ready heap and wakes waiting claimers.
+// queueLocked puts j in the ready heap; the caller then wakes the claimers (wakeLocked).
 func (s *Store) queueLocked(nj *nullJob) {
 	s.seq++
-	nj.seq = s.seq
+	nj.seq, nj.due = s.seq, nj.j.RunAt.UnixNano()
 	heap.Push(&s.ready, nj)
+	s.woken = false
+}
+
+// wakeLocked wakes the blocked claimers once for everything queued since
+// the last wake (once per call, not per job).
+func (s *Store) wakeLocked() {
+	if s.woken {
+		return
+	}
+	s.woken = true
 	close(s.wake)
 	s.wake = make(chan struct{})
 }
@@ -99,6 +112,7 @@ func (s *Store) Enqueue(_ context.Context, jobs ...jobstore.NewJob) error {
 		s.jobs[j.ID] = nj
 		s.queueLocked(nj)
 	}
+	s.wakeLocked()
 	return nil
 }
 
@@ -116,6 +130,9 @@ func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstor
 		}
 		now := s.now()
 		var out []jobstore.Claimed
+		if n := min(req.Max, s.ready.Len()); n > 0 && s.ready[0].due <= now.UnixNano() {
+			out = make([]jobstore.Claimed, 0, n)
+		}
 		for len(out) < req.Max && s.ready.Len() > 0 && !s.ready[0].j.RunAt.After(now) {
 			nj := heap.Pop(&s.ready).(*nullJob)
 			s.tokens++
@@ -205,6 +222,7 @@ func (s *Store) Fail(_ context.Context, l jobstore.Lease, reason string) (jobsto
 		nj.j.RetryCount++
 		nj.j.Status = jobstore.StatusScheduled
 		s.queueLocked(nj)
+		s.wakeLocked()
 		return jobstore.FailResult{Status: jobstore.StatusScheduled, RunAt: nj.j.RunAt}, nil
 	}
 	delete(s.jobs, l.JobID)
@@ -241,6 +259,7 @@ func (s *Store) Recover(_ context.Context, max int) (jobstore.RecoverResult, err
 			res.DeadLettered = append(res.DeadLettered, id)
 		}
 	}
+	s.wakeLocked()
 	return res, nil
 }
 
@@ -313,8 +332,8 @@ type nullHeap []*nullJob
 
 func (h nullHeap) Len() int { return len(h) }
 func (h nullHeap) Less(i, j int) bool {
-	if !h[i].j.RunAt.Equal(h[j].j.RunAt) {
-		return h[i].j.RunAt.Before(h[j].j.RunAt)
+	if h[i].due != h[j].due {
+		return h[i].due < h[j].due
 	}
 	return h[i].seq < h[j].seq
 }

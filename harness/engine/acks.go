@@ -135,11 +135,9 @@ func (a *acker) flush() {
 	for i, p := range ps {
 		cs[i] = jobstore.Completion{Lease: p.lease}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
 	t0 := time.Now()
-	errs, err := jobstore.CompleteAll(ctx, e.wstore, cs)
+	errs, err := jobstore.CompleteAll(e.calls.at(t0), e.wstore, cs)
 	ce := time.Now()
-	cancel()
 	e.c.completeCalls.Add(1)
 	if e.measuring(t0) {
 		w.rec.Record(TagComplete, ce.Sub(t0))

@@ -59,6 +59,8 @@ type engine struct {
 	c          counters
 
 	t0, warmEnd, stopAt time.Time
+	// calls: the deadline context of Enqueue, Complete and Fail.
+	calls callDeadlines
 	// usage: CPU and run-queue wait over the measured window.
 	usage     HarnessCost
 	windowEnd atomic.Int64 // unix ns; moves earlier on interrupt
@@ -189,7 +191,8 @@ func (u windowUsage) since(h *HarnessCost, jobs int64, window time.Duration) {
 // fault schedule, then a bounded drain; it checks every job with the ledger.
 func Run(ctx context.Context, spec scenario.RunSpec, store jobstore.Store, hooks Hooks) *Result {
 	cfg := spec.Config
-	e := &engine{spec: spec, cfg: cfg, store: store, wstore: store, hooks: hooks, led: NewLedger(), hardStop: make(chan struct{})}
+	e := &engine{spec: spec, cfg: cfg, store: store, wstore: store, hooks: hooks, led: NewLedger(), hardStop: make(chan struct{}),
+		calls: callDeadlines{limit: finishTimeout}}
 	e.events = ledgerEvents{Ledger: e.led, resolve: e.resolveUnknown}
 	if hooks.WStore != nil {
 		e.wstore = hooks.WStore

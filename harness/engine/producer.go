@@ -85,9 +85,7 @@ func (e *engine) produce(ctx context.Context, p int) {
 		}
 		e.led.Planned(planned, callStart)
 		// Ctrl-C must not turn an Enqueue in flight into an unknown outcome.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
-		err := e.store.Enqueue(cctx, jobs...)
-		cancel()
+		err := e.store.Enqueue(e.calls.at(callStart), jobs...)
 		end := time.Now()
 		e.c.enqCalls.Add(1)
 		if e.measuring(callStart) {

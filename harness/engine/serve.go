@@ -30,7 +30,8 @@ func ServeWorker(pc ProcessConfig, store jobstore.Store, stdin io.Reader, stdout
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pe := newPipeEvents(stdout)
-	e := &engine{cfg: cfg, store: store, wstore: store, events: pe, hardStop: make(chan struct{})}
+	e := &engine{cfg: cfg, store: store, wstore: store, events: pe, hardStop: make(chan struct{}),
+		calls: callDeadlines{limit: finishTimeout}}
 	var wg sync.WaitGroup
 	e.local = newLocalWorkers(e, &wg)
 	e.local.ctx = ctx

@@ -317,7 +317,7 @@ func (e *engine) execute(ctx context.Context, w *worker, slots <-chan struct{}, 
 		if measured {
 			rec.Record(TagHandler, he.Sub(hs))
 		}
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+		fctx := e.calls.at(he)
 		if fail {
 			fr, err := e.wstore.Fail(fctx, lease, "aebench: injected handler failure")
 			fe := time.Now()
@@ -343,7 +343,6 @@ func (e *engine) execute(ctx context.Context, w *worker, slots <-chan struct{}, 
 		} else if w.acks != nil {
 			// Batched acks: the slot frees now, the job stays in flight
 			// until its acker completes it.
-			cancel()
 			w.acks.add(pendingAck{lease: lease, hs: hs, he: he, measured: measured, book: book})
 			<-slots
 			continue
@@ -355,12 +354,10 @@ func (e *engine) execute(ctx context.Context, w *worker, slots <-chan struct{}, 
 				rec.Record(TagComplete, ce.Sub(he))
 			}
 			if !e.acked(w, pendingAck{lease: lease, hs: hs, he: he, measured: measured}, err, ce, &book) {
-				cancel()
 				e.abandon(w, id, slots)
 				continue
 			}
 		}
-		cancel()
 		if measured {
 			rec.Record(TagBookkeeping, book)
 		}
