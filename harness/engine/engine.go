@@ -111,6 +111,8 @@ func (e *engine) measuring(t time.Time) bool {
 
 // Result is what the engine measured; the runner adds files and cost.
 type Result struct {
+	// Prefill: the backlog loaded before the run (producers.prefill).
+	Prefill     *PrefillResult
 	Hists       HistSet
 	Series      []SeriesPoint
 	Ledger      LedgerReport
@@ -202,6 +204,12 @@ func Run(ctx context.Context, spec scenario.RunSpec, store jobstore.Store, hooks
 		e.payload[i] = 'a' + byte(i%26)
 	}
 	res := &Result{}
+	pf, err := e.prefill(ctx)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	res.Prefill = pf
 	if hooks.Cost != nil {
 		if err := hooks.Cost.Begin(ctx); err != nil {
 			res.Err = err

@@ -27,6 +27,7 @@ func (pr *planRunner) fill(rs *summary.RunSummary, res *engine.Result) {
 	rs.StartedAt = res.StartedAt.UTC()
 	rs.Window, rs.Throughput, rs.PeakBacklog = res.Window, res.Throughput, res.PeakBacklog
 	rs.Ledger, rs.Counters, rs.Cost, rs.Harness = res.Ledger, res.Counters, res.Cost, res.Harness
+	rs.Prefill = res.Prefill
 	rs.LatencyNs = map[string]map[string]float64{}
 	for t, h := range res.Hists {
 		if h != nil && h.TotalCount() > 0 {
@@ -208,6 +209,10 @@ func verdictLine(rs *summary.RunSummary) string {
 	}
 	fmt.Fprintf(&b, "; %d acknowledged, %d completed, %d dead-lettered, lost %d%s, unexpected %d, duplicated %d, early %d",
 		l.Acknowledged, l.Completed, l.DeadLettered, l.Lost, lostNote(rs), l.Unexpected, l.DuplicatedExecutions, l.StartedEarly)
+	if pf := rs.Prefill; pf != nil {
+		fmt.Fprintf(&b, "\n     prefill: %d jobs (%d delayed past the run) loaded in %.1fs (%.0f jobs/s) before the run, not measured",
+			pf.Jobs, pf.Delayed, pf.LoadS, pf.JobsPS)
+	}
 	if rv := rs.Recovery; rv != nil {
 		fmt.Fprintf(&b, "\n     faults: %d landed, %d skipped; %d jobs in flight at them, %d started again (recovery p50 %s p99 %s max %s), %d duplicates, %d lost",
 			rv.Landed, rv.Skipped, rv.Affected, rv.Restarted, fmtNs(rv.RecoveryNs["p50"]), fmtNs(rv.RecoveryNs["p99"]), fmtNs(rv.RecoveryNs["max"]), rv.Duplicates, rv.Lost)
@@ -292,6 +297,15 @@ func (pr *planRunner) finalize() error {
 	}
 	pr.sum.Statistics, pr.sum.SchemaVersion = blk, stats.SchemaVersion
 	pr.sum.Thresholds, pr.crossed = gate(pr.ths, pr.sum)
+	if !pr.o.NoPlots {
+		if err := pr.sweepPlots(); err != nil {
+			pr.o.Logf("sweep plots: %v", err)
+			if pr.sum.PlotError != "" {
+				pr.sum.PlotError += "; "
+			}
+			pr.sum.PlotError += err.Error()
+		}
+	}
 	if err := pr.writeSummary(); err != nil {
 		return err
 	}

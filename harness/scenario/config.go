@@ -105,6 +105,11 @@ type ProducerConfig struct {
 	DelayText  string  `json:"delay"`
 	MaxRetries int     `json:"max_retries"`
 	MaxBacklog int     `json:"max_backlog"`
+	// Prefill jobs are loaded in bulk before the run starts and are not
+	// measured: a backlog the run starts with. PrefillDelayed of them get a
+	// RunAt after the run's end (a delayed set of that size, never run).
+	Prefill        int     `json:"prefill"`
+	PrefillDelayed float64 `json:"prefill_delayed"`
 }
 
 // WorkerConfig is the consuming side.
@@ -241,6 +246,7 @@ func (c Config) Conditions(redisVersion string) string {
 	} else {
 		load = fmt.Sprintf("closed loop (backlog <= %d)", c.Producers.MaxBacklog)
 	}
+	load += prefillText(c.Producers)
 	redis := c.Redis.Text(redisVersion)
 	parts := []string{
 		load,
@@ -262,6 +268,7 @@ func (c Config) ShortConditions(redisVersion string) string {
 	if c.Producers.Mode != "open" {
 		load = fmt.Sprintf("closed loop (backlog <= %d)", c.Producers.MaxBacklog)
 	}
+	load += prefillText(c.Producers)
 	redis := c.Redis.Text(redisVersion)
 	return fmt.Sprintf("%s, %s, %dx%d workers, handler %s fail %g%%, %s, %s, %s, poll %s, %s (+%s warm-up)",
 		load, delayedText(c.Producers), c.Workers.Count, c.Workers.Concurrency,
@@ -287,4 +294,16 @@ func (c Config) StoreOptions(queue string) jobstore.Options {
 		PollInterval: c.Store.PollInterval,
 		Seed:         c.Seed,
 	}
+}
+
+// prefillText states the backlog a run starts with, or "".
+func prefillText(p ProducerConfig) string {
+	if p.Prefill == 0 {
+		return ""
+	}
+	s := fmt.Sprintf(", prefill %d", p.Prefill)
+	if p.PrefillDelayed > 0 {
+		s += fmt.Sprintf(" (%g%% delayed past the run)", p.PrefillDelayed*100)
+	}
+	return s
 }

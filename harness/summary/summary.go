@@ -128,6 +128,8 @@ type RunSummary struct {
 	// p99 of its cell's null calibration run (the harness's own); nil
 	// without a calibration run.
 	HarnessFloor *HarnessFloor `json:"harness_floor,omitempty"`
+	// Prefill is the backlog loaded before the run (producers.prefill).
+	Prefill *engine.PrefillResult `json:"prefill,omitempty"`
 	// MoverLoop: the harness ran a Promote loop (workers.mover_interval).
 	MoverLoop  bool              `json:"mover_loop"`
 	StartedAt  time.Time         `json:"started_at"`
