@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,21 +19,26 @@ import (
 	"github.com/aebench/aebench/harness/summary"
 )
 
-const claimsHelp = `Usage: aebench claims [--quick] [--flaws a,b] [--dir DIR] [--out DIR]
+const claimsHelp = `Usage: aebench claims [--quick] [--claims a,b] [--flaws a,b] [--dir DIR] [--out DIR]
 
-Runs the flaw scenarios (DIR/flaw-*.yaml, default scenarios/claims) and
-prints the flaws table: for each known flaw of the seed designs, the seed
-variant that reproduces it (a backend option, off by default), the faults
-injected, and what the flaw causes (jobs lost, duplicated, started early,
-claim conflicts) against the corrected backend in the same run. Writes
-claims.md and claims.json into <out>/<UTC time>-claims/, beside each
-scenario's own results folder. --quick skips the plots (each flaw scenario
-is already short: at most about 25s); --flaws runs only the named ones
-(flaw-seed004,flaw-unfenced).
+Runs the scenarios of DIR (default scenarios/claims) and prints two tables.
+The seeds' claims (claim-*.yaml): each claim, what its scenario measured
+(medians over repeats with 95% CIs, ratios within one run), the rule that
+turns the numbers into a verdict, and the verdict: holds, holds partly,
+does not hold, or not measured. The seeds' flaws (flaw-*.yaml): for each
+known flaw, the seed variant that reproduces it (a backend option, off by
+default), the faults injected, and what the flaw causes (jobs lost,
+duplicated, started early, claim conflicts) against the corrected backend
+in the same run. Writes claims.md and claims.json into
+<out>/<UTC time>-claims/, beside each scenario's own results folder.
+--quick skips the plots (every scenario is short: the whole set takes
+about 3 minutes); --claims and --flaws run only the named ones
+(claim-polling, flaw-seed004,flaw-unfenced).
 
 A seed variant's lost, duplicated or early jobs are expected (they are
-what it exists to show); the command fails (exit 1) when a corrected
-backend fails its correctness checks or shows the flaw.
+what it exists to show); a claim that does not hold is a finding. The
+command fails (exit 1) when a corrected backend fails its correctness
+checks or shows the flaw.
 `
 
 // flawRow is one known flaw and how its scenario shows it.
@@ -99,9 +105,10 @@ func cmdClaims(ctx context.Context, args []string, opts Options, tty bool) int {
 	fs := flag.NewFlagSet("claims", flag.ContinueOnError)
 	fs.SetOutput(opts.Stderr)
 	quick := fs.Bool("quick", false, "skip the plots")
-	dir := fs.String("dir", filepath.Join("scenarios", "claims"), "folder of the flaw-*.yaml scenarios")
+	dir := fs.String("dir", filepath.Join("scenarios", "claims"), "folder of the flaw-*.yaml and claim-*.yaml scenarios")
 	out := fs.String("out", "results", "results root")
 	only := fs.String("flaws", "", "run only these flaw scenarios (file names without .yaml, comma-separated)")
+	onlyClaims := fs.String("claims", "", "run only these claim scenarios (file names without .yaml, comma-separated)")
 	fs.Usage = func() { fmt.Fprint(opts.Stderr, claimsHelp) }
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		if err == nil {
@@ -109,78 +116,156 @@ func cmdClaims(ctx context.Context, args []string, opts Options, tty bool) int {
 		}
 		return exitUsage
 	}
-	root := filepath.Join(*out, time.Now().UTC().Format("20060102T150405Z")+"-claims")
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		fmt.Fprintf(opts.Stderr, "aebench claims: %v\n", err)
+	flawsToRun, err := selectFlaws(*only, *onlyClaims != "")
+	if err == nil {
+		var checks []claimCheck
+		checks, err = selectClaims(*onlyClaims, *only != "")
+		if err == nil {
+			root := filepath.Join(*out, time.Now().UTC().Format("20060102T150405Z")+"-claims")
+			cr := &claimsRun{ctx: ctx, opts: opts, tty: tty, dir: *dir, root: root, noPlots: *quick, outcomes: map[string]*runner.Outcome{}}
+			return cr.run(flawsToRun, checks)
+		}
+	}
+	fmt.Fprintf(opts.Stderr, "aebench claims: %v\n", err)
+	return exitUsage
+}
+
+// claimsRun runs the flaw and claim scenarios of one `aebench claims`.
+type claimsRun struct {
+	ctx      context.Context
+	opts     Options
+	tty      bool
+	dir      string
+	root     string
+	noPlots  bool
+	outcomes map[string]*runner.Outcome
+	code     int
+}
+
+func (cr *claimsRun) run(flaws []flawRow, checks []claimCheck) int {
+	if err := os.MkdirAll(cr.root, 0o755); err != nil {
+		fmt.Fprintf(cr.opts.Stderr, "aebench claims: %v\n", err)
 		return exitInfra
 	}
-	sums := map[string]*runner.Outcome{}
 	var rows []flawResult
-	code := exitOK
-	rowsToRun, err := selectFlaws(*only)
-	if err != nil {
-		fmt.Fprintf(opts.Stderr, "aebench claims: %v\n", err)
-		return exitUsage
-	}
-	for _, fr := range rowsToRun {
-		oc, ok := sums[fr.File]
-		if !ok {
-			path := filepath.Join(*dir, fr.File)
-			sc, err := scenario.Load(opts.Registry, path)
-			if err != nil {
-				fmt.Fprintf(opts.Stderr, "aebench claims: %v\n", err)
-				return exitUsage
-			}
-			fmt.Fprintf(opts.Stdout, "claims: running %s\n", path)
-			oc, err = runner.Run(ctx, sc, runner.Options{Registry: opts.Registry, OutDir: root, Stdout: io.Discard, TTY: tty,
-				NoPlots: *quick, Logf: func(string, ...any) {}})
-			if err != nil || oc.Interrupted {
-				fmt.Fprintf(opts.Stderr, "aebench claims: %s: %v (interrupted %v)\n", path, err, oc != nil && oc.Interrupted)
-				return exitInfra
-			}
-			if len(oc.Failed) > 0 {
-				fmt.Fprintf(opts.Stderr, "aebench claims: %s: corrected run(s) FAILED correctness checks: %s\n", path, strings.Join(oc.Failed, ", "))
-				code = exitFailed
-			}
-			sums[fr.File] = oc
+	for _, fr := range flaws {
+		oc, code := cr.scenario(fr.File)
+		if oc == nil {
+			return code
 		}
 		row := flawOf(fr, oc)
 		if !row.Reproduced {
-			code = max(code, exitFailed)
+			cr.code = max(cr.code, exitFailed)
 		}
 		rows = append(rows, row)
 	}
-	md := flawsTable(rows)
-	fmt.Fprint(opts.Stdout, "\n"+md)
-	if err := writeClaims(root, md, rows); err != nil {
-		fmt.Fprintf(opts.Stderr, "aebench claims: %v\n", err)
+	var verdicts []claimResult
+	for _, c := range checks {
+		oc, code := cr.scenario(c.File)
+		if oc == nil {
+			return code
+		}
+		res := claimResult{Seed: c.Seed, Claim: c.Claim, Scenario: c.File, Rule: c.Rule, Results: oc.Dir}
+		if len(oc.Summary.Runs) > 0 {
+			res.Conditions = oc.Summary.Runs[0].Conditions
+		}
+		res.Measured, res.Verdict = "no statistics", verdictNotMeasured
+		if oc.Summary.Statistics != nil {
+			res.Measured, res.Verdict = c.eval(oc.Summary.Statistics, oc.Summary)
+		}
+		verdicts = append(verdicts, res)
+	}
+	var md string
+	if len(verdicts) > 0 {
+		md += verdictTable(verdicts) + "\n"
+	}
+	if len(rows) > 0 {
+		md += flawsTable(rows)
+	}
+	fmt.Fprint(cr.opts.Stdout, "\n"+md)
+	if err := writeClaims(cr.root, md, rows, verdicts); err != nil {
+		fmt.Fprintf(cr.opts.Stderr, "aebench claims: %v\n", err)
 		return exitInfra
 	}
-	fmt.Fprintf(opts.Stdout, "\nclaims: %s (claims.md, claims.json, one results folder per scenario)\n", root)
-	return code
+	fmt.Fprintf(cr.opts.Stdout, "\nclaims: %s (claims.md, claims.json, one results folder per scenario)\n", cr.root)
+	return cr.code
 }
 
-// selectFlaws returns the rows of the named scenarios (all when empty).
-func selectFlaws(only string) ([]flawRow, error) {
+// scenario runs the named scenario of the claims folder once (a flaw and
+// a claim may share one), or returns nil and the exit code.
+func (cr *claimsRun) scenario(file string) (*runner.Outcome, int) {
+	if oc, ok := cr.outcomes[file]; ok {
+		return oc, exitOK
+	}
+	path := filepath.Join(cr.dir, file)
+	sc, err := scenario.Load(cr.opts.Registry, path)
+	if err != nil {
+		fmt.Fprintf(cr.opts.Stderr, "aebench claims: %v\n", err)
+		return nil, exitUsage
+	}
+	fmt.Fprintf(cr.opts.Stdout, "claims: running %s\n", path)
+	oc, err := runner.Run(cr.ctx, sc, runner.Options{Registry: cr.opts.Registry, OutDir: cr.root, Stdout: io.Discard, TTY: cr.tty,
+		NoPlots: cr.noPlots, Logf: func(string, ...any) {}})
+	if err != nil || oc.Interrupted {
+		fmt.Fprintf(cr.opts.Stderr, "aebench claims: %s: %v (interrupted %v)\n", path, err, oc != nil && oc.Interrupted)
+		return nil, exitInfra
+	}
+	if len(oc.Failed) > 0 {
+		fmt.Fprintf(cr.opts.Stderr, "aebench claims: %s: corrected run(s) FAILED correctness checks: %s\n", path, strings.Join(oc.Failed, ", "))
+		cr.code = exitFailed
+	}
+	cr.outcomes[file] = oc
+	return oc, exitOK
+}
+
+// selectFlaws returns the rows of the named scenarios: all when none are
+// named, unless only claims were named.
+func selectFlaws(only string, claimsNamed bool) ([]flawRow, error) {
 	if only == "" {
+		if claimsNamed {
+			return nil, nil
+		}
 		return flawRows, nil
 	}
 	var out []flawRow
 	var known []string
+	for _, fr := range flawRows {
+		known = append(known, strings.TrimSuffix(fr.File, ".yaml"))
+	}
 	for _, name := range strings.Split(only, ",") {
 		found := false
 		for _, fr := range flawRows {
-			found = found || strings.TrimSuffix(fr.File, ".yaml") == name
 			if strings.TrimSuffix(fr.File, ".yaml") == name {
-				out = append(out, fr)
+				out, found = append(out, fr), true
 			}
 		}
 		if !found {
-			for _, fr := range flawRows {
-				known = append(known, strings.TrimSuffix(fr.File, ".yaml"))
-			}
-			return nil, fmt.Errorf("--flaws: unknown flaw scenario %q: allowed are %s", name, strings.Join(known, ", "))
+			return nil, fmt.Errorf("--flaws: unknown flaw scenario %q: allowed are %s", name, strings.Join(slices.Compact(known), ", "))
 		}
+	}
+	return out, nil
+}
+
+// selectClaims returns the named claim checks: all when none are named,
+// unless only flaws were named.
+func selectClaims(only string, flawsNamed bool) ([]claimCheck, error) {
+	if only == "" {
+		if flawsNamed {
+			return nil, nil
+		}
+		return claimChecks, nil
+	}
+	var out []claimCheck
+	var known []string
+	for _, c := range claimChecks {
+		known = append(known, strings.TrimSuffix(c.File, ".yaml"))
+	}
+	for _, name := range strings.Split(only, ",") {
+		i := slices.Index(known, name)
+		if i < 0 {
+			return nil, fmt.Errorf("--claims: unknown claim scenario %q: allowed are %s", name, strings.Join(known, ", "))
+		}
+		out = append(out, claimChecks[i])
 	}
 	return out, nil
 }
@@ -276,11 +361,11 @@ func flawsTable(rows []flawResult) string {
 	return b.String()
 }
 
-func writeClaims(dir, md string, rows []flawResult) error {
+func writeClaims(dir, md string, rows []flawResult, verdicts []claimResult) error {
 	if err := os.WriteFile(filepath.Join(dir, "claims.md"), []byte("# aebench claims\n\n"+md), 0o644); err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(map[string]any{"flaws": rows}, "", "  ")
+	data, err := json.MarshalIndent(map[string]any{"claims": verdicts, "flaws": rows}, "", "  ")
 	if err != nil {
 		return err
 	}

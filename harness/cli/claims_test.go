@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -19,7 +20,14 @@ func TestClaimsFlaws(t *testing.T) {
 		t.Skip("runs every flaw scenario (about 2 minutes)")
 	}
 	out := t.TempDir()
-	code, stdout, stderr := cli(t, "claims", "--quick", "--dir", filepath.Join("..", "..", "scenarios", "claims"), "--out", out)
+	var flaws []string
+	for _, fr := range flawRows {
+		flaws = append(flaws, strings.TrimSuffix(fr.File, ".yaml"))
+	}
+	// Every flaw, and of the claims the quickest (the others take about two
+	// minutes more; aebench claims --quick runs them all).
+	code, stdout, stderr := cli(t, "claims", "--quick", "--dir", filepath.Join("..", "..", "scenarios", "claims"), "--out", out,
+		"--flaws", strings.Join(slices.Compact(flaws), ","), "--claims", "claim-polling")
 	if code != exitOK {
 		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -31,12 +39,18 @@ func TestClaimsFlaws(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got struct{ Flaws []flawResult }
+	var got struct {
+		Flaws  []flawResult
+		Claims []claimResult
+	}
 	if err := json.Unmarshal(data, &got); err != nil {
 		t.Fatal(err)
 	}
 	if len(got.Flaws) != len(flawRows) {
 		t.Fatalf("%d rows, want %d", len(got.Flaws), len(flawRows))
+	}
+	if len(got.Claims) != 1 || got.Claims[0].Verdict != verdictHolds || !strings.Contains(stdout, "| no polling means lower latency |") {
+		t.Errorf("claims %+v: want the polling claim to hold (blocking against 100ms polling)", got.Claims)
 	}
 	for _, r := range got.Flaws {
 		if r.VariantN == 0 || !r.Reproduced || r.Metric != "recover_p50_us" && r.CorrectedN != 0 {
