@@ -17,7 +17,7 @@ bench:
 
 # claims: the seeds' flaws, each shown by a seed variant against its corrected backend.
 claims:
-	$(AEBENCH) claims --quick
+	$(AEBENCH) claims --quick --readme README.md
 
 build:
 	$(GO) build ./...

@@ -19,7 +19,7 @@ import (
 	"github.com/aebench/aebench/harness/summary"
 )
 
-const claimsHelp = `Usage: aebench claims [--quick] [--claims a,b] [--flaws a,b] [--dir DIR] [--out DIR]
+const claimsHelp = `Usage: aebench claims [--quick] [--claims a,b] [--flaws a,b] [--dir DIR] [--out DIR] [--readme README.md]
 
 Runs the scenarios of DIR (default scenarios/claims) and prints two tables.
 The seeds' claims (claim-*.yaml): each claim, what its scenario measured
@@ -33,7 +33,9 @@ in the same run. Writes claims.md and claims.json into
 <out>/<UTC time>-claims/, beside each scenario's own results folder.
 --quick skips the plots (every scenario is short: the whole set takes
 about 3 minutes); --claims and --flaws run only the named ones
-(claim-polling, flaw-seed004,flaw-unfenced).
+(claim-polling, flaw-seed004,flaw-unfenced). --readme FILE rewrites the
+block of FILE between its "aebench claims: begin/end" comment lines with
+one line per claim and flaw of this run (make claims does it for README.md).
 
 A seed variant's lost, duplicated or early jobs are expected (they are
 what it exists to show); a claim that does not hold is a finding. The
@@ -109,6 +111,7 @@ func cmdClaims(ctx context.Context, args []string, opts Options, tty bool) int {
 	out := fs.String("out", "results", "results root")
 	only := fs.String("flaws", "", "run only these flaw scenarios (file names without .yaml, comma-separated)")
 	onlyClaims := fs.String("claims", "", "run only these claim scenarios (file names without .yaml, comma-separated)")
+	readme := fs.String("readme", "", "rewrite the generated block of this file (README.md) from the run")
 	fs.Usage = func() { fmt.Fprint(opts.Stderr, claimsHelp) }
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		if err == nil {
@@ -122,7 +125,8 @@ func cmdClaims(ctx context.Context, args []string, opts Options, tty bool) int {
 		checks, err = selectClaims(*onlyClaims, *only != "")
 		if err == nil {
 			root := filepath.Join(*out, time.Now().UTC().Format("20060102T150405Z")+"-claims")
-			cr := &claimsRun{ctx: ctx, opts: opts, tty: tty, dir: *dir, root: root, noPlots: *quick, outcomes: map[string]*runner.Outcome{}}
+			cr := &claimsRun{ctx: ctx, opts: opts, tty: tty, dir: *dir, root: root, noPlots: *quick, readme: *readme,
+				outcomes: map[string]*runner.Outcome{}}
 			return cr.run(flawsToRun, checks)
 		}
 	}
@@ -138,6 +142,7 @@ type claimsRun struct {
 	dir      string
 	root     string
 	noPlots  bool
+	readme   string
 	outcomes map[string]*runner.Outcome
 	code     int
 }
@@ -186,6 +191,13 @@ func (cr *claimsRun) run(flaws []flawRow, checks []claimCheck) int {
 	if err := writeClaims(cr.root, md, rows, verdicts); err != nil {
 		fmt.Fprintf(cr.opts.Stderr, "aebench claims: %v\n", err)
 		return exitInfra
+	}
+	if cr.readme != "" {
+		if err := rewriteReadme(cr.readme, readmeBlock(verdicts, rows, time.Now())); err != nil {
+			fmt.Fprintf(cr.opts.Stderr, "aebench claims: %v\n", err)
+			return exitUsage
+		}
+		fmt.Fprintf(cr.opts.Stdout, "claims: rewrote the generated block of %s\n", cr.readme)
 	}
 	fmt.Fprintf(cr.opts.Stdout, "\nclaims: %s (claims.md, claims.json, one results folder per scenario)\n", cr.root)
 	return cr.code

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestClaimsFlaws runs every flaw scenario on a spawned Redis (each a
@@ -66,5 +67,48 @@ func TestClaimsUsage(t *testing.T) {
 	code, _, stderr := cli(t, "claims", "--flaws", "flaw-nope")
 	if code != exitUsage || !strings.Contains(stderr, "flaw-seed004") {
 		t.Fatalf("exit %d, stderr %q: want usage naming the allowed flaws", code, stderr)
+	}
+}
+
+// TestReadmeClaimsBlock: README.md carries the generated block, with a line
+// for every claim check and every flaw scenario, each naming the command
+// that reproduces it; and --readme rewrites only what is between the
+// markers.
+func TestReadmeClaimsBlock(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(data)
+	i, j := strings.Index(s, readmeBegin), strings.Index(s, readmeEnd)
+	if i < 0 || j < i {
+		t.Fatalf("README.md lacks the generated claims block (%q ... %q)", readmeBegin, readmeEnd)
+	}
+	block := s[i:j]
+	for _, c := range claimChecks {
+		if !strings.Contains(block, "`aebench claims --claims "+strings.TrimSuffix(c.File, ".yaml")+"`") {
+			t.Errorf("README's claims block has no line for %s: run make claims", c.File)
+		}
+	}
+	for _, f := range flawRows {
+		if !strings.Contains(block, "`aebench claims --flaws "+strings.TrimSuffix(f.File, ".yaml")+"`") {
+			t.Errorf("README's claims block has no line for %s: run make claims", f.File)
+		}
+	}
+	tmp := filepath.Join(t.TempDir(), "R.md")
+	if err := os.WriteFile(tmp, []byte("before\n"+readmeBegin+"\nold\n"+readmeEnd+"\nafter\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gen := readmeBlock([]claimResult{{Seed: "003", Claim: "c", Scenario: "claim-x.yaml", Verdict: verdictHolds}}, nil, time.Now())
+	if err := rewriteReadme(tmp, gen); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(tmp)
+	if !strings.HasPrefix(string(got), "before\n") || !strings.HasSuffix(string(got), "after\n") || strings.Contains(string(got), "old") ||
+		!strings.Contains(string(got), "`aebench claims --claims claim-x`") {
+		t.Errorf("rewritten:\n%s", got)
+	}
+	if err := rewriteReadme(filepath.Join(t.TempDir(), "none.md"), gen); err == nil {
+		t.Error("a missing file: no error")
 	}
 }

@@ -297,6 +297,9 @@ func (pr *planRunner) finalize() error {
 	}
 	pr.sum.Statistics, pr.sum.SchemaVersion = blk, stats.SchemaVersion
 	pr.sum.Thresholds, pr.crossed = gate(pr.ths, pr.sum)
+	if len(pr.s.Cells) > 0 {
+		pr.sum.SLO = maxSustainable(pr.sum, pr.s.Cells[0].Base.SLO.E2EP99)
+	}
 	if !pr.o.NoPlots {
 		if err := pr.sweepPlots(); err != nil {
 			pr.o.Logf("sweep plots: %v", err)

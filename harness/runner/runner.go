@@ -198,6 +198,7 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 	}
 	pr.printTables(o.Stdout)
 	printThresholds(o.Stdout, sum.Thresholds)
+	printSLO(o.Stdout, sum.SLO)
 	out.Crossed = pr.crossed
 	fmt.Fprint(o.Stdout, "\nfiles: summary.json, report.html, timeseries.csv, *.hlog, *.hgrm")
 	if !o.NoPlots {

@@ -27,10 +27,17 @@ type Config struct {
 	Producers ProducerConfig `json:"producers"`
 	Workers   WorkerConfig   `json:"workers"`
 	Expect    ExpectConfig   `json:"expect"`
+	SLO       SLOConfig      `json:"slo"`
 	Backend   BackendSpec    `json:"backend"`
 	// Faults is the scenario's fault schedule, the same for every run of
 	// the plan but the calibration run.
 	Faults []faults.Fault `json:"faults,omitempty"`
+}
+
+// SLOConfig is the service level a rate sweep looks for the highest
+// sustainable rate under (zero: none).
+type SLOConfig struct {
+	E2EP99 time.Duration `json:"e2e_p99_ns"`
 }
 
 // ExpectConfig says which outcomes a run's conditions make expected, so

@@ -23,7 +23,7 @@ type field struct {
 }
 
 // The top-level keys that hold a mapping of fields.
-var sections = []string{"redis", "store", "producers", "workers", "expect"}
+var sections = []string{"redis", "store", "producers", "workers", "expect", "slo"}
 
 func fields() []field {
 	return []field{
@@ -212,6 +212,9 @@ func fields() []field {
 			set: func(c *Config, v string) error {
 				return setEnum(&c.Expect.Lost, v, "none", "allowed", "unless_persistent")
 			}},
+		{Path: "slo.e2e_p99", Default: "0s", Allowed: "a duration >= 0 (0: no SLO), at most 1h",
+			Doc: "with producers.rate swept: the e2e p99 bound of the maximum sustainable rate, the highest offered rate whose median e2e p99 stays under it while completions keep pace (>= 95% of offered)",
+			set: func(c *Config, v string) error { return setDur(&c.SLO.E2EP99, v, 0, time.Hour) }},
 	}
 }
 

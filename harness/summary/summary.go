@@ -63,6 +63,22 @@ type Summary struct {
 	// Thresholds is what the scenario's thresholds block found over the
 	// statistics (absolute entries; relative ones wait for compare).
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+	// SLO is the maximum sustainable rate per backend (slo.e2e_p99 with a
+	// swept producers.rate).
+	SLO []SLOResult `json:"slo,omitempty"`
+}
+
+// SLOResult is a backend's maximum sustainable rate under slo.e2e_p99,
+// from a sweep of producers.rate.
+type SLOResult struct {
+	Backend string  `json:"backend"`
+	BoundNs int64   `json:"e2e_p99_bound_ns"`
+	MaxRate float64 `json:"max_rate"` // 0: no tested rate held
+	// FirstMiss is the lowest tested rate that did not hold (0: all held),
+	// Why what it missed by.
+	FirstMiss float64   `json:"first_miss,omitempty"`
+	Why       string    `json:"why,omitempty"`
+	Tested    []float64 `json:"tested"`
 }
 
 // ThresholdResult is one threshold of the scenario and what it found.
