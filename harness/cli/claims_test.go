@@ -104,7 +104,7 @@ func TestReadmeClaimsBlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(tmp)
-	if !strings.HasPrefix(string(got), "before\n") || !strings.HasSuffix(string(got), "after\n") || strings.Contains(string(got), "old") ||
+	if !strings.HasPrefix(string(got), "before\n") || !strings.HasSuffix(string(got), "after\n") || strings.Contains(string(got), "\nold\n") ||
 		!strings.Contains(string(got), "`aebench claims --claims claim-x`") {
 		t.Errorf("rewritten:\n%s", got)
 	}
