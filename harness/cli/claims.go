@@ -233,51 +233,41 @@ func (cr *claimsRun) scenario(file string) (*runner.Outcome, int) {
 // selectFlaws returns the rows of the named scenarios: all when none are
 // named, unless only claims were named.
 func selectFlaws(only string, claimsNamed bool) ([]flawRow, error) {
-	if only == "" {
-		if claimsNamed {
-			return nil, nil
-		}
-		return flawRows, nil
-	}
-	var out []flawRow
-	var known []string
-	for _, fr := range flawRows {
-		known = append(known, strings.TrimSuffix(fr.File, ".yaml"))
-	}
-	for _, name := range strings.Split(only, ",") {
-		found := false
-		for _, fr := range flawRows {
-			if strings.TrimSuffix(fr.File, ".yaml") == name {
-				out, found = append(out, fr), true
-			}
-		}
-		if !found {
-			return nil, fmt.Errorf("--flaws: unknown flaw scenario %q: allowed are %s", name, strings.Join(slices.Compact(known), ", "))
-		}
-	}
-	return out, nil
+	return selectByFile("--flaws", only, claimsNamed, flawRows, func(f flawRow) string { return f.File })
 }
 
 // selectClaims returns the named claim checks: all when none are named,
 // unless only flaws were named.
 func selectClaims(only string, flawsNamed bool) ([]claimCheck, error) {
+	return selectByFile("--claims", only, flawsNamed, claimChecks, func(c claimCheck) string { return c.File })
+}
+
+// selectByFile keeps the items of all whose scenario file (without .yaml)
+// is named in only (comma-separated); none named: all of them, or none when
+// the other kind was named.
+func selectByFile[T any](flagName, only string, otherNamed bool, all []T, file func(T) string) ([]T, error) {
 	if only == "" {
-		if flawsNamed {
+		if otherNamed {
 			return nil, nil
 		}
-		return claimChecks, nil
+		return all, nil
 	}
-	var out []claimCheck
 	var known []string
-	for _, c := range claimChecks {
-		known = append(known, strings.TrimSuffix(c.File, ".yaml"))
-	}
-	for _, name := range strings.Split(only, ",") {
-		i := slices.Index(known, name)
-		if i < 0 {
-			return nil, fmt.Errorf("--claims: unknown claim scenario %q: allowed are %s", name, strings.Join(known, ", "))
+	for _, it := range all {
+		if name := strings.TrimSuffix(file(it), ".yaml"); !slices.Contains(known, name) {
+			known = append(known, name)
 		}
-		out = append(out, claimChecks[i])
+	}
+	var out []T
+	for _, name := range strings.Split(only, ",") {
+		if !slices.Contains(known, name) {
+			return nil, fmt.Errorf("%s: unknown scenario %q: allowed are %s", flagName, name, strings.Join(known, ", "))
+		}
+		for _, it := range all {
+			if strings.TrimSuffix(file(it), ".yaml") == name {
+				out = append(out, it)
+			}
+		}
 	}
 	return out, nil
 }

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"os"
 	"path/filepath"
 	"strings"
@@ -166,25 +165,7 @@ func dedupeSections(src string) string {
 // under the tag <label>.recovery, with every sample, and drawn as a plot.
 func checkRecoveryFiles(t *testing.T, dir string, r summary.RunSummary) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, r.Files.HLog))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rd := hdr.NewHistogramLogReader(f)
-	var n int64
-	for {
-		h, err := rd.NextIntervalHistogram()
-		if err != nil {
-			t.Fatalf("reading hlog: %v", err)
-		}
-		if h == nil {
-			break
-		}
-		if h.Tag() == r.Label+".recovery" {
-			n += h.TotalCount()
-		}
-	}
+	n := hlogCount(t, filepath.Join(dir, r.Files.HLog), r.Label+".recovery")
 	if n == 0 || float64(n) != r.Recovery.RecoveryNs["count"] {
 		t.Errorf("hlog: %d recovery samples under %s.recovery, summary counts %v", n, r.Label, r.Recovery.RecoveryNs["count"])
 	}

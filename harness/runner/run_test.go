@@ -119,26 +119,8 @@ workers: {count: 2, concurrency: 4, claim_batch: 2, claim_wait: 200ms, handler: 
 	checkSeriesCells(t, filepath.Join(outcome.Dir, "timeseries.csv"))
 	// The interval log reads back with HdrHistogram's own reader, and its
 	// e2e intervals add up to the run's e2e count.
-	hf, err := os.Open(filepath.Join(outcome.Dir, sum.Runs[1].Files.HLog))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hf.Close()
-	rd := hdr.NewHistogramLogReader(hf)
-	var e2e int64
 	tag := sum.Runs[1].Label + ".e2e"
-	for {
-		h, err := rd.NextIntervalHistogram()
-		if err != nil {
-			t.Fatalf("reading hlog: %v", err)
-		}
-		if h == nil {
-			break
-		}
-		if h.Tag() == tag {
-			e2e += h.TotalCount()
-		}
-	}
+	e2e := hlogCount(t, filepath.Join(outcome.Dir, sum.Runs[1].Files.HLog), tag)
 	if want := int64(sum.Runs[1].LatencyNs["e2e"]["count"]); e2e != want || want == 0 {
 		t.Errorf("hlog %s intervals hold %d values, summary says %d", tag, e2e, want)
 	}
@@ -225,6 +207,31 @@ func TestFitStatus(t *testing.T) {
 			if !strings.Contains(got, "e2e p99 so far") {
 				t.Errorf("width %d: full line expected, got %q", w, got)
 			}
+		}
+	}
+}
+
+// hlogCount reads an interval log with HdrHistogram's own reader and adds
+// up the samples of the intervals tagged tag.
+func hlogCount(t *testing.T, path, tag string) int64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd := hdr.NewHistogramLogReader(f)
+	var n int64
+	for {
+		h, err := rd.NextIntervalHistogram()
+		if err != nil {
+			t.Fatalf("reading %s: %v", path, err)
+		}
+		if h == nil {
+			return n
+		}
+		if h.Tag() == tag {
+			n += h.TotalCount()
 		}
 	}
 }
