@@ -99,7 +99,7 @@ func TestReadmeClaimsBlock(t *testing.T) {
 	if err := os.WriteFile(tmp, []byte("before\n"+readmeBegin+"\nold\n"+readmeEnd+"\nafter\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	gen := readmeBlock([]claimResult{{Seed: "003", Claim: "c", Scenario: "claim-x.yaml", Verdict: verdictHolds}}, nil, time.Now())
+	gen := readmeBlock([]claimResult{{Seed: "003", Claim: "c", Scenario: "claim-x.yaml", Verdict: verdictHolds}}, nil, time.Now(), "aebench claims")
 	if err := rewriteReadme(tmp, gen); err != nil {
 		t.Fatal(err)
 	}

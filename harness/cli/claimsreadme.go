@@ -16,10 +16,10 @@ const (
 )
 
 // readmeBlock renders the verdicts and flaws as the README's list.
-func readmeBlock(verdicts []claimResult, flaws []flawResult, at time.Time) string {
+func readmeBlock(verdicts []claimResult, flaws []flawResult, at time.Time, command string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n\nFrom `aebench claims --quick` on %s (each scenario's conditions are in claims.md of that run; "+
-		"ratios within one run on one machine). Each line names the command that reproduces it.\n\n", readmeBegin, at.UTC().Format("2006-01-02"))
+	fmt.Fprintf(&b, "%s\n\nFrom `%s` on %s (each scenario's conditions are in claims.md of that run; "+
+		"ratios within one run on one machine). Each line names the command that reproduces it.\n\n", readmeBegin, command, at.UTC().Format("2006-01-02"))
 	for _, v := range verdicts {
 		fmt.Fprintf(&b, "- **Seed %s: \"%s\" %s.** %s. Rule: %s. `aebench claims --claims %s`\n",
 			v.Seed, v.Claim, v.Verdict, v.Measured, v.Rule, strings.TrimSuffix(v.Scenario, ".yaml"))

@@ -210,6 +210,47 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func cmdRun(ctx context.Context, args []string, opts Options, tty bool) int {
 	stdout, stderr := opts.Stdout, opts.Stderr
+	rf, code, done := parseRunFlags(args, stdout, stderr)
+	if done {
+		return code
+	}
+	reg := opts.Registry
+	sc, err := scenario.Load(reg, rf.file, rf.overrides...)
+	if err == nil && rf.backends != "" {
+		err = sc.SelectBackends(strings.Split(rf.backends, ","))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "aebench run: %v\n", err)
+		return exitUsage
+	}
+	finished := make(chan struct{})
+	noticeDone := make(chan struct{})
+	go func() {
+		defer close(noticeDone)
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(stderr, "\naebench: interrupted: stopping producers, draining for up to 3s, writing what was measured (Ctrl-C again to abort)")
+		case <-finished:
+		}
+	}()
+	outcome, err := runner.Run(ctx, sc, runner.Options{Registry: reg, Dir: rf.out, Stdout: stdout, TTY: tty, Width: opts.width,
+		Quiet: rf.quiet, NoPlots: rf.noPlots, Logf: func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }})
+	close(finished)
+	<-noticeDone
+	return runExit(outcome, err, stderr)
+}
+
+// runFlags is what `aebench run`'s command line asks for.
+type runFlags struct {
+	file, backends, out string
+	overrides           []scenario.Override
+	quiet, noPlots      bool
+}
+
+// parseRunFlags reads `aebench run`'s flags, which may come before or
+// after the scenario; done means the command ends here with code (help,
+// or a usage error already printed).
+func parseRunFlags(args []string, stdout, stderr io.Writer) (rf runFlags, code int, done bool) {
 	fs := flag.NewFlagSet("aebench run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var sets multiFlag
@@ -221,20 +262,18 @@ func cmdRun(ctx context.Context, args []string, opts Options, tty bool) int {
 		direct[path] = fs.String(flagName, "", "")
 	}
 	redisURL := fs.String("redis-url", "", "")
-	backends := fs.String("backends", "", "")
-	out := fs.String("out", "", "")
-	noPlots := fs.Bool("no-plots", false, "")
-	quiet := fs.Bool("quiet", false, "")
+	fs.StringVar(&rf.backends, "backends", "", "")
+	fs.StringVar(&rf.out, "out", "", "")
+	fs.BoolVar(&rf.noPlots, "no-plots", false, "")
+	fs.BoolVar(&rf.quiet, "quiet", false, "")
 	help := fs.Bool("h", false, "")
 	fs.BoolVar(help, "help", false, "")
-
-	// Flags may follow the scenario: parse, take a positional, parse again.
 	var positional []string
 	rest := args
 	for {
 		if err := fs.Parse(rest); err != nil {
 			fmt.Fprintf(stderr, "aebench run: %v\n(see aebench help run)\n", err)
-			return exitUsage
+			return rf, exitUsage, true
 		}
 		if fs.NArg() == 0 {
 			break
@@ -244,14 +283,14 @@ func cmdRun(ctx context.Context, args []string, opts Options, tty bool) int {
 	}
 	if *help {
 		fmt.Fprint(stdout, runHelp)
-		return exitOK
+		return rf, exitOK, true
 	}
 	if len(positional) != 1 {
 		fmt.Fprintf(stderr, "aebench run: want exactly one SCENARIO file, got %d (%s)\n(see aebench help run)\n",
 			len(positional), strings.Join(positional, " "))
-		return exitUsage
+		return rf, exitUsage, true
 	}
-	var overrides []scenario.Override
+	rf.file = positional[0]
 	paths := make([]string, 0, len(direct))
 	for p := range direct {
 		paths = append(paths, p)
@@ -259,45 +298,27 @@ func cmdRun(ctx context.Context, args []string, opts Options, tty bool) int {
 	sort.Strings(paths)
 	for _, p := range paths {
 		if v := *direct[p]; v != "" {
-			overrides = append(overrides, scenario.Override{Path: p, Value: v})
+			rf.overrides = append(rf.overrides, scenario.Override{Path: p, Value: v})
 		}
 	}
 	if *redisURL != "" {
-		overrides = append(overrides, scenario.Override{Path: "redis.mode", Value: "url"},
+		rf.overrides = append(rf.overrides, scenario.Override{Path: "redis.mode", Value: "url"},
 			scenario.Override{Path: "redis.url", Value: *redisURL})
 	}
 	for _, s := range sets {
 		o, err := scenario.ParseOverride(s)
 		if err != nil {
 			fmt.Fprintf(stderr, "aebench run: %v\n", err)
-			return exitUsage
+			return rf, exitUsage, true
 		}
-		overrides = append(overrides, o)
+		rf.overrides = append(rf.overrides, o)
 	}
-	reg := opts.Registry
-	sc, err := scenario.Load(reg, positional[0], overrides...)
-	if err == nil && *backends != "" {
-		err = sc.SelectBackends(strings.Split(*backends, ","))
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "aebench run: %v\n", err)
-		return exitUsage
-	}
+	return rf, exitOK, false
+}
 
-	finished := make(chan struct{})
-	noticeDone := make(chan struct{})
-	go func() {
-		defer close(noticeDone)
-		select {
-		case <-ctx.Done():
-			fmt.Fprintln(stderr, "\naebench: interrupted: stopping producers, draining for up to 3s, writing what was measured (Ctrl-C again to abort)")
-		case <-finished:
-		}
-	}()
-	outcome, err := runner.Run(ctx, sc, runner.Options{Registry: reg, Dir: *out, Stdout: stdout, TTY: tty, Width: opts.width, Quiet: *quiet, NoPlots: *noPlots,
-		Logf: func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }})
-	close(finished)
-	<-noticeDone
+// runExit is a run's exit code, the first that applies of infrastructure,
+// correctness, threshold and interrupt (see verdict's exit codes).
+func runExit(outcome *runner.Outcome, err error, stderr io.Writer) int {
 	var ce *scenario.ConfigError
 	switch {
 	case errors.As(err, &ce), errors.Is(err, runner.ErrDirNotEmpty):

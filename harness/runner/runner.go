@@ -74,21 +74,7 @@ type Outcome struct {
 // Redis can be had, and other errors for other infrastructure failures; a
 // run that fails its correctness checks is not an error (see Outcome.Failed).
 func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error) {
-	if o.OutDir == "" {
-		o.OutDir = "results"
-	}
-	if o.Stdout == nil {
-		o.Stdout = io.Discard
-	}
-	if o.Logf == nil {
-		o.Logf = func(string, ...any) {}
-	}
-	if o.GitDir == "" {
-		o.GitDir = "."
-	}
-	if o.Registry == nil {
-		o.Registry = registry.Builtin()
-	}
+	o = o.withDefaults()
 	ths, err := parseThresholds(s)
 	if err != nil {
 		return nil, err
@@ -114,7 +100,7 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 	sum := summary.New(s, collectEnv(ctx, o.GitDir), started)
 	fmt.Fprintln(progress, envLine(sum.Environment))
 	out := &Outcome{Dir: dir, Summary: sum}
-	pr := &planRunner{s: s, o: o, dir: dir, sum: sum, ths: ths, pool: newRedisPool(o.Logf),
+	pr := &planRunner{s: s, o: o, dir: dir, sum: sum, ths: ths, pool: newRedisPool(o.Logf), progress: progress,
 		status: &statusPrinter{w: progress, tty: o.TTY, width: o.Width}, hists: map[string]*engine.HistSet{},
 		seriesByRun: map[string][]engine.SeriesPoint{}}
 	defer pr.pool.close()
@@ -127,60 +113,100 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 	}
 	pr.series = ts
 	defer ts.close()
-
 	runs := s.Runs()
-	// Start every Redis the plan needs before the first run, so a missing
-	// server fails in a second, not after the calibration run.
-	for _, spec := range runs {
-		if be, err := pr.o.Registry.Lookup(spec.Config.Backend.Name); err == nil && be.Kind != registry.KindCalibration {
-			if _, err := pr.pool.get(ctx, spec.Config.Redis); err != nil {
-				sum.FinishedAt = time.Now().UTC()
-				_ = pr.writeSummary()
-				return out, err
-			}
-		}
-	}
-	if err := pr.checkOptions(ctx, runs); err != nil {
+	if err := pr.prepare(ctx, runs); err != nil {
 		sum.FinishedAt = time.Now().UTC()
 		_ = pr.writeSummary()
 		return out, err
 	}
-	var runErr error
+	runErr := pr.runAll(ctx, runs, out)
+	return out, pr.conclude(out, runErr)
+}
+
+func (o Options) withDefaults() Options {
+	if o.OutDir == "" {
+		o.OutDir = "results"
+	}
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	if o.GitDir == "" {
+		o.GitDir = "."
+	}
+	if o.Registry == nil {
+		o.Registry = registry.Builtin()
+	}
+	return o
+}
+
+// prepare starts every Redis the plan needs before the first run, so a
+// missing server fails in a second, not after the calibration run, and
+// checks every backend's options.
+func (pr *planRunner) prepare(ctx context.Context, runs []scenario.RunSpec) error {
+	for _, spec := range runs {
+		if be, err := pr.o.Registry.Lookup(spec.Config.Backend.Name); err == nil && be.Kind != registry.KindCalibration {
+			if _, err := pr.pool.get(ctx, spec.Config.Redis); err != nil {
+				return err
+			}
+		}
+	}
+	return pr.checkOptions(ctx, runs)
+}
+
+// runAll runs the plan's runs in order, writing summary.json after each;
+// it stops at Ctrl-C or at an infrastructure error, which it returns.
+func (pr *planRunner) runAll(ctx context.Context, runs []scenario.RunSpec, out *Outcome) error {
 	for i, spec := range runs {
 		if ctx.Err() != nil {
 			out.Interrupted = true
-			break
+			return nil
 		}
 		cond := spec.Config.Conditions("")
 		if spec.Calibration {
 			cond += " (in process: no Redis, no client)"
 		}
-		fmt.Fprintf(progress, "run %d/%d %s: %s, %s\n", i+1, len(runs), spec.ID, backendTitle(spec), cond)
+		fmt.Fprintf(pr.progress, "run %d/%d %s: %s, %s\n", i+1, len(runs), spec.ID, backendTitle(spec), cond)
 		rs, err := pr.runOne(ctx, spec)
 		if rs != nil {
-			sum.Runs = append(sum.Runs, *rs)
-			switch rs.Status {
-			case summary.StatusFailed:
-				out.Failed = append(out.Failed, rs.ID)
-			case summary.StatusError:
-				out.Errored = append(out.Errored, rs.ID)
-			case summary.StatusInterrupted:
-				out.Interrupted = true
-			}
-			if rs.Status == summary.StatusNotApplicable {
-				fmt.Fprintf(progress, "  => %s: not applicable: %s\n", rs.ID, rs.NotApplicable)
-			} else {
-				fmt.Fprintln(progress, verdictLine(rs))
-			}
+			pr.record(rs, out)
 		}
 		if werr := pr.writeSummary(); werr != nil && err == nil {
 			err = werr
 		}
 		if err != nil {
-			runErr = err
-			break
+			return err
 		}
 	}
+	return nil
+}
+
+// record adds a finished run to the summary and the outcome, and prints
+// its verdict line.
+func (pr *planRunner) record(rs *summary.RunSummary, out *Outcome) {
+	pr.sum.Runs = append(pr.sum.Runs, *rs)
+	switch rs.Status {
+	case summary.StatusFailed:
+		out.Failed = append(out.Failed, rs.ID)
+	case summary.StatusError:
+		out.Errored = append(out.Errored, rs.ID)
+	case summary.StatusInterrupted:
+		out.Interrupted = true
+	}
+	if rs.Status == summary.StatusNotApplicable {
+		fmt.Fprintf(pr.progress, "  => %s: not applicable: %s\n", rs.ID, rs.NotApplicable)
+		return
+	}
+	fmt.Fprintln(pr.progress, verdictLine(rs))
+}
+
+// conclude finishes the summary (plots, ratios, statistics, thresholds,
+// report page), prints the tables and writes the complete flag when every
+// planned run ran; it returns the first error.
+func (pr *planRunner) conclude(out *Outcome, runErr error) error {
+	sum, o := pr.sum, pr.o
 	sum.FinishedAt = time.Now().UTC()
 	sum.Complete = runErr == nil && !out.Interrupted
 	sum.Interrupted = out.Interrupted
@@ -205,11 +231,11 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 		fmt.Fprint(o.Stdout, ", plots *.png and *.svg")
 	}
 	if runErr == nil && sum.Complete && len(out.Errored) == 0 {
-		runErr = writeCompleteFlag(dir, sum)
+		runErr = writeCompleteFlag(pr.dir, sum)
 		fmt.Fprint(o.Stdout, ", "+verdict.CompleteFlag)
 	}
 	fmt.Fprintln(o.Stdout)
-	return out, runErr
+	return runErr
 }
 
 func backendTitle(spec scenario.RunSpec) string {
@@ -226,6 +252,9 @@ func backendTitle(spec scenario.RunSpec) string {
 type planRunner struct {
 	s   *scenario.Scenario
 	ths []verdict.Threshold
+	// progress receives the run headers and verdict lines (io.Discard
+	// with Quiet).
+	progress io.Writer
 	// crossed: the thresholds that failed, set by finalize.
 	crossed []string
 	o       Options
@@ -260,32 +289,12 @@ func (pr *planRunner) runOne(ctx context.Context, spec scenario.RunSpec) (*summa
 	if err != nil {
 		return fail(summary.StatusError, &scenario.ConfigError{File: pr.s.File, Field: "backends", Msg: err.Error()})
 	}
-	var client rclient.Client
-	var cost engine.CostMeter
-	if be.Kind != registry.KindCalibration {
-		srv, err := pr.pool.get(ctx, cfg.Redis)
-		if err != nil {
-			return fail(summary.StatusError, err)
-		}
-		pr.sum.Environment.AddRedis(srv.info)
-		pr.sum.Environment.AddClient(cfg.Client)
-		info := srv.info
-		rs.Redis = &info
-		rs.Conditions = cfg.Conditions(info.Version)
-		if info.Owned {
-			if err := srv.flush(ctx); err != nil {
-				return fail(summary.StatusError, err)
-			}
-		}
-		client, err = rclient.New(cfg.Client, srv.r.ClientOptions())
-		if err != nil {
-			return fail(summary.StatusError, err)
-		}
+	client, cost, err := pr.connect(ctx, be, rs)
+	if err != nil {
+		return fail(summary.StatusError, err)
+	}
+	if client != nil {
 		defer client.Close()
-		cost = newRedisCost(srv.r.Addrs, srv.r.Password, info.Owned, cfg.Store.Retention)
-	} else {
-		rs.Client = "none (in process)"
-		rs.Conditions = cfg.Conditions("") + ", no Redis (calibration)"
 	}
 	jopts := cfg.StoreOptions("aeb-" + spec.ID + "-" + randHex(3))
 	store, err := be.Build(ctx, client, jopts, cfg.Backend.Options)
@@ -320,7 +329,10 @@ func (pr *planRunner) runOne(ctx context.Context, spec scenario.RunSpec) (*summa
 		return fail(summary.StatusError, err)
 	}
 	defer hf.Close()
-	hw := hdr.NewHistogramLogWriter(hf)
+	hw, err := startHLog(hf, spec.ID, rs.Conditions)
+	if err != nil {
+		return fail(summary.StatusError, err)
+	}
 	hooks := engine.Hooks{Label: cfg.Backend.Label, HLog: hw, Status: pr.status.line, Cost: cost, Mover: rs.MoverLoop,
 		NoRecoverer: !store.Capabilities().Has(jobstore.CapLeaseRecovery) && !be.SelfRecovering}
 	if (len(cfg.Faults) > 0 || cfg.Workers.Processes > 0) && !spec.Calibration {
@@ -335,17 +347,6 @@ func (pr *planRunner) runOne(ctx context.Context, spec scenario.RunSpec) (*summa
 		}
 		hooks.Faults = fs
 	}
-	// The interval log's base and start time are whole seconds: the writer
-	// prints whole seconds but subtracts milliseconds.
-	base := time.Now().Truncate(time.Second).UnixMilli()
-	hdrErr := errors.Join(hw.OutputLogFormatVersion(),
-		hw.OutputComment("[aebench run "+spec.ID+": "+rs.Conditions+"; values in ns, tags <label>.<histogram>]"),
-		hw.OutputStartTime(base), hw.OutputBaseTime(base), hw.OutputLegend())
-	hw.SetBaseTime(base)
-	if hdrErr != nil {
-		return fail(summary.StatusError, hdrErr)
-	}
-
 	res := engine.Run(ctx, spec, store, hooks)
 	pr.status.end()
 	if cerr := hf.Close(); cerr != nil && res.Err == nil {
@@ -407,4 +408,48 @@ func (pr *planRunner) checkOptions(ctx context.Context, runs []scenario.RunSpec)
 		}
 	}
 	return nil
+}
+
+// connect is a run's Redis side: the server (flushed when aebench owns it),
+// a client of the scenario's library and the cost meter; none for the
+// in-process calibration store. It states the conditions in rs.
+func (pr *planRunner) connect(ctx context.Context, be registry.Backend, rs *summary.RunSummary) (rclient.Client, engine.CostMeter, error) {
+	cfg := rs.Config
+	if be.Kind == registry.KindCalibration {
+		rs.Client = "none (in process)"
+		rs.Conditions = cfg.Conditions("") + ", no Redis (calibration)"
+		return nil, nil, nil
+	}
+	srv, err := pr.pool.get(ctx, cfg.Redis)
+	if err != nil {
+		return nil, nil, err
+	}
+	pr.sum.Environment.AddRedis(srv.info)
+	pr.sum.Environment.AddClient(cfg.Client)
+	info := srv.info
+	rs.Redis = &info
+	rs.Conditions = cfg.Conditions(info.Version)
+	if info.Owned {
+		if err := srv.flush(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	client, err := rclient.New(cfg.Client, srv.r.ClientOptions())
+	if err != nil {
+		return nil, nil, err
+	}
+	return client, newRedisCost(srv.r.Addrs, srv.r.Password, info.Owned, cfg.Store.Retention), nil
+}
+
+// startHLog writes an interval log's header. Its base and start time are
+// whole seconds: the writer prints whole seconds but subtracts
+// milliseconds.
+func startHLog(f *os.File, id, conditions string) (*hdr.HistogramLogWriter, error) {
+	hw := hdr.NewHistogramLogWriter(f)
+	base := time.Now().Truncate(time.Second).UnixMilli()
+	err := errors.Join(hw.OutputLogFormatVersion(),
+		hw.OutputComment("[aebench run "+id+": "+conditions+"; values in ns, tags <label>.<histogram>]"),
+		hw.OutputStartTime(base), hw.OutputBaseTime(base), hw.OutputLegend())
+	hw.SetBaseTime(base)
+	return hw, err
 }
