@@ -172,3 +172,25 @@ func TestProxy(t *testing.T) {
 		t.Fatalf("after clearing: %v", err)
 	}
 }
+
+// TestTrackerRefault: a job caught by a second fault between its re-claim
+// and its handler start ends the first fault's recovery at that claim; its
+// next start ends the second's.
+func TestTrackerRefault(t *testing.T) {
+	t0 := time.Now()
+	tr := NewTracker(t0)
+	r1 := tr.Fault(Event{Index: 1, Fault: Fault{Kind: WorkerCrash}}, "w1", t0, []Affected{{ID: "x", ClaimedAt: t0.Add(-100 * time.Millisecond), Started: true}})
+	r2 := tr.Fault(Event{Index: 2, Fault: Fault{Kind: WorkerCrash}}, "w2", t0.Add(2*time.Second), []Affected{{ID: "x", ClaimedAt: t0.Add(1600 * time.Millisecond)}})
+	tr.Started("x", t0.Add(3500*time.Millisecond))
+	sum, h := tr.Finish(func(string) bool { return false })
+	if r1.Restarted != 1 || r1.RecoveryMaxNs != int64(1600*time.Millisecond) {
+		t.Errorf("first fault: restarted %d, recovery max %v; want 1 and 1.6s", r1.Restarted, time.Duration(r1.RecoveryMaxNs))
+	}
+	if r2.Restarted != 1 || r2.RecoveryMaxNs != int64(1500*time.Millisecond) || r2.Duplicates != 1 {
+		t.Errorf("second fault: restarted %d, recovery max %v, duplicates %d; want 1, 1.5s, 1 (the first run had started)",
+			r2.Restarted, time.Duration(r2.RecoveryMaxNs), r2.Duplicates)
+	}
+	if h.TotalCount() != 2 || sum.Restarted != 2 {
+		t.Errorf("histogram %d samples, restarted %d; want 2 and 2", h.TotalCount(), sum.Restarted)
+	}
+}

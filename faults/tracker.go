@@ -13,6 +13,8 @@ import (
 type Affected struct {
 	ID      string
 	Attempt int
+	// ClaimedAt is when the worker claimed it (zero: unknown).
+	ClaimedAt time.Time
 	// Started: its handler had started, so running it again repeats work
 	// done or in progress (a duplicate execution).
 	Started bool
@@ -77,7 +79,23 @@ func (t *Tracker) Fault(ev Event, target string, at time.Time, affected []Affect
 	defer t.mu.Unlock()
 	t.records = append(t.records, r)
 	for _, a := range affected {
-		t.watch[a.ID] = append(t.watch[a.ID], watch{rec: r, started: a.Started})
+		started := a.Started
+		// Caught again before its handler started: it was taken back and
+		// claimed, so the earlier faults' recovery ends at that claim (else
+		// the second crash's lease would count twice in the first's
+		// recovery); a repeat of work done before moves to this watch.
+		for _, w := range t.watch[a.ID] {
+			end := a.ClaimedAt
+			if end.IsZero() || end.Before(w.rec.at) {
+				end = at
+			}
+			w.rec.Restarted++
+			w.rec.RecoveryMaxNs = max(w.rec.RecoveryMaxNs, int64(end.Sub(w.rec.at)))
+			_ = t.hist.RecordValue(max(int64(end.Sub(w.rec.at)), 1000))
+			started = started || w.started
+			t.watching.Add(-1)
+		}
+		t.watch[a.ID] = []watch{{rec: r, started: started}}
 	}
 	t.watching.Add(int64(len(affected)))
 	return r

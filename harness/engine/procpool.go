@@ -179,7 +179,7 @@ func (p *procPool) read(wp *workerProc, r io.Reader, ready chan struct{}) {
 			close(ready)
 		case "claimed":
 			wp.mu.Lock()
-			wp.inflight[ev.ID] = &procJob{Affected: faults.Affected{ID: ev.ID, Attempt: ev.A}, token: ev.Tok}
+			wp.inflight[ev.ID] = &procJob{Affected: faults.Affected{ID: ev.ID, Attempt: ev.A, ClaimedAt: at}, token: ev.Tok}
 			wp.mu.Unlock()
 			e.c.claimed.Add(1)
 			e.c.inFlight.Add(1)

@@ -48,9 +48,10 @@ func (w *worker) track(c []jobstore.Claimed) {
 	if w.inflight == nil {
 		return
 	}
+	now := time.Now()
 	w.mu.Lock()
 	for _, x := range c {
-		w.inflight[x.Lease.JobID] = &faults.Affected{ID: x.Lease.JobID, Attempt: x.Lease.Attempt}
+		w.inflight[x.Lease.JobID] = &faults.Affected{ID: x.Lease.JobID, Attempt: x.Lease.Attempt, ClaimedAt: now}
 	}
 	w.mu.Unlock()
 }

@@ -239,7 +239,7 @@ func New(s *scenario.Scenario, env Environment, started time.Time) *Summary {
 			"timeseries.csv":   "per-second counts; backlog = acknowledged jobs not finished and not in a handler, split into backlog_due and backlog_delayed (waiting for a RunAt after that second); e2e percentiles of the second, empty when it had no sample (e2e_samples 0)",
 			"hlog":             "HdrHistogram interval log, values in ns, one tag per histogram",
 			"hgrm":             "percentile distribution, values in ms",
-			"recovery":         "fault -> next handler start of each job in flight at the fault (faults.csv: one row per fault, at_s from the start of the measured window)",
+			"recovery":         "fault -> next handler start of each job in flight at the fault, or its next claim when a later fault catches it before that start (faults.csv: one row per fault, at_s from the start of the measured window)",
 			"e2e":              "intended enqueue time (open loop: the plan) to Complete acknowledged, immediate jobs done on their first attempt",
 			"lateness":         "handler start minus the RunAt asked for (delayed jobs, and retries after Fail)",
 			"queue_wait":       "handler start minus when the attempt became due",
