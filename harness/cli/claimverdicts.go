@@ -100,10 +100,17 @@ func fmtRatio(r, lo, hi float64) string {
 	return fmt.Sprintf("%.2fx (95%% CI %.2f-%.2f)", r, lo, hi)
 }
 
+// pair is two backends' medians of one metric, or ok false when either
+// is missing.
+func pair(b *stats.Block, num, den, metric string) (n, d stats.Stat, ok bool) {
+	n, ok1 := median(b, num, metric)
+	d, ok2 := median(b, den, metric)
+	return n, d, ok1 && ok2 && d.Median > 0
+}
+
 func evalThroughput(b *stats.Block, _ *summary.Summary) (string, string) {
-	z, ok1 := median(b, "zset", "throughput")
-	s, ok2 := median(b, "stream", "throughput")
-	if !ok1 || !ok2 || z.Median <= 0 {
+	s, z, ok := pair(b, "stream", "zset", "throughput")
+	if !ok {
 		return "no throughput for zset or stream", verdictNotMeasured
 	}
 	r, lo, hi := ratioCI(s, z)
@@ -168,9 +175,8 @@ func evalEncoding(b *stats.Block, _ *summary.Summary) (string, string) {
 }
 
 func evalPolling(b *stats.Block, _ *summary.Summary) (string, string) {
-	blk, ok1 := median(b, "zset", "e2e.p50")
-	poll, ok2 := median(b, "zset-poll", "e2e.p50")
-	if !ok1 || !ok2 || blk.Median <= 0 {
+	poll, blk, ok := pair(b, "zset-poll", "zset", "e2e.p50")
+	if !ok {
 		return "no e2e p50 for zset or zset-poll", verdictNotMeasured
 	}
 	r, lo, hi := ratioCI(poll, blk)
