@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/backends/internal/base"
+	"github.com/aebench/aebench/clock"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
 )
@@ -182,7 +183,7 @@ func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstor
 	if err := base.ValidateClaim(req); err != nil {
 		return nil, err
 	}
-	block := req.Wait
+	block := clock.RealDuration(s.o.Clock, req.Wait)
 	if dl, ok := ctx.Deadline(); ok && block > 0 {
 		// Leave the reply time to arrive before the caller gives up, so a
 		// moved id is never dropped by a timed-out read.

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aebench/aebench/clock"
 	"github.com/aebench/aebench/jobstore"
 )
 
@@ -121,7 +122,7 @@ func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstor
 	if req.Max <= 0 || req.Lease <= 0 || req.Wait < 0 {
 		return nil, fmt.Errorf("%w: ClaimRequest Max %d Lease %v Wait %v", jobstore.ErrInvalid, req.Max, req.Lease, req.Wait)
 	}
-	waitUntil := time.Now().Add(req.Wait)
+	waitUntil := time.Now().Add(clock.RealDuration(s.o.Clock, req.Wait))
 	for {
 		s.mu.Lock()
 		if s.closed {
@@ -146,7 +147,7 @@ func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstor
 		}
 		next := time.Duration(-1)
 		if s.ready.Len() > 0 {
-			next = s.ready[0].j.RunAt.Sub(now)
+			next = clock.RealDuration(s.o.Clock, s.ready[0].j.RunAt.Sub(now))
 		}
 		wake := s.wake
 		s.mu.Unlock()

@@ -40,6 +40,11 @@ type Hooks struct {
 	Faults *FaultSetup
 	// Procs starts worker processes (workers.processes); nil: none.
 	Procs *ProcSetup
+	// Speed of simulated time (0 or 1: real time). The engine runs the
+	// scenario's RealTime configuration on the wall clock and reports in
+	// simulated time: histograms, the ledger's early margins, recovery,
+	// the window, rates and the time series (see Result.simulated).
+	Speed float64
 }
 
 // engine runs one run: producers, workers, recoverer, mover and collector.
@@ -89,7 +94,7 @@ type engine struct {
 }
 
 func (e *engine) newRecorder() *Recorder {
-	r := newRecorder()
+	r := newRecorder(e.hooks.Speed)
 	e.recMu.Lock()
 	e.recorders = append(e.recorders, r)
 	e.recMu.Unlock()
@@ -255,6 +260,7 @@ func Run(ctx context.Context, spec scenario.RunSpec, store jobstore.Store, hooks
 	}
 	col.stop()
 	e.finish(res, interrupted)
+	res.simulated(hooks.Speed)
 	return res
 }
 
@@ -419,6 +425,7 @@ func (e *engine) finish(res *Result, interrupted bool) {
 	if e.ft != nil {
 		e.ft.finish(e.local)
 		sum, h := e.ft.tracker.Finish(e.led.IsLost)
+		h = simulatedRecovery(&sum, h, e.hooks.Speed)
 		res.Recovery = &sum
 		if h.TotalCount() > 0 {
 			res.Hists[TagRecovery] = h

@@ -8,10 +8,11 @@ import (
 )
 
 // Histogram range: 1µs resolution (values in ns, lowest discernible 1000)
-// up to one hour, 3 significant digits.
+// up to one day (simulated runs measure recoveries of half an hour and
+// more), 3 significant digits.
 const (
 	histLowest  = 1000
-	histHighest = int64(time.Hour)
+	histHighest = int64(24 * time.Hour)
 	histDigits  = 3
 )
 
@@ -91,12 +92,20 @@ func (s *HistSet) mergeInto(dst *HistSet) {
 type Recorder struct {
 	mu         sync.Mutex
 	cur, spare *HistSet
+	// speed turns the wall clock's durations into simulated ones (1: real time).
+	speed float64
 }
 
-func newRecorder() *Recorder { return &Recorder{cur: &HistSet{}, spare: &HistSet{}} }
+func newRecorder(speed float64) *Recorder {
+	return &Recorder{cur: &HistSet{}, spare: &HistSet{}, speed: max(speed, 1)}
+}
 
-// Record adds one value in ns.
+// Record adds one value, measured on the wall clock; on simulated time it
+// is recorded as the simulated duration it stands for.
 func (r *Recorder) Record(t Tag, d time.Duration) {
+	if r.speed != 1 {
+		d = time.Duration(float64(d) * r.speed)
+	}
 	r.mu.Lock()
 	r.cur.record(t, int64(d))
 	r.mu.Unlock()

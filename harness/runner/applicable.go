@@ -34,6 +34,9 @@ func needs(cfg scenario.Config) []need {
 	if cfg.Workers.Fail > 0 {
 		out = append(out, need{cap: jobstore.CapRetries, why: fmt.Sprintf("handler failures and retries (workers.fail %g)", cfg.Workers.Fail)})
 	}
+	if cfg.Simulated() {
+		out = append(out, need{cap: jobstore.CapStoreClock, why: fmt.Sprintf("simulated time (time.speed %g)", cfg.Speed())})
+	}
 	if cfg.Encoding == string(jobstore.EncodingJSON) {
 		out = append(out, need{cap: jobstore.CapRecordEncodings, why: "the json record encoding (encoding json)"})
 	}

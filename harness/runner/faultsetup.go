@@ -8,6 +8,7 @@ import (
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/scenario"
+	"github.com/aebench/aebench/harness/simtime"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
 )
@@ -42,7 +43,7 @@ func (pr *planRunner) prepareFaults(ctx context.Context, spec scenario.RunSpec, 
 			return nil, err
 		}
 		closers = append(closers, func() { _ = st.Close() })
-		return st, nil
+		return simtime.Wrap(st, jopts.Clock), nil
 	}
 	newClient := func(addr string) (rclient.Client, error) {
 		o := srv.r.ClientOptions()

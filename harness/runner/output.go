@@ -201,7 +201,7 @@ func verdictLine(rs *summary.RunSummary) string {
 		fmt.Fprintf(&b, " (%s)", rs.Error)
 	}
 	if e2e, ok := rs.LatencyNs["e2e"]; ok {
-		fmt.Fprintf(&b, "; %.0f jobs/s, e2e p50 %s p99 %s", rs.Throughput.Completed, fmtNs(e2e["p50"]), fmtNs(e2e["p99"]))
+		fmt.Fprintf(&b, "; %.0f jobs/s, e2e p50 %s p99 %s", rs.Throughput.Completed, latText(rs, e2e["p50"]), latText(rs, e2e["p99"]))
 	}
 	l := rs.Ledger
 	if rs.Status == summary.StatusError && l.Attempted == 0 {
@@ -215,7 +215,7 @@ func verdictLine(rs *summary.RunSummary) string {
 	}
 	if rv := rs.Recovery; rv != nil {
 		fmt.Fprintf(&b, "\n     faults: %d landed, %d skipped; %d jobs in flight at them, %d started again (recovery p50 %s p99 %s max %s), %d duplicates, %d lost",
-			rv.Landed, rv.Skipped, rv.Affected, rv.Restarted, fmtNs(rv.RecoveryNs["p50"]), fmtNs(rv.RecoveryNs["p99"]), fmtNs(rv.RecoveryNs["max"]), rv.Duplicates, rv.Lost)
+			rv.Landed, rv.Skipped, rv.Affected, rv.Restarted, latText(rs, rv.RecoveryNs["p50"]), latText(rs, rv.RecoveryNs["p99"]), latText(rs, rv.RecoveryNs["max"]), rv.Duplicates, rv.Lost)
 	}
 	for _, p := range l.Expected {
 		b.WriteString("\n     " + p)
@@ -238,6 +238,15 @@ func lostNote(rs *summary.RunSummary) string {
 		return " (expected without persistence)"
 	}
 	return fmt.Sprintf(" (expected: expect.lost %s with persistence %s)", rs.Config.Expect.Lost, rs.Config.Redis.Persistence)
+}
+
+// latText is fmtNs for a latency of run r: on simulated time a value
+// below the run's resolution reads "<" the resolution, not as a measurement.
+func latText(r *summary.RunSummary, ns float64) string {
+	if r.ResolutionNs > 0 && ns < float64(r.ResolutionNs) {
+		return "<" + fmtNs(float64(r.ResolutionNs))
+	}
+	return fmtNs(ns)
 }
 
 // fmtNs formats nanoseconds for people: 850µs, 1.24ms, 12.3ms, 125ms, 2.5s.

@@ -139,7 +139,8 @@ func (pr *planRunner) plots() error {
 			var x, y, yb, yd []float64
 			for _, p := range pr.seriesOf(r.ID) {
 				x = append(x, float64(p.Second)-r.Config.Warmup.Seconds())
-				y = append(y, float64(p.Completed))
+				// A point is one real second: Speed simulated seconds.
+				y = append(y, float64(p.Completed)/r.Config.Speed())
 				yb = append(yb, float64(p.BacklogDue))
 				yd = append(yd, float64(p.BacklogDelayed))
 			}
@@ -275,7 +276,7 @@ func (pr *planRunner) latencyTable(w io.Writer, runs []summary.RunSummary) {
 			if !ok {
 				return "-"
 			}
-			return fmtNs(m[q])
+			return latText(&r, m[q])
 		}
 		offered := "closed"
 		if r.Throughput.Offered > 0 {
@@ -330,7 +331,7 @@ func (pr *planRunner) recoveryTable(w io.Writer, runs []summary.RunSummary) {
 		}
 		lat := func(q string) string {
 			if v, ok := rv.RecoveryNs[q]; ok {
-				return fmtNs(v)
+				return latText(&r, v)
 			}
 			return "-"
 		}

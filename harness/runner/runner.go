@@ -14,8 +14,10 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/aebench/aebench/backends/registry"
+	"github.com/aebench/aebench/clock"
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/scenario"
+	"github.com/aebench/aebench/harness/simtime"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/harness/verdict"
 	"github.com/aebench/aebench/jobstore"
@@ -281,6 +283,9 @@ func (pr *planRunner) runOne(ctx context.Context, spec scenario.RunSpec) (*summa
 	rs := &summary.RunSummary{ID: spec.ID, Label: cfg.Backend.Label, Backend: cfg.Backend.Name, Cell: spec.Cell,
 		Repeat: spec.Repeat, Calibration: spec.Calibration, Client: cfg.Client, Config: cfg,
 		Conditions: cfg.Conditions("")}
+	if cfg.Simulated() {
+		rs.ResolutionNs = int64(cfg.Resolution())
+	}
 	fail := func(status string, err error) (*summary.RunSummary, error) {
 		rs.Status, rs.Error = status, err.Error()
 		return rs, err
@@ -297,6 +302,13 @@ func (pr *planRunner) runOne(ctx context.Context, spec scenario.RunSpec) (*summa
 		defer client.Close()
 	}
 	jopts := cfg.StoreOptions("aeb-" + spec.ID + "-" + randHex(3))
+	if cfg.Simulated() {
+		// The stores decide on simulated time; the engine runs the scenario
+		// scaled to the wall clock and sees them through simtime.Wrap.
+		jopts.Clock = clock.NewScaled(time.Now(), cfg.Speed())
+	}
+	espec := spec
+	espec.Config = cfg.RealTime()
 	store, err := be.Build(ctx, client, jopts, cfg.Backend.Options)
 	if err != nil {
 		if errors.Is(err, jobstore.ErrInvalid) {
@@ -306,6 +318,7 @@ func (pr *planRunner) runOne(ctx context.Context, spec scenario.RunSpec) (*summa
 		return fail(summary.StatusError, fmt.Errorf("%s: build store: %w", spec.ID, err))
 	}
 	defer store.Close()
+	store = simtime.Wrap(store, jopts.Clock)
 	rs.Capabilities = registry.CapList(store.Capabilities())
 	if store.Capabilities().Has(jobstore.CapSeedVariant) {
 		rs.Label += " (seed variant)"
@@ -334,20 +347,20 @@ func (pr *planRunner) runOne(ctx context.Context, spec scenario.RunSpec) (*summa
 		return fail(summary.StatusError, err)
 	}
 	hooks := engine.Hooks{Label: cfg.Backend.Label, HLog: hw, Status: pr.status.line, Cost: cost, Mover: rs.MoverLoop,
-		NoRecoverer: !store.Capabilities().Has(jobstore.CapLeaseRecovery) && !be.SelfRecovering}
+		NoRecoverer: !store.Capabilities().Has(jobstore.CapLeaseRecovery) && !be.SelfRecovering, Speed: cfg.Speed()}
 	if (len(cfg.Faults) > 0 || cfg.Workers.Processes > 0) && !spec.Calibration {
 		srv, err := pr.pool.get(ctx, cfg.Redis)
 		if err != nil {
 			return fail(summary.StatusError, err)
 		}
-		fs, cleanup, err := pr.prepareFaults(ctx, spec, srv, be, jopts, rs.MoverLoop, &hooks)
+		fs, cleanup, err := pr.prepareFaults(ctx, espec, srv, be, jopts, rs.MoverLoop, &hooks)
 		defer cleanup()
 		if err != nil {
 			return fail(summary.StatusError, fmt.Errorf("%s: fault setup: %w", spec.ID, err))
 		}
 		hooks.Faults = fs
 	}
-	res := engine.Run(ctx, spec, store, hooks)
+	res := engine.Run(ctx, espec, store, hooks)
 	pr.status.end()
 	if cerr := hf.Close(); cerr != nil && res.Err == nil {
 		res.Err = cerr

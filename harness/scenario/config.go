@@ -20,6 +20,7 @@ type Config struct {
 	Duration  time.Duration  `json:"duration_ns"`
 	Warmup    time.Duration  `json:"warmup_ns"`
 	Drain     time.Duration  `json:"drain_ns"`
+	Time      TimeConfig     `json:"time"`
 	Redis     RedisConfig    `json:"redis"`
 	Client    string         `json:"client"`
 	Encoding  string         `json:"encoding"`
@@ -266,6 +267,9 @@ func (c Config) Conditions(redisVersion string) string {
 		fmt.Sprintf("poll %s", c.Store.PollInterval),
 		fmt.Sprintf("warm-up %s duration %s", c.Warmup, c.Duration),
 	}
+	if t := c.timeText(); t != "" {
+		parts = append(parts, t)
+	}
 	return strings.Join(parts, ", ")
 }
 
@@ -277,9 +281,13 @@ func (c Config) ShortConditions(redisVersion string) string {
 	}
 	load += prefillText(c.Producers)
 	redis := c.Redis.Text(redisVersion)
-	return fmt.Sprintf("%s, %s, %dx%d workers, handler %s fail %g%%, %s, %s, %s, poll %s, %s (+%s warm-up)",
+	s := fmt.Sprintf("%s, %s, %dx%d workers, handler %s fail %g%%, %s, %s, %s, poll %s, %s (+%s warm-up)",
 		load, delayedText(c.Producers), c.Workers.Count, c.Workers.Concurrency,
 		c.Workers.HandlerText, c.Workers.Fail*100, c.Client, redis, c.Encoding, c.Store.PollInterval, c.Duration, c.Warmup)
+	if c.Simulated() {
+		s += fmt.Sprintf(", simulated x%g", c.Speed())
+	}
+	return s
 }
 
 func delayedText(p ProducerConfig) string {

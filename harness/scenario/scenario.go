@@ -495,6 +495,19 @@ func (p *parser) crossCheck(c Config) error {
 	if c.Workers.Heartbeat && c.Workers.HeartbeatInterval >= c.Workers.Lease {
 		return at("workers.heartbeat_interval", fmt.Sprintf("%s is not below workers.lease %s: the lease would lapse", c.Workers.HeartbeatInterval, c.Workers.Lease))
 	}
+	return checkTime(c, at)
+}
+
+// checkTime refuses a speed without simulated time, and what simulated
+// time cannot drive: worker processes (their stores would need the
+// coordinator's simulated clock).
+func checkTime(c Config, at func(field, msg string) error) error {
+	switch {
+	case !c.Simulated() && c.Time.Speed != 1:
+		return at("time.speed", fmt.Sprintf("%g needs time.base simulated (on real time the speed is 1)", c.Time.Speed))
+	case c.Simulated() && c.Workers.Processes > 0:
+		return at("workers.processes", "worker processes cannot run on simulated time (time.base simulated): use in-process workers")
+	}
 	return nil
 }
 

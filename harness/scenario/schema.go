@@ -23,7 +23,7 @@ type field struct {
 }
 
 // The top-level keys that hold a mapping of fields.
-var sections = []string{"redis", "store", "producers", "workers", "expect", "slo"}
+var sections = []string{"time", "redis", "store", "producers", "workers", "expect", "slo"}
 
 func fields() []field {
 	return []field{
@@ -36,9 +36,15 @@ func fields() []field {
 		{Path: "warmup", Default: "2s", Allowed: "a duration >= 0, at most 1h", Matrix: true,
 			Doc: "load before measuring; its jobs run and are checked but not measured",
 			set: func(c *Config, v string) error { return setDur(&c.Warmup, v, 0, time.Hour) }},
-		{Path: "drain", Default: "30s", Allowed: "a duration > 0, at most 1h", Matrix: true,
+		{Path: "drain", Default: "30s", Allowed: "a duration > 0, at most 24h", Matrix: true,
 			Doc: "after the producers stop, how long workers may take to finish every acknowledged job; what is left is lost",
-			set: func(c *Config, v string) error { return setDur(&c.Drain, v, time.Millisecond, time.Hour) }},
+			set: func(c *Config, v string) error { return setDur(&c.Drain, v, time.Millisecond, 24*time.Hour) }},
+		{Path: "time.base", Default: TimeReal, Allowed: "real, simulated", Matrix: true,
+			Doc: "real: the wall clock; simulated: every duration and rate of the file is simulated time running time.speed times as fast (the stores decide on a scaled clock, latencies are reported in simulated time; see Simulated time in scenarios/README.md)",
+			set: func(c *Config, v string) error { return setEnum(&c.Time.Base, v, TimeReal, TimeSimulated) }},
+		{Path: "time.speed", Default: "1", Allowed: "a number 1..10000 (simulated seconds per real second)", Matrix: true,
+			Doc: "with time.base simulated: 60 runs one simulated minute a real second; one real millisecond (Redis's round trip is a fraction of it) then counts as 60 simulated ms, the run's resolution",
+			set: func(c *Config, v string) error { return setFloat(&c.Time.Speed, v, 1, 10000) }},
 		{Path: "client", Default: "go-redis", Allowed: "go-redis, rueidis", Matrix: true,
 			Doc: "Redis client library the backends use",
 			set: func(c *Config, v string) error { return setEnum(&c.Client, v, "go-redis", "rueidis") }},

@@ -126,7 +126,11 @@ type RunSummary struct {
 	Error    string   `json:"error,omitempty"`
 	Problems []string `json:"problems,omitempty"`
 	// Conditions is the one-line statement printed with every number.
-	Conditions   string          `json:"conditions"`
+	Conditions string `json:"conditions"`
+	// ResolutionNs, on simulated time, is what one real millisecond is in
+	// simulated time: latencies below it are the harness's and Redis's own
+	// time, not the design's, and tables print them as "<" it.
+	ResolutionNs int64           `json:"resolution_ns,omitempty"`
 	Config       scenario.Config `json:"config"`
 	Redis        *RedisInfo      `json:"redis,omitempty"`
 	Client       string          `json:"client"`

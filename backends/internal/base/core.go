@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/aebench/aebench/clock"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
 )
@@ -80,6 +81,13 @@ func (c *Core) Check() error {
 
 // Now is the store's clock.
 func (c *Core) Now() time.Time { return c.Opts.Clock.Now() }
+
+// Real is how long a wait of d on the store's clock lasts on the wall
+// clock: d itself, except under a simulated clock (clock.Scaled), where
+// every duration of the contract (a claim's Wait, Options.PollInterval, the
+// time to a RunAt) is simulated and the store sleeps or blocks in Redis
+// for its real length.
+func (c *Core) Real(d time.Duration) time.Duration { return clock.RealDuration(c.Opts.Clock, d) }
 
 // Ms formats t as Unix milliseconds, the unit every script takes.
 func Ms(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
@@ -252,7 +260,7 @@ func (c *Core) Get(ctx context.Context, id string) (jobstore.Job, error) {
 // sleeping Options.PollInterval between tries: the claim-wait of backends
 // that cannot block in Redis.
 func (c *Core) PollClaim(ctx context.Context, wait time.Duration, try func() ([]jobstore.Claimed, error)) ([]jobstore.Claimed, error) {
-	deadline := time.Now().Add(wait)
+	deadline := time.Now().Add(c.Real(wait))
 	for {
 		got, err := try()
 		if err != nil || len(got) > 0 {
@@ -262,7 +270,7 @@ func (c *Core) PollClaim(ctx context.Context, wait time.Duration, try func() ([]
 		if left <= 0 {
 			return nil, nil
 		}
-		t := time.NewTimer(min(left, c.Opts.PollInterval))
+		t := time.NewTimer(min(left, c.Real(c.Opts.PollInterval)))
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -301,7 +301,7 @@ func (s *Stream) Claim(ctx context.Context, req jobstore.ClaimRequest, promote i
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
-	end := time.Now().Add(req.Wait)
+	end := time.Now().Add(s.Real(req.Wait))
 	if dl, ok := ctx.Deadline(); ok && req.Wait > 0 && dl.Add(-blockMargin).Before(end) {
 		end = dl.Add(-blockMargin)
 	}
@@ -350,7 +350,7 @@ func (s *Stream) Claim(ctx context.Context, req jobstore.ClaimRequest, promote i
 			}
 			continue // nothing appended yet, or entries left to look at
 		}
-		pause := min(time.Until(end), s.Opts.PollInterval, max(next.Sub(s.Now()), time.Millisecond))
+		pause := min(time.Until(end), s.Real(s.Opts.PollInterval), max(s.Real(next.Sub(s.Now())), time.Millisecond))
 		next, count = time.Time{}, req.Max
 		if pause <= 0 {
 			return nil, nil
@@ -370,7 +370,7 @@ func (s *Stream) Claim(ctx context.Context, req jobstore.ClaimRequest, promote i
 func (s *Stream) blockRound(ctx context.Context, req jobstore.ClaimRequest, count int, end, due time.Time) (activated, error) {
 	block := time.Until(end)
 	if !due.IsZero() {
-		block = min(block, due.Sub(s.Now()))
+		block = min(block, s.Real(due.Sub(s.Now())))
 		if s.OnDue != nil {
 			s.WakeAt(due, s.OnDue)
 		}

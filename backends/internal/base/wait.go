@@ -46,7 +46,7 @@ const minBlock = time.Millisecond
 // decides what is due; the block is real time, so under a controlled clock
 // it only bounds how soon try runs again.
 func (c *Core) BlockClaim(ctx context.Context, wait time.Duration, marker string, try func() ([]jobstore.Claimed, time.Time, error)) ([]jobstore.Claimed, error) {
-	end := time.Now().Add(wait)
+	end := time.Now().Add(c.Real(wait))
 	for {
 		got, next, err := try()
 		if err != nil || len(got) > 0 {
@@ -58,7 +58,7 @@ func (c *Core) BlockClaim(ctx context.Context, wait time.Duration, marker string
 			block = min(block, time.Until(dl)-50*time.Millisecond)
 		}
 		if !next.IsZero() {
-			block = min(block, max(next.Sub(c.Now()), minBlock))
+			block = min(block, max(c.Real(next.Sub(c.Now())), minBlock))
 		}
 		if block <= 0 || ctx.Err() != nil {
 			return nil, nil
@@ -89,7 +89,7 @@ type alarm struct {
 const alarmTimeout = time.Second
 
 // WakeAt runs fire, once and in a goroutine of its own, when the store's
-// clock reaches at (at - now from now, in real time), so that a claim
+// clock reaches at (at - now from now, in real time; see Real), so that a claim
 // blocked until a delayed job's RunAt wakes at that instant rather than on
 // Redis's timer tick, which times a blocked command out up to 1/hz late
 // (100ms at the default hz 10). fire wakes the blocked claimers (a marker
@@ -113,7 +113,7 @@ func (c *Core) WakeAt(at time.Time, fire func(context.Context)) {
 		a.timer.Stop()
 	}
 	a.at = at
-	a.timer = time.AfterFunc(d, func() {
+	a.timer = time.AfterFunc(c.Real(d), func() {
 		a.mu.Lock()
 		if a.at.Equal(at) {
 			a.at = time.Time{}

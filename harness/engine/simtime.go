@@ -1,0 +1,56 @@
+package engine
+
+import (
+	"math"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/aebench/aebench/faults"
+)
+
+// simulated restates a result measured on the wall clock in the simulated
+// time it stands for, speed times as fast: the window and the time series
+// stretch, rates shrink, the ledger's early margins and the recovery
+// distribution stretch. The histograms are already simulated (Recorder).
+// The harness's own costs (collector ticks, CPU per job, the prefill's
+// load time) and Redis's cost per job stay as measured.
+func (r *Result) simulated(speed float64) {
+	if speed <= 1 {
+		return
+	}
+	r.Window.WarmupS *= speed
+	r.Window.MeasuredS *= speed
+	r.Window.DrainS *= speed
+	r.Throughput.Offered /= speed
+	r.Throughput.Enqueued /= speed
+	r.Throughput.Completed /= speed
+	for i := range r.Series {
+		r.Series[i].Second = int(math.Round(float64(r.Series[i].Second) * speed))
+	}
+	r.Ledger.MaxEarlyNs = int64(float64(r.Ledger.MaxEarlyNs) * speed)
+}
+
+// simulatedRecovery restates the fault tracker's recovery distribution,
+// measured on the wall clock, in simulated time.
+func simulatedRecovery(sum *faults.Summary, h *hdr.Histogram, speed float64) *hdr.Histogram {
+	if speed <= 1 {
+		return h
+	}
+	for k, v := range sum.RecoveryNs {
+		sum.RecoveryNs[k] = v * speed
+	}
+	return stretch(h, speed)
+}
+
+// stretch is h with every value multiplied by k, in the harness's range.
+func stretch(h *hdr.Histogram, k float64) *hdr.Histogram {
+	out := NewHist()
+	for _, b := range h.Distribution() {
+		if b.Count > 0 {
+			v := min(int64(float64(b.From+(b.To-b.From)/2)*k), histHighest)
+			_ = out.RecordValues(v, b.Count)
+		}
+	}
+	out.SetTag(h.Tag())
+	return out
+}
