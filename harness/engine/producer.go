@@ -73,7 +73,7 @@ func (e *engine) produce(ctx context.Context, p int) {
 			if cfg.Delayed > 0 && jr.float() < cfg.Delayed {
 				// The store keeps milliseconds: ask for a whole millisecond, so
 				// "started before RunAt" is judged on what the store was told.
-				runAt = intended.Add(cfg.Delay.Sample(jr.float(), jr.float())).Truncate(time.Millisecond)
+				runAt = e.align(intended.Add(cfg.Delay.Sample(jr.float(), jr.float()))).Truncate(time.Millisecond)
 			}
 			jobs[i] = jobstore.NewJob{ID: id, Name: "bench", Payload: e.payload, RunAt: runAt, MaxRetries: cfg.MaxRetries}
 			planned[i] = PlannedJob{ID: id, Intended: intended, RunAt: runAt, Measured: measured}
@@ -110,4 +110,18 @@ func (e *engine) produce(ctx context.Context, p int) {
 			next = next.Add(gap())
 		}
 	}
+}
+
+// align rounds t up to the next multiple of producers.align from the run's
+// start (unchanged when align is off or t is on a multiple).
+func (e *engine) align(t time.Time) time.Time {
+	a := e.cfg.Producers.Align
+	if a <= 0 {
+		return t
+	}
+	since := t.Sub(e.t0)
+	if r := since % a; r != 0 {
+		since += a - r
+	}
+	return e.t0.Add(since)
 }

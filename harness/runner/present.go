@@ -280,10 +280,10 @@ func (pr *planRunner) latencyTable(w io.Writer, runs []summary.RunSummary) {
 		}
 		offered := "closed"
 		if r.Throughput.Offered > 0 {
-			offered = fmt.Sprintf("%.0f", r.Throughput.Offered)
+			offered = fmtRate(r.Throughput.Offered)
 		}
 		l := r.Ledger
-		rows = append(rows, []string{runName(r, pr.s.Repeats), r.Status, pr.claimKind(r), offered, fmt.Sprintf("%.0f", r.Throughput.Completed),
+		rows = append(rows, []string{runName(r, pr.s.Repeats), r.Status, pr.claimKind(r), offered, fmtRate(r.Throughput.Completed),
 			lat("e2e", "p50"), lat("e2e", "p99"), lat("e2e", "p99.9"), lat("e2e", "max"),
 			floorCell(r), lat("lateness", "p50"), lat("lateness", "p99"), lat("claim", "p50"),
 			strconv.FormatInt(l.Acknowledged, 10), strconv.FormatInt(l.Lost, 10), strconv.FormatInt(l.DuplicatedExecutions, 10),
@@ -350,4 +350,15 @@ func (pr *planRunner) recoveryTable(w io.Writer, runs []summary.RunSummary) {
 	fmt.Fprintln(w, "faults: affected = jobs in flight at a fault; recovery = fault -> the job's next handler start; dup/fault = affected jobs whose handler had started and ran again; dup/run and lost from the ledger")
 	_ = report.Table(w, []string{"backend", "status", "faults", "skipped", "kinds", "affected", "restarted",
 		"recovery p50", "recovery p99", "recovery max", "dup/fault", "dup/run", "lost"}, rows)
+}
+
+// fmtRate writes jobs/s with the digits a slow rate needs (0.02, not 0).
+func fmtRate(v float64) string {
+	switch {
+	case v >= 100 || v == 0:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 1:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2g", v)
 }

@@ -111,6 +111,9 @@ type ProducerConfig struct {
 	Delayed    float64 `json:"delayed_share"`
 	Delay      Dist    `json:"-"`
 	DelayText  string  `json:"delay"`
+	// Align rounds a delayed job's RunAt up to the next multiple of it,
+	// counted from the run's start (0: off): the top of the hour with 1h.
+	Align time.Duration `json:"align_ns,omitempty"`
 	MaxRetries int     `json:"max_retries"`
 	MaxBacklog int     `json:"max_backlog"`
 	// Prefill jobs are loaded in bulk before the run starts and are not
@@ -294,7 +297,11 @@ func delayedText(p ProducerConfig) string {
 	if p.Delayed == 0 {
 		return "no delayed jobs"
 	}
-	return fmt.Sprintf("%g%% delayed %s", p.Delayed*100, p.DelayText)
+	s := fmt.Sprintf("%g%% delayed %s", p.Delayed*100, p.DelayText)
+	if p.Align > 0 {
+		s += fmt.Sprintf(" due at multiples of %s", p.Align)
+	}
+	return s
 }
 
 // StoreOptions is the jobstore.Options of a run under c on queue: the one

@@ -153,6 +153,8 @@ type parser struct {
 	faults   []faults.Fault
 	fnode    *yaml.Node
 	warnings []string
+	// zip: matrix zip (the lists vary together) instead of their cross product.
+	zip bool
 }
 
 func (p *parser) errAt(n *yaml.Node, fieldPath, msg string) error {
@@ -313,7 +315,7 @@ func (p *parser) walk(root *yaml.Node, s *Scenario) error {
 				return err
 			}
 			s.Thresholds = ths
-		case key == "name" || key == "description" || key == "repeats" || key == "calibration":
+		case key == "name" || key == "description" || key == "repeats" || key == "calibration" || key == "matrix":
 			if err := p.topScalar(key, v, s); err != nil {
 				return err
 			}
@@ -402,6 +404,13 @@ func (p *parser) expand(s *Scenario) error {
 			vs = []string{f.Default}
 		}
 		dims = append(dims, dim{f, vs})
+		if p.zip {
+			if len(vs) > 1 && total > 1 && len(vs) != total {
+				return p.errAt(p.nodes[f.Path], f.Path, fmt.Sprintf("has %d values, but matrix: zip needs every list of one length (%d)", len(vs), total))
+			}
+			total = max(total, len(vs))
+			continue
+		}
 		total *= len(vs)
 		if total > maxCells {
 			return p.errAt(p.nodes[f.Path], f.Path, fmt.Sprintf("the matrix has more than %d cells; shorten the lists", maxCells))
@@ -409,6 +418,11 @@ func (p *parser) expand(s *Scenario) error {
 	}
 	idx := make([]int, len(dims))
 	for c := 0; c < total; c++ {
+		if p.zip {
+			for i, d := range dims {
+				idx[i] = min(c, len(d.vals)-1)
+			}
+		}
 		cfg := Config{Scenario: s.Name, Faults: p.faults}
 		var vary []string
 		for i, d := range dims {
@@ -568,6 +582,7 @@ func FieldDocs(reg *registry.Registry) [][4]string {
 		{"description", "", "text", "shown by aebench list"},
 		{"repeats", "1", "an integer 1..100", "runs of each backend per matrix cell"},
 		{"calibration", "on", "off, on, or a duration", "run the in-process null backend first in each cell to measure the harness's own overhead (on: as long as duration)"},
+		{"matrix", "cross", "cross, zip", "cross: one cell per combination of the list-valued fields; zip: the lists (all of one length) vary together, cell i taking the i-th value of each"},
 		{"backends", "(required)", strings.Join(reg.Names(), ", "), "list of names, or mappings {name, label, options}"},
 		{"thresholds", "none", "a list of METRIC OP VALUE (e2e.p99 < 20ms, throughput > 10000, e2e.p99 < +10%)", "k6-style gates checked over the repeats' medians once every run has ended; a crossed one exits 4 (relative ones, in %, are checked by aebench compare against a baseline); aebench compare --metrics lists the metrics"},
 		{"faults", "none", "a list of faults (see Faults below)", "the fault schedule every run (but calibration) gets: worker crashes and kills at crash points, recoverer/mover crashes, Redis restarts and pauses, network faults"},

@@ -375,3 +375,59 @@ func TestParseDist(t *testing.T) {
 		t.Errorf("exponential(1ms) sample mean %v", mean)
 	}
 }
+
+func TestMatrixZip(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		cells     int
+		err       string
+	}{
+		{"zip", "matrix: zip\nbackends: [zset]\nworkers: {lease: [30m, 30s], recovery_mode: [seed, lease], count: 2}\n", 2, ""},
+		{"cross", "backends: [zset]\nworkers: {lease: [30m, 30s], recovery_mode: [seed, lease]}\n", 4, ""},
+		{"lengths differ", "matrix: zip\nbackends: [zset]\nworkers: {lease: [30m, 30s, 1m], recovery_mode: [seed, lease]}\n", 0, "matrix: zip needs every list of one length"},
+		{"bad value", "matrix: diagonal\nbackends: [zset]\n", 0, "allowed: cross"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := ParseScenario("z.yaml", []byte(tc.src))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Cells) != tc.cells {
+				t.Fatalf("cells = %d, want %d", len(s.Cells), tc.cells)
+			}
+			if tc.name == "zip" {
+				c1, c2 := s.Cells[0].Base.Workers, s.Cells[1].Base.Workers
+				if c1.Lease != 30*time.Minute || c1.RecoveryMode != "seed" || c2.Lease != 30*time.Second || c2.RecoveryMode != "lease" || c2.Count != 2 {
+					t.Errorf("cells: %+v / %+v", c1, c2)
+				}
+			}
+		})
+	}
+}
+
+func TestSimulatedTimeFields(t *testing.T) {
+	s, err := ParseScenario("t.yaml", []byte("time: {base: simulated, speed: 60}\nbackends: [zset]\nduration: 1h\nproducers: {rate: 2}\nworkers: {lease: 30m}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Cells[0].Base
+	r := c.RealTime()
+	if r.Duration != time.Minute || r.Workers.Lease != 30*time.Second || r.Producers.Rate != 120 || c.Resolution() != 60*time.Millisecond {
+		t.Errorf("real time: duration %v lease %v rate %v resolution %v", r.Duration, r.Workers.Lease, r.Producers.Rate, c.Resolution())
+	}
+	for _, tc := range []struct{ src, err string }{
+		{"time: {speed: 60}\nbackends: [zset]\n", "needs time.base simulated"},
+		{"time: {base: simulated, speed: 0.5}\nbackends: [zset]\n", "time.speed"},
+		{"time: {base: simulated, speed: 10}\nbackends: [zset]\nworkers: {count: 2, processes: 1}\n", "cannot run on simulated time"},
+	} {
+		if _, err := ParseScenario("t.yaml", []byte(tc.src)); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%q: err = %v, want %q", tc.src, err, tc.err)
+		}
+	}
+}

@@ -133,6 +133,9 @@ func fields() []field {
 				c.Producers.Delay, c.Producers.DelayText = d, d.String()
 				return err
 			}},
+		{Path: "producers.align", Default: "0s", Allowed: "a duration >= 0 (0: off), at most 24h", Matrix: true,
+			Doc: "a delayed job's RunAt is rounded up to the next multiple of it from the run's start: with 1h every delayed job planned within an hour is due at the top of the next one (schedules that put thousands of jobs due at one instant)",
+			set: func(c *Config, v string) error { return setDur(&c.Producers.Align, v, 0, 24*time.Hour) }},
 		{Path: "producers.max_retries", Default: "3", Allowed: "an integer 0..100", Matrix: true,
 			Doc: "NewJob.MaxRetries: failures before a job is dead-lettered (3 allows 4 runs)",
 			set: func(c *Config, v string) error { return setInt(&c.Producers.MaxRetries, v, 0, 100) }},
@@ -225,7 +228,7 @@ func fields() []field {
 }
 
 // topLevel are the keys that are neither fields nor sections.
-var topLevel = []string{"name", "description", "repeats", "calibration", "backends", "faults"}
+var topLevel = []string{"name", "description", "repeats", "calibration", "matrix", "backends", "faults"}
 
 // setDur sets a duration field, bounded: a typo of years (8760h for 8h)
 // must not start a run that never ends.

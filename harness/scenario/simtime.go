@@ -64,7 +64,7 @@ func (c Config) RealTime() Config {
 		return c
 	}
 	d := func(p *time.Duration) { *p = time.Duration(float64(*p) / sp) }
-	for _, p := range []*time.Duration{&c.Duration, &c.Warmup, &c.Drain,
+	for _, p := range []*time.Duration{&c.Duration, &c.Warmup, &c.Drain, &c.Producers.Align,
 		&c.Workers.ClaimWait, &c.Workers.AckInterval, &c.Workers.Lease, &c.Workers.HeartbeatInterval,
 		&c.Workers.RecoveryInterval, &c.Workers.MoverInterval} {
 		d(p)

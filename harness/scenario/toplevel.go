@@ -9,7 +9,7 @@ import (
 )
 
 // topScalar sets one of the scenario's own scalar fields: name,
-// description, repeats, calibration.
+// description, repeats, calibration, matrix.
 func (p *parser) topScalar(key string, v *yaml.Node, s *Scenario) error {
 	switch key {
 	case "name", "description":
@@ -24,6 +24,11 @@ func (p *parser) topScalar(key string, v *yaml.Node, s *Scenario) error {
 		} else {
 			s.Description = strings.TrimSpace(v.Value)
 		}
+	case "matrix":
+		if v.Kind != yaml.ScalarNode || v.Value != "cross" && v.Value != "zip" {
+			return p.errAt(v, key, "allowed: cross (every combination of the lists) or zip (the lists vary together)")
+		}
+		p.zip = v.Value == "zip"
 	case "repeats":
 		if v.Kind != yaml.ScalarNode {
 			return p.errAt(v, key, "takes one integer 1..100, not a list")
