@@ -103,19 +103,19 @@ type ProducerConfig struct {
 	Count int `json:"count"`
 	// Mode is "open" (a planned schedule at Rate, latency counted from the
 	// plan) or "closed" (flat out, bounded by MaxBacklog).
-	Mode       string  `json:"mode"`
-	Rate       float64 `json:"rate"`     // jobs/s, all producers together
-	Arrivals   string  `json:"arrivals"` // constant or poisson
-	Batch      int     `json:"batch"`
-	Payload    int     `json:"payload_bytes"`
-	Delayed    float64 `json:"delayed_share"`
-	Delay      Dist    `json:"-"`
-	DelayText  string  `json:"delay"`
+	Mode      string  `json:"mode"`
+	Rate      float64 `json:"rate"`     // jobs/s, all producers together
+	Arrivals  string  `json:"arrivals"` // constant or poisson
+	Batch     int     `json:"batch"`
+	Payload   int     `json:"payload_bytes"`
+	Delayed   float64 `json:"delayed_share"`
+	Delay     Dist    `json:"-"`
+	DelayText string  `json:"delay"`
 	// Align rounds a delayed job's RunAt up to the next multiple of it,
 	// counted from the run's start (0: off): the top of the hour with 1h.
-	Align time.Duration `json:"align_ns,omitempty"`
-	MaxRetries int     `json:"max_retries"`
-	MaxBacklog int     `json:"max_backlog"`
+	Align      time.Duration `json:"align_ns,omitempty"`
+	MaxRetries int           `json:"max_retries"`
+	MaxBacklog int           `json:"max_backlog"`
 	// Prefill jobs are loaded in bulk before the run starts and are not
 	// measured: a backlog the run starts with. PrefillDelayed of them get a
 	// RunAt after the run's end (a delayed set of that size, never run).
