@@ -1,19 +1,12 @@
 package runner
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
-	"github.com/aebench/aebench/redisserver"
 )
 
 // TestSimulatedTimeAgrees runs one short scenario at speed 1 and at speed
@@ -37,26 +30,10 @@ workers: {count: 2, concurrency: 8, claim_wait: 1s, handler: "uniform(20ms, 100m
 faults:
   - {kind: worker_crash, point: in_handler, at: [1500ms, 3s]}
 `
-	s, err := scenario.ParseScenario("simtime.yaml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	outcome, err := Run(context.Background(), s, Options{OutDir: t.TempDir(), Stdout: &out, GitDir: ".."})
-	if errors.Is(err, redisserver.ErrNoRedis) {
-		t.Skipf("no Redis: %v", err)
-	}
-	if err != nil || len(outcome.Failed)+len(outcome.Errored) > 0 {
-		t.Fatalf("Run: %v failed %v errored %v\n%s", err, outcome.Failed, outcome.Errored, out.String())
-	}
-	t.Log(out.String())
-	data, err := os.ReadFile(filepath.Join(outcome.Dir, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum summary.Summary
-	if err := json.Unmarshal(data, &sum); err != nil {
-		t.Fatal(err)
+	outcome := runScenario(t, "simtime.yaml", src)
+	sum := outcome.Summary
+	if len(outcome.Failed)+len(outcome.Errored) > 0 {
+		t.Fatalf("failed %v errored %v", outcome.Failed, outcome.Errored)
 	}
 	if len(sum.Runs) != 2 {
 		t.Fatalf("%d runs, want 2 (speed 1 and 20)", len(sum.Runs))
@@ -69,11 +46,13 @@ faults:
 		if r.Status != summary.StatusOK || r.Ledger.Lost != 0 || r.Ledger.StartedEarly != 0 || r.Recovery == nil || r.Recovery.Restarted == 0 {
 			t.Fatalf("speed %g: status %s ledger %+v recovery %+v", r.Config.Speed(), r.Status, r.Ledger, r.Recovery)
 		}
-		// Every crashed job is back after its lease and at most one
-		// recovery interval, within the resolution.
+		// Every crashed job is back after its lease and about one recovery
+		// interval (1s + 500ms). The margin above is for a loaded machine,
+		// whose real delays count 20 times at speed 20; a conversion error
+		// would be off by that factor, not by a margin.
 		lo, hi := ms(r.Recovery.RecoveryNs["p50"]), ms(r.Recovery.RecoveryNs["max"])
-		if lo < time.Second-res || hi > 1500*time.Millisecond+3*res {
-			t.Errorf("speed %g: recovery p50 %v max %v, want within [1s, 1.5s] give or take %v", r.Config.Speed(), lo, hi, res)
+		if lo < time.Second-res || hi > 2*time.Second {
+			t.Errorf("speed %g: recovery p50 %v max %v, want p50 >= 1s and max within 1.5s (+500ms for load)", r.Config.Speed(), lo, hi)
 		}
 	}
 	real, fast := at[1], at[20]
@@ -82,8 +61,8 @@ faults:
 	}
 	for _, q := range []string{"p50", "p90"} {
 		a, b := ms(real.LatencyNs["lateness"][q]), ms(fast.LatencyNs["lateness"][q])
-		if math.Abs(float64(a-b)) > float64(3*res) {
-			t.Errorf("lateness %s: %v at speed 1, %v at speed 20: apart by more than 3 x %v", q, a, b, res)
+		if math.Abs(float64(a-b)) > float64(5*res) {
+			t.Errorf("lateness %s: %v at speed 1, %v at speed 20: apart by more than 5 x %v", q, a, b, res)
 		}
 	}
 	// The simulated run's rate is the scenario's, not the wall clock's.
