@@ -249,22 +249,9 @@ func latText(r *summary.RunSummary, ns float64) string {
 	return fmtNs(ns)
 }
 
-// fmtNs formats nanoseconds for people: 850µs, 1.24ms, 12.3ms, 125ms, 2.5s.
-func fmtNs(ns float64) string {
-	switch {
-	case ns <= 0:
-		return "0"
-	case ns < 1e6:
-		return fmt.Sprintf("%.0fµs", ns/1e3)
-	case ns < 1e7:
-		return fmt.Sprintf("%.2fms", ns/1e6)
-	case ns < 1e8:
-		return fmt.Sprintf("%.1fms", ns/1e6)
-	case ns < 1e10:
-		return fmt.Sprintf("%.0fms", ns/1e6)
-	}
-	return fmt.Sprintf("%.1fs", ns/1e9)
-}
+// fmtNs formats nanoseconds for people: 850µs, 1.24ms, 12.3ms, 125ms,
+// 2.5s, 33.1min (verdict.FormatNs, the one formatter of every table).
+func fmtNs(ns float64) string { return verdict.FormatNs(ns) }
 
 func overheadSummary(sum *summary.Summary) *summary.Overhead {
 	o := &summary.Overhead{Method: "a null-backend calibration run per matrix cell (in-process queue with blocking claim, " +
