@@ -53,7 +53,7 @@ func (t Tag) String() string { return tagNames[t] }
 func TagNames() []string { return append([]string(nil), tagNames[:]...) }
 
 // HistSet is one histogram per tag, allocated on first use (a histogram of
-// this range is about 200 KB).
+// this range is about 230 KB).
 type HistSet [numTags]*hdr.Histogram
 
 func (s *HistSet) record(t Tag, ns int64) {

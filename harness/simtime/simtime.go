@@ -31,23 +31,18 @@ type Store struct {
 
 // Wrap returns s seen from the wall clock when c is a simulated clock
 // (the store must have been built with it as Options.Clock), and s itself
-// on any other clock. The wrapper keeps the optional interfaces the harness
-// uses (jobstore.Mover, jobstore.BatchCompleter) when s has them.
+// on any other clock. The wrapper is a jobstore.Mover when s is one (the
+// runner runs a mover loop only for a mover); it always completes in
+// batches, through jobstore.CompleteAll, which falls back to Complete
+// for a store that cannot.
 func Wrap(s jobstore.Store, c clock.Clock) jobstore.Store {
 	sc, ok := c.(*clock.Scaled)
 	if !ok {
 		return s
 	}
 	st := &Store{Store: s, c: sc}
-	_, mover := s.(jobstore.Mover)
-	_, batch := s.(jobstore.BatchCompleter)
-	switch {
-	case mover && batch:
-		return &moverBatch{st}
-	case mover:
-		return &moverStore{st}
-	case batch:
-		return &batchStore{st}
+	if m, ok := s.(jobstore.Mover); ok {
+		return &moverStore{Store: st, m: m}
 	}
 	return st
 }
@@ -139,36 +134,21 @@ func (s *Store) Get(ctx context.Context, id string) (jobstore.Job, error) {
 	return s.job(j), err
 }
 
-// Unwrap is the simulated-time store.
-func (s *Store) Unwrap() jobstore.Store { return s.Store }
-
-type moverStore struct{ *Store }
-
-func (m *moverStore) Promote(ctx context.Context, max int) (int, error) {
-	return m.Store.Store.(jobstore.Mover).Promote(ctx, max)
-}
-
-type batchStore struct{ *Store }
-
-func (b *batchStore) CompleteMany(ctx context.Context, cs []jobstore.Completion) ([]error, error) {
-	return b.completeMany(ctx, cs)
-}
-
-type moverBatch struct{ *Store }
-
-func (m *moverBatch) Promote(ctx context.Context, max int) (int, error) {
-	return m.Store.Store.(jobstore.Mover).Promote(ctx, max)
-}
-
-func (m *moverBatch) CompleteMany(ctx context.Context, cs []jobstore.Completion) ([]error, error) {
-	return m.completeMany(ctx, cs)
-}
-
-func (s *Store) completeMany(ctx context.Context, cs []jobstore.Completion) ([]error, error) {
+// CompleteMany passes the leases in simulated time.
+func (s *Store) CompleteMany(ctx context.Context, cs []jobstore.Completion) ([]error, error) {
 	sim := make([]jobstore.Completion, len(cs))
 	for i, c := range cs {
 		c.Lease = s.leaseIn(c.Lease)
 		sim[i] = c
 	}
-	return s.Store.(jobstore.BatchCompleter).CompleteMany(ctx, sim)
+	return jobstore.CompleteAll(ctx, s.Store, sim)
 }
+
+// moverStore is a Store whose simulated-time store is a jobstore.Mover;
+// Promote decides on the store's clock, so nothing crosses to convert.
+type moverStore struct {
+	*Store
+	m jobstore.Mover
+}
+
+func (m *moverStore) Promote(ctx context.Context, max int) (int, error) { return m.m.Promote(ctx, max) }
