@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aebench/aebench/harness/verdict/stats"
 	"github.com/aebench/aebench/report"
@@ -20,6 +21,7 @@ var sweepMetrics = []struct {
 }{
 	{"throughput", "throughput", "jobs/s", 1},
 	{"e2e.p99", "e2e_p99", "e2e p99 (ms)", 1e-6},
+	{"lateness.p99", "lateness_p99", "lateness p99 (ms)", 1e-6},
 	{"claim.p99", "claim_p99", "claim call p99 (ms)", 1e-6},
 	{"redis_cpu_us_per_job", "redis_cpu", "Redis CPU per job (µs)", 1},
 	{"cmds_per_job", "cmds", "Redis commands per job", 1},
@@ -42,7 +44,7 @@ func sweptFields(groups []stats.Group) []string {
 				numeric[k] = true
 			}
 			vals[k][val] = true
-			if _, err := strconv.ParseFloat(val, 64); err != nil {
+			if _, ok := sweepX(val); !ok {
 				numeric[k] = false
 			}
 		}
@@ -55,6 +57,34 @@ func sweptFields(groups []stats.Group) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// sweepX reads a swept value as a point on the x axis: a number, or a
+// duration in milliseconds (a bucket width, a poll interval).
+func sweepX(val string) (float64, bool) {
+	if x, err := strconv.ParseFloat(val, 64); err == nil {
+		return x, true
+	}
+	if d, err := time.ParseDuration(val); err == nil {
+		return float64(d) / float64(time.Millisecond), true
+	}
+	return 0, false
+}
+
+// sweepAxis labels the x axis: the field, with "(ms)" when its values are
+// durations.
+func sweepAxis(groups []stats.Group, field string) string {
+	for _, g := range groups {
+		for _, v := range g.Vary {
+			if k, val, _ := strings.Cut(v, "="); k == field {
+				if _, err := strconv.ParseFloat(val, 64); err != nil {
+					return field + " (ms)"
+				}
+				return field
+			}
+		}
+	}
+	return field
 }
 
 // sweepPlots writes, for every numeric swept field, one figure per sweep
@@ -76,7 +106,7 @@ func (pr *planRunner) sweepPlots() error {
 			}
 			name := filepath.Join(pr.dir, "sweep-"+strings.ReplaceAll(field, ".", "_")+"-"+m.file)
 			title := fmt.Sprintf("%s against %s - %s", m.label, field, pr.s.Name)
-			if err := report.SweepPlot(name, title, pr.sweepConditions(), field, m.label, series); err != nil {
+			if err := report.SweepPlot(name, title, pr.sweepConditions(), sweepAxis(blk.Groups, field), m.label, series); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -101,7 +131,7 @@ func sweepSeries(groups []stats.Group, field, metric string, scale float64) []re
 		for _, v := range g.Vary {
 			k, val, _ := strings.Cut(v, "=")
 			if k == field {
-				x, _ = strconv.ParseFloat(val, 64)
+				x, _ = sweepX(val)
 				found = true
 				continue
 			}

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"strings"
 
@@ -23,6 +24,7 @@ func (p *parser) parseBackends(n *yaml.Node) ([]BackendSpec, error) {
 		return nil, p.errAt(n, "backends", "an empty list; allowed: "+strings.Join(p.reg.Names(), ", "))
 	}
 	var out []BackendSpec
+	var swept []optionDim
 	labels := map[string]bool{}
 	for i, item := range items {
 		item = resolve(item)
@@ -50,11 +52,15 @@ func (p *parser) parseBackends(n *yaml.Node) ([]BackendSpec, error) {
 					optNode = v
 					b.Options = map[string]string{}
 					for m := 0; m+1 < len(v.Content); m += 2 {
-						ov := resolve(v.Content[m+1])
-						if ov.Kind != yaml.ScalarNode {
-							return nil, p.errAt(ov, fp+".options."+v.Content[m].Value, "must be a single value")
+						key, ov := v.Content[m].Value, resolve(v.Content[m+1])
+						vals, err := p.optionValues(ov, fp+".options."+key)
+						if err != nil {
+							return nil, err
 						}
-						b.Options[v.Content[m].Value] = ov.Value
+						b.Options[key] = vals[0]
+						if len(vals) > 1 {
+							swept = append(swept, optionDim{backend: i, key: key, vals: vals, node: ov})
+						}
 					}
 				default:
 					return nil, p.errAt(k, fp, fmt.Sprintf("unknown field %q; allowed: name, label, options", k.Value))
@@ -91,7 +97,55 @@ func (p *parser) parseBackends(n *yaml.Node) ([]BackendSpec, error) {
 		labels[b.Label] = true
 		out = append(out, b)
 	}
+	for _, d := range swept {
+		d.path = out[d.backend].Label + ".options." + d.key
+		p.optDims = append(p.optDims, d)
+	}
 	return out, nil
+}
+
+// optionDim is a backend option given a list of values: a matrix
+// dimension like a list-valued field, named <label>.options.<key>.
+type optionDim struct {
+	backend   int // index in the backends list
+	key, path string
+	vals      []string
+	node      *yaml.Node
+}
+
+// optionValues reads one backend option: a value, or a list of values (a
+// sweep of the option, as a list-valued field is).
+func (p *parser) optionValues(n *yaml.Node, fieldPath string) ([]string, error) {
+	items := []*yaml.Node{n}
+	if n.Kind == yaml.SequenceNode {
+		if len(n.Content) == 0 {
+			return nil, p.errAt(n, fieldPath, "an empty list; give one value or several (a sweep of the option)")
+		}
+		items = n.Content
+	}
+	var vals []string
+	for _, it := range items {
+		if it = resolve(it); it.Kind != yaml.ScalarNode || it.Tag == "!!null" {
+			return nil, p.errAt(it, fieldPath, "must be a value or a list of values")
+		}
+		vals = append(vals, it.Value)
+	}
+	return vals, nil
+}
+
+// withOptions returns bs with the options of one cell's option dimensions
+// set (a copy: the cells must not share the maps).
+func withOptions(bs []BackendSpec, set map[int]map[string]string) []BackendSpec {
+	if len(set) == 0 {
+		return bs
+	}
+	out := append([]BackendSpec(nil), bs...)
+	for i, kv := range set {
+		opts := maps.Clone(out[i].Options)
+		maps.Copy(opts, kv)
+		out[i].Options = opts
+	}
+	return out
 }
 
 // SelectBackends keeps only the named backends (names or labels) in every

@@ -149,6 +149,7 @@ type parser struct {
 	vals     map[string][]string // field path -> values (more than one: a matrix)
 	nodes    map[string]*yaml.Node
 	backends []BackendSpec
+	optDims  []optionDim // backend options given a list of values
 	bnode    *yaml.Node
 	faults   []faults.Fault
 	fnode    *yaml.Node
@@ -394,6 +395,7 @@ func (p *parser) expand(s *Scenario) error {
 	fs := fields()
 	type dim struct {
 		f    field
+		opt  *optionDim // a backend option's values instead of a field's
 		vals []string
 	}
 	var dims []dim
@@ -403,7 +405,15 @@ func (p *parser) expand(s *Scenario) error {
 		if len(vs) == 0 {
 			vs = []string{f.Default}
 		}
-		dims = append(dims, dim{f, vs})
+		dims = append(dims, dim{f: f, vals: vs})
+	}
+	for i := range p.optDims {
+		d := &p.optDims[i]
+		dims = append(dims, dim{f: field{Path: d.path}, opt: d, vals: d.vals})
+		p.nodes[d.path] = d.node
+	}
+	for _, d := range dims {
+		f, vs := d.f, d.vals
 		if p.zip {
 			if len(vs) > 1 && total > 1 && len(vs) != total {
 				return p.errAt(p.nodes[f.Path], f.Path, fmt.Sprintf("has %d values, but matrix: zip needs every list of one length (%d)", len(vs), total))
@@ -425,9 +435,15 @@ func (p *parser) expand(s *Scenario) error {
 		}
 		cfg := Config{Scenario: s.Name, Faults: p.faults}
 		var vary []string
+		optSet := map[int]map[string]string{}
 		for i, d := range dims {
 			v := d.vals[idx[i]]
-			if err := d.f.set(&cfg, v); err != nil {
+			if d.opt != nil {
+				if optSet[d.opt.backend] == nil {
+					optSet[d.opt.backend] = map[string]string{}
+				}
+				optSet[d.opt.backend][d.opt.key] = v
+			} else if err := d.f.set(&cfg, v); err != nil {
 				return p.errAt(p.nodes[d.f.Path], d.f.Path, err.Error()+"; allowed: "+d.f.Allowed)
 			}
 			if len(d.vals) > 1 {
@@ -445,7 +461,7 @@ func (p *parser) expand(s *Scenario) error {
 		if err := p.crossCheck(cfg); err != nil {
 			return err
 		}
-		s.Cells = append(s.Cells, Cell{Index: c + 1, Vary: vary, Base: cfg, Backends: p.backends})
+		s.Cells = append(s.Cells, Cell{Index: c + 1, Vary: vary, Base: cfg, Backends: withOptions(p.backends, optSet)})
 		// Advance the odometer, last dimension fastest.
 		for i := len(idx) - 1; i >= 0; i-- {
 			idx[i]++

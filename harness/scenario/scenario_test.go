@@ -431,3 +431,43 @@ func TestSimulatedTimeFields(t *testing.T) {
 		}
 	}
 }
+
+func TestBackendOptionSweep(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		widths    []string // bucket's width per cell
+		vary      string   // first cell's Vary
+		err       string
+	}{
+		{"list", "backends: [zset, {name: bucket, options: {width: [50ms, 1s]}}]\n", []string{"50ms", "1s"}, "bucket.options.width=50ms", ""},
+		{"one value", "backends: [{name: bucket, label: b, options: {width: 2s}}]\n", []string{"2s"}, "", ""},
+		{"with a field", "backends: [{name: bucket, options: {width: [50ms, 1s]}}]\nproducers: {rate: [10, 20]}\n", []string{"50ms", "1s", "50ms", "1s"}, "producers.rate=10, bucket.options.width=50ms", ""},
+		{"empty list", "backends: [{name: bucket, options: {width: []}}]\n", nil, "", "backends[0].options.width"},
+		{"nested", "backends: [{name: bucket, options: {width: [[1s]]}}]\n", nil, "", "a value or a list of values"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := ParseScenario("o.yaml", []byte(tc.src))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Cells) != len(tc.widths) {
+				t.Fatalf("cells = %d, want %d", len(s.Cells), len(tc.widths))
+			}
+			for i, c := range s.Cells {
+				b := c.Backends[len(c.Backends)-1]
+				if b.Options["width"] != tc.widths[i] {
+					t.Errorf("cell %d: width %q, want %q", i+1, b.Options["width"], tc.widths[i])
+				}
+			}
+			if got := strings.Join(s.Cells[0].Vary, ", "); got != tc.vary {
+				t.Errorf("vary = %q, want %q", got, tc.vary)
+			}
+		})
+	}
+}
