@@ -18,7 +18,8 @@ import (
 // client picks, and SCAN sees that node's keys only: recovery finds the
 // queue's jobs only when it lands on the node that owns the queue's slot.
 // (The names the script builds share the queue's hash tag, so Cluster does
-// not refuse them; the seed's untagged names would span slots: CROSSSLOT.)
+// not refuse them; what the seed's untagged names do on a cluster is
+// TestSeed002ScriptOnCluster's.)
 // Claims poll, as the seeds' workers do; claims, leases, fencing and
 // completion are the corrected store's.
 type Seed002 struct{ *Store }
