@@ -184,6 +184,10 @@ const (
 	CapRecordEncodings Capability = "record-encodings"
 	// CapRetention: finished records expire after Options.Retention.
 	CapRetention Capability = "retention"
+	// CapQueueOrder: a Claim sees every due job of the queue, so it takes the
+	// queue's oldest RunAt first and up to Max at once. A sharded store
+	// (backends/shard) orders within one shard only.
+	CapQueueOrder Capability = "queue-order"
 	// CapStoreClock: every time the store records or decides on (RunAt,
 	// retry delays, record timestamps, lease deadlines) comes from
 	// Options.Clock, so a controlled clock drives it.
@@ -193,7 +197,7 @@ const (
 // CoreCapabilities lists the core capabilities, in a fixed order.
 func CoreCapabilities() []Capability {
 	return []Capability{CapFencing, CapLeaseRecovery, CapRetries, CapDelayedJobs, CapCancel,
-		CapUniqueIDs, CapAtomicBulk, CapRecordEncodings, CapRetention, CapStoreClock}
+		CapUniqueIDs, CapAtomicBulk, CapRecordEncodings, CapRetention, CapStoreClock, CapQueueOrder}
 }
 
 // KnownCapabilities lists every capability the contract defines, in a fixed order.

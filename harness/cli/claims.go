@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aebench/aebench/harness/runner"
@@ -31,9 +32,10 @@ default), the faults injected, and what the flaw causes (jobs lost,
 duplicated, started early, claim conflicts) against the corrected backend
 in the same run. Writes claims.md and claims.json into
 <out>/<UTC time>-claims/, beside each scenario's own results folder.
---quick skips the plots and keeps each claim scenario's few repeats (the
-whole set takes about 3.5 minutes, the claims without confidence
-intervals); without it each claim scenario runs 6 repeats, enough for a 95%
+--quick skips the plots, runs two flaw scenarios at a time (a flaw is a
+count of jobs, which a neighbour's load does not change; the claims still
+run alone) and keeps each claim scenario's few repeats (the whole set takes
+about 3 minutes, the claims without confidence intervals); without it each claim scenario runs 6 repeats, enough for a 95%
 CI of every median (about 8 minutes). --claims and --flaws run only the named ones
 (claim-polling, flaw-seed004,flaw-unfenced). --readme FILE rewrites the
 block of FILE between its "aebench claims: begin/end" comment lines with
@@ -156,6 +158,7 @@ type claimsRun struct {
 	root     string
 	noPlots  bool
 	readme   string
+	mu       sync.Mutex // outcomes and code, for prefetch
 	outcomes map[string]*runner.Outcome
 	code     int
 }
@@ -164,6 +167,11 @@ func (cr *claimsRun) run(flaws []flawRow, checks []claimCheck) int {
 	if err := os.MkdirAll(cr.root, 0o755); err != nil {
 		fmt.Fprintf(cr.opts.Stderr, "aebench claims: %v\n", err)
 		return exitInfra
+	}
+	if cr.noPlots {
+		if code := cr.prefetch(flaws); code != exitOK {
+			return code
+		}
 	}
 	var rows []flawResult
 	for _, fr := range flaws {
@@ -220,10 +228,54 @@ func (cr *claimsRun) run(flaws []flawRow, checks []claimCheck) int {
 	return cr.code
 }
 
+// quickParallel is how many flaw scenarios --quick runs at a time. A flaw
+// is a count of lost, duplicated or early jobs, which the load of a
+// neighbour does not change; the claims, which are timings, always run
+// alone.
+const quickParallel = 2
+
+// prefetch runs the flaws' scenarios quickParallel at a time, so the
+// rows read them from cr.outcomes; it returns the first failure's code.
+func (cr *claimsRun) prefetch(flaws []flawRow) int {
+	var files []string
+	for _, fr := range flaws {
+		if !slices.Contains(files, fr.File) {
+			files = append(files, fr.File)
+		}
+	}
+	codes := make([]int, len(files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range quickParallel {
+		wg.Go(func() {
+			for i := range next {
+				if oc, code := cr.scenario(files[i]); oc == nil {
+					codes[i] = code
+				}
+			}
+		})
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, c := range codes {
+		if c != exitOK {
+			return c
+		}
+	}
+	return exitOK
+}
+
 // scenario runs the named scenario of the claims folder once (a flaw and
-// a claim may share one), or returns nil and the exit code.
+// a claim may share one), or returns nil and the exit code. Safe for
+// concurrent use (prefetch).
 func (cr *claimsRun) scenario(file string) (*runner.Outcome, int) {
-	if oc, ok := cr.outcomes[file]; ok {
+	cr.mu.Lock()
+	oc, ok := cr.outcomes[file]
+	cr.mu.Unlock()
+	if ok {
 		return oc, exitOK
 	}
 	path := filepath.Join(cr.dir, file)
@@ -239,12 +291,14 @@ func (cr *claimsRun) scenario(file string) (*runner.Outcome, int) {
 		return nil, exitUsage
 	}
 	fmt.Fprintf(cr.opts.Stdout, "claims: running %s\n", path)
-	oc, err := runner.Run(cr.ctx, sc, runner.Options{Registry: cr.opts.Registry, OutDir: cr.root, Stdout: io.Discard, TTY: cr.tty,
+	oc, err = runner.Run(cr.ctx, sc, runner.Options{Registry: cr.opts.Registry, OutDir: cr.root, Stdout: io.Discard, TTY: cr.tty,
 		NoPlots: cr.noPlots, Logf: func(string, ...any) {}})
 	if err != nil || oc.Interrupted {
 		fmt.Fprintf(cr.opts.Stderr, "aebench claims: %s: %v (interrupted %v)\n", path, err, oc != nil && oc.Interrupted)
 		return nil, exitInfra
 	}
+	cr.mu.Lock()
+	defer cr.mu.Unlock()
 	if len(oc.Failed) > 0 {
 		fmt.Fprintf(cr.opts.Stderr, "aebench claims: %s: corrected run(s) FAILED correctness checks: %s\n", path, strings.Join(oc.Failed, ", "))
 		cr.code = exitFailed
