@@ -23,6 +23,9 @@ func caseBatchComplete(e *env) {
 	expiring := e.claimOne(recovered, e.lease)
 	e.enqueue(jobstore.NewJob{ID: failed, MaxRetries: 2}, jobstore.NewJob{ID: ok1}, jobstore.NewJob{ID: ok2})
 	held := e.claim(3, holdLease)
+	if !e.has(jobstore.CapQueueOrder) {
+		held = inOrder(held, failed, ok1, ok2)
+	}
 	if got := ids(held); len(got) != 3 || got[0] != failed || got[1] != ok1 || got[2] != ok2 {
 		e.t.Fatalf("Claim returned %v, want [%s %s %s]", got, failed, ok1, ok2)
 	}
@@ -85,4 +88,25 @@ func caseBatchComplete(e *env) {
 			e.t.Errorf("Complete(%s) under its new lease: %v", c.Job.ID, err)
 		}
 	}
+}
+
+// inOrder returns cl in the order of ids when it holds exactly those jobs,
+// for a store without jobstore.CapQueueOrder (its Claim takes shard by
+// shard); cl itself otherwise.
+func inOrder(cl []jobstore.Claimed, ids ...string) []jobstore.Claimed {
+	if len(cl) != len(ids) {
+		return cl
+	}
+	out := make([]jobstore.Claimed, 0, len(ids))
+	for _, id := range ids {
+		for _, c := range cl {
+			if c.Job.ID == id {
+				out = append(out, c)
+			}
+		}
+	}
+	if len(out) != len(ids) {
+		return cl
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/aebench/aebench/backends/shard"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
 )
@@ -67,6 +68,29 @@ func (b Backend) Build(ctx context.Context, c rclient.Client, o jobstore.Options
 		return nil, err
 	}
 	return b.New(ctx, c, o, extra)
+}
+
+// BuildShards builds the store as Build does when shards is 1, and as a
+// sharded store of that many (package shard) when it is more: each shard
+// is Build's store on its own queue, <o.Queue>.s<i>-<k>. Only job stores
+// and the reference floor can be sharded: a peer names its own keys and
+// the calibration store has no Redis.
+func (b Backend) BuildShards(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string, shards int) (jobstore.Store, error) {
+	if shards <= 1 {
+		return b.Build(ctx, c, o, extra)
+	}
+	if b.Kind != KindJobStore && b.Kind != KindReference {
+		return nil, fmt.Errorf("%w: backend %s (%s): store.shards %d: only job stores and the reference can be sharded; allowed is 1", jobstore.ErrInvalid, b.Name, b.Kind, shards)
+	}
+	if err := CheckKeys(b.Name, extra, b.Options); err != nil {
+		return nil, err
+	}
+	return shard.New(ctx, o.Queue, shard.Options{Shards: shards, Clock: o.Clock},
+		func(ctx context.Context, _ int, queue string) (jobstore.Store, error) {
+			so := o
+			so.Queue = queue
+			return b.New(ctx, c, so, extra)
+		})
 }
 
 // CapList names the capabilities cs declares, in jobstore.KnownCapabilities

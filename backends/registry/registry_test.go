@@ -104,3 +104,18 @@ func TestCapsMatchStores(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildShardsRefusesPeers: a peer names its own keys and the
+// calibration store has no Redis, so neither can be sharded.
+func TestBuildShardsRefusesPeers(t *testing.T) {
+	for _, name := range []string{"asynq", "null"} {
+		b, err := registry.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = b.BuildShards(context.Background(), nil, jobstore.Options{Queue: "q"}, nil, 3)
+		if !errors.Is(err, jobstore.ErrInvalid) || !strings.Contains(err.Error(), "store.shards 3") {
+			t.Errorf("%s: BuildShards(3) = %v, want ErrInvalid naming store.shards", name, err)
+		}
+	}
+}

@@ -38,7 +38,7 @@ func (pr *planRunner) prepareFaults(ctx context.Context, spec scenario.RunSpec, 
 		need.mov = need.mov || f.Kind == faults.MoverCrash
 	}
 	build := func(c rclient.Client) (jobstore.Store, error) {
-		st, err := be.Build(ctx, c, jopts, cfg.Backend.Options)
+		st, err := be.BuildShards(ctx, c, jopts, cfg.Backend.Options, cfg.Store.Shards)
 		if err != nil {
 			return nil, err
 		}

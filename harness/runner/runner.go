@@ -309,7 +309,11 @@ func (pr *planRunner) runOne(ctx context.Context, spec scenario.RunSpec) (*summa
 	}
 	espec := spec
 	espec.Config = cfg.RealTime()
-	store, err := be.Build(ctx, client, jopts, cfg.Backend.Options)
+	if cfg.Store.Shards > 1 && be.Kind != registry.KindJobStore && be.Kind != registry.KindReference {
+		rs.Status, rs.NotApplicable = summary.StatusNotApplicable, fmt.Sprintf("store.shards %d: a %s cannot be sharded", cfg.Store.Shards, be.Kind)
+		return rs, nil
+	}
+	store, err := be.BuildShards(ctx, client, jopts, cfg.Backend.Options, cfg.Store.Shards)
 	if err != nil {
 		if errors.Is(err, jobstore.ErrInvalid) {
 			return fail(summary.StatusError, &scenario.ConfigError{File: pr.s.File, Line: cfg.Backend.Line, Column: cfg.Backend.Col,
@@ -388,10 +392,11 @@ func (pr *planRunner) checkOptions(ctx context.Context, runs []scenario.RunSpec)
 	for _, spec := range runs {
 		cfg := spec.Config
 		be, err := pr.o.Registry.Lookup(cfg.Backend.Name)
-		if err != nil || be.Kind == registry.KindCalibration || len(cfg.Backend.Options) == 0 {
+		if err != nil || be.Kind == registry.KindCalibration || be.Kind == registry.KindPeer && cfg.Store.Shards > 1 ||
+			len(cfg.Backend.Options) == 0 && cfg.Store.Shards <= 1 {
 			continue
 		}
-		key := fmt.Sprintf("%s|%v|%s|%s|%s", cfg.Backend.Name, cfg.Backend.Options, cfg.Client, cfg.Encoding, cfg.Redis.Mode)
+		key := fmt.Sprintf("%s|%v|%s|%s|%s|%d", cfg.Backend.Name, cfg.Backend.Options, cfg.Client, cfg.Encoding, cfg.Redis.Mode, cfg.Store.Shards)
 		if seen[key] {
 			continue
 		}
@@ -407,7 +412,7 @@ func (pr *planRunner) checkOptions(ctx context.Context, runs []scenario.RunSpec)
 		if err != nil {
 			return err
 		}
-		store, err := be.Build(ctx, client, cfg.StoreOptions("aeb-check-"+randHex(3)), cfg.Backend.Options)
+		store, err := be.BuildShards(ctx, client, cfg.StoreOptions("aeb-check-"+randHex(3)), cfg.Backend.Options, cfg.Store.Shards)
 		if err == nil {
 			err = store.Close()
 		}

@@ -50,7 +50,7 @@ func serveWorker(reg *registry.Registry, pc engine.ProcessConfig, stdin io.Reade
 		return err
 	}
 	defer client.Close()
-	store, err := be.Build(context.Background(), client, cfg.StoreOptions(pc.Queue), cfg.Backend.Options)
+	store, err := be.BuildShards(context.Background(), client, cfg.StoreOptions(pc.Queue), cfg.Backend.Options, cfg.Store.Shards)
 	if err != nil {
 		return fmt.Errorf("build store: %w", err)
 	}

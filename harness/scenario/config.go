@@ -80,6 +80,9 @@ func (rc RedisConfig) Text(version string) string {
 	if version != "" {
 		s += " " + version
 	}
+	if rc.Mode == "cluster" {
+		s += fmt.Sprintf(" %d masters", rc.Masters)
+	}
 	if rc.Mode == "embedded" || rc.Mode == "cluster" {
 		s += fmt.Sprintf(" hz %d", rc.HZ)
 	}
@@ -96,6 +99,9 @@ type StoreConfig struct {
 	BackoffMax    time.Duration `json:"backoff_max_ns"`
 	BackoffJitter float64       `json:"backoff_jitter"`
 	Retention     time.Duration `json:"retention_ns"`
+	// Shards is how many shards one logical queue is split into
+	// (backends/shard); 1 is the backend itself.
+	Shards int `json:"shards,omitempty"`
 }
 
 // ProducerConfig is the load.
@@ -267,7 +273,7 @@ func (c Config) Conditions(redisVersion string) string {
 			c.Workers.ClaimBatch, c.Workers.AckBatch, c.Workers.AckInterval),
 		fmt.Sprintf("handler %s fail %g%%", c.Workers.HandlerText, c.Workers.Fail*100),
 		"client " + c.Client, redis, "encoding " + c.Encoding,
-		fmt.Sprintf("poll %s", c.Store.PollInterval),
+		fmt.Sprintf("poll %s", c.Store.PollInterval) + shardsText(c.Store),
 		fmt.Sprintf("warm-up %s duration %s", c.Warmup, c.Duration),
 	}
 	if t := c.timeText(); t != "" {
@@ -286,7 +292,7 @@ func (c Config) ShortConditions(redisVersion string) string {
 	redis := c.Redis.Text(redisVersion)
 	s := fmt.Sprintf("%s, %s, %dx%d workers, handler %s fail %g%%, %s, %s, %s, poll %s, %s (+%s warm-up)",
 		load, delayedText(c.Producers), c.Workers.Count, c.Workers.Concurrency,
-		c.Workers.HandlerText, c.Workers.Fail*100, c.Client, redis, c.Encoding, c.Store.PollInterval, c.Duration, c.Warmup)
+		c.Workers.HandlerText, c.Workers.Fail*100, c.Client, redis, c.Encoding, c.Store.PollInterval.String()+shardsText(c.Store), c.Duration, c.Warmup)
 	if c.Simulated() {
 		s += fmt.Sprintf(", simulated x%g", c.Speed())
 	}
@@ -316,6 +322,14 @@ func (c Config) StoreOptions(queue string) jobstore.Options {
 		PollInterval: c.Store.PollInterval,
 		Seed:         c.Seed,
 	}
+}
+
+// shardsText states a sharded queue, or "".
+func shardsText(s StoreConfig) string {
+	if s.Shards <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(", %d shards", s.Shards)
 }
 
 // prefillText states the backlog a run starts with, or "".

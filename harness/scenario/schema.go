@@ -98,6 +98,10 @@ func fields() []field {
 			Doc: "how long finished job records stay in Redis (they count in memory per job)",
 			set: func(c *Config, v string) error { return setDur(&c.Store.Retention, v, time.Millisecond, 720*time.Hour) }},
 
+		{Path: "store.shards", Default: "1", Allowed: "an integer 1..64", Matrix: true,
+			Doc: "shards of the queue: the backend as that many complete stores, each on its own hash tag (so on a cluster they spread over the masters), enqueue routed by job id, claims taken from every shard; ordering holds per shard only (package backends/shard). Job stores and the floor only",
+			set: func(c *Config, v string) error { return setInt(&c.Store.Shards, v, 1, 64) }},
+
 		{Path: "producers.count", Default: "2", Allowed: "an integer 1..1024", Matrix: true,
 			Doc: "producer goroutines; the rate is shared among them",
 			set: func(c *Config, v string) error { return setInt(&c.Producers.Count, v, 1, 1024) }},
