@@ -56,6 +56,11 @@ const (
 	NetTimeout Kind = "net_timeout"
 )
 
+// WorkerLost is not scheduled: it is what a run records when a remote
+// worker's connection ends before the run's stop (the host died, the
+// network broke). Its jobs in flight are its affected jobs.
+const WorkerLost Kind = "worker_lost"
+
 // Kinds lists every kind, for errors and docs.
 func Kinds() []Kind {
 	return []Kind{WorkerCrash, WorkerKill, RecovererCrash, MoverCrash, RedisRestart, RedisPause, NetLatency, NetReset, NetTimeout}

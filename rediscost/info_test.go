@@ -177,7 +177,8 @@ func TestDiff(t *testing.T) {
 				node("b", m("get", 50), m("get", 60), 2.25, 300, 400, 700, 900, 5),
 			}},
 			want: Cost{Commands: 150, CommandsByName: m("set", 100, "get", 50), UsecByName: m("set", 200, "get", 60),
-				RedisCPU: 750 * time.Millisecond, CommandUsec: 260, NetIn: 1300, NetOut: 1400, PeakMemory: 4900, MemoryDelta: 2200, KeysDelta: 105},
+				RedisCPU: 750 * time.Millisecond, CommandUsec: 260, NetIn: 1300, NetOut: 1400, PeakMemory: 4900, MemoryDelta: 2200, KeysDelta: 105,
+				CPUByNode: map[string]time.Duration{"a": 500 * time.Millisecond, "b": 250 * time.Millisecond}},
 		},
 		{
 			name: "own handshake and bytes subtracted",
@@ -186,18 +187,19 @@ func TestDiff(t *testing.T) {
 			after: Snapshot{Nodes: []NodeInfo{withSelf(node("a", m("hello", 3), m("hello", 25), 0, 60+200+60, 100+5000+300+100, 0, 0, 0),
 				Overhead{Calls: m("hello", 1), NetIn: 60, NetOut: 100}, Overhead{NetOut: 5000})}},
 			// The store said HELLO once (of the 2 new): 200 in, 300 out.
-			want: Cost{Commands: 1, CommandsByName: m("hello", 1), UsecByName: m("hello", 10), CommandUsec: 10, NetIn: 200, NetOut: 300},
+			want: Cost{Commands: 1, CommandsByName: m("hello", 1), UsecByName: m("hello", 10), CommandUsec: 10, NetIn: 200, NetOut: 300,
+				CPUByNode: map[string]time.Duration{"a": 0}},
 		},
 		{
 			name:   "counter reset counts from zero, node new in after",
 			before: Snapshot{Nodes: []NodeInfo{node("a", m("set", 1000), m("set", 1000), 10, 9000, 9000, 0, 0, 0)}},
 			after:  Snapshot{Nodes: []NodeInfo{node("a", m("set", 7), m("set", 8), 10.5, 90, 80, 0, 0, 0), node("c", m("del", 2), m("del", 3), 0, 0, 0, 0, 0, 0)}},
 			want: Cost{Commands: 9, CommandsByName: m("set", 7, "del", 2), UsecByName: m("set", 8, "del", 3), CommandUsec: 11,
-				RedisCPU: 500 * time.Millisecond, NetIn: 90, NetOut: 80},
+				RedisCPU: 500 * time.Millisecond, NetIn: 90, NetOut: 80, CPUByNode: map[string]time.Duration{"a": 500 * time.Millisecond, "c": 0}},
 		},
 		{
 			name: "empty snapshots",
-			want: Cost{CommandsByName: m(), UsecByName: m()},
+			want: Cost{CommandsByName: m(), UsecByName: m(), CPUByNode: map[string]time.Duration{}},
 		},
 	}
 	for _, tc := range cases {

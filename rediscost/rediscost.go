@@ -170,6 +170,9 @@ type Cost struct {
 	// KeysDelta is the number of keys after minus before: job data that was
 	// never removed shows up here.
 	KeysDelta int64
+	// CPUByNode is RedisCPU by node address: a cluster's busiest master
+	// bounds its throughput, not the sum.
+	CPUByNode map[string]time.Duration
 }
 
 // excludedByName are the commands Diff drops whoever sent them: they are
@@ -187,7 +190,7 @@ func excludedByName(cmd string) bool {
 // in between) counts from zero, as a monitoring system treats a counter
 // reset, so the result is a lower bound then rather than negative.
 func Diff(before, after Snapshot) Cost {
-	c := Cost{CommandsByName: map[string]int64{}, UsecByName: map[string]int64{}}
+	c := Cost{CommandsByName: map[string]int64{}, UsecByName: map[string]int64{}, CPUByNode: map[string]time.Duration{}}
 	prev := make(map[string]NodeInfo, len(before.Nodes))
 	for _, n := range before.Nodes {
 		prev[n.Addr] = n
@@ -221,6 +224,7 @@ func Diff(before, after Snapshot) Cost {
 		}
 		cpu := counterDeltaF(b.UsedCPUSys, a.UsedCPUSys) + counterDeltaF(b.UsedCPUUser, a.UsedCPUUser)
 		c.RedisCPU += time.Duration(cpu * float64(time.Second))
+		c.CPUByNode[a.Addr] += time.Duration(cpu * float64(time.Second))
 		c.NetIn += max(counterDelta(b.NetInputBytes, a.NetInputBytes)-own.NetIn, 0)
 		c.NetOut += max(counterDelta(b.NetOutputBytes, a.NetOutputBytes)-own.NetOut, 0)
 		c.PeakMemory += a.UsedMemoryPeak

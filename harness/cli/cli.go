@@ -116,9 +116,7 @@ func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 		fmt.Fprintln(stdout, runner.ReadBuild())
 		return exitOK
 	case "worker":
-		fmt.Fprintf(stderr, "aebench worker is started by aebench run for workers.processes, with $%s=1 and its configuration in $%s; it is not run by hand\n",
-			engine.WorkerEnv, engine.WorkerConfigEnv)
-		return exitUsage
+		return cmdWorker(ctx, args[1:], opts)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			if h, ok := verdictHelp(args[1]); ok {
@@ -433,4 +431,30 @@ func scenarioBlurb(path string) string {
 		d = d[:97] + "..."
 	}
 	return d
+}
+
+// cmdWorker is `aebench worker --coordinator HOST:PORT [--bind IP]`, a
+// remote worker of a run with workers.remote. (A worker process of
+// workers.processes is started by the run itself, with $AEBENCH_WORKER=1.)
+func cmdWorker(ctx context.Context, args []string, opts Options) int {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(opts.Stderr)
+	coord := fs.String("coordinator", "", "HOST:PORT of the run waiting for remote workers (workers.remote; the run prints it)")
+	bind := fs.String("bind", "", "local IP address to connect from (a loopback alias stands for a host)")
+	fs.Usage = func() {
+		fmt.Fprintf(opts.Stderr, "usage: aebench worker --coordinator HOST:PORT [--bind IP]\n\n"+
+			"Serves one worker of a run whose scenario sets workers.remote: it connects to the run, gets its\n"+
+			"configuration, builds the store against the run's Redis (which must be reachable from here) and\n"+
+			"streams its events and histograms until the run ends. Worker processes of workers.processes\n"+
+			"are started by the run itself ($%s=1, configuration in $%s).\n\n", engine.WorkerEnv, engine.WorkerConfigEnv)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if *coord == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	return runner.RemoteWorker(ctx, opts.Registry, *coord, *bind, opts.Stderr)
 }

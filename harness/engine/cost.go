@@ -22,18 +22,24 @@ type CostReport struct {
 	WindowS float64 `json:"window_s"`
 	// PerJob: commands, Redis CPU µs (sys+user), µs inside commands, bytes
 	// Redis read and wrote, each per job.
-	Commands          float64            `json:"commands_per_job"`
-	RedisCPUMicros    float64            `json:"redis_cpu_us_per_job"`
-	CommandMicros     float64            `json:"command_us_per_job"`
-	NetInBytes        float64            `json:"net_in_bytes_per_job"`
-	NetOutBytes       float64            `json:"net_out_bytes_per_job"`
-	CommandsByName    map[string]float64 `json:"commands_per_job_by_name"`
-	RedisCPUPercent   float64            `json:"redis_cpu_percent_of_one_core"`
-	PeakMemoryBytes   int64              `json:"peak_memory_bytes"`
-	BaselineMemory    int64              `json:"baseline_memory_bytes"`
-	MemoryDeltaBytes  int64              `json:"memory_delta_bytes"`
-	MemoryPerJobBytes float64            `json:"memory_per_job_bytes"`
-	KeysPerJob        float64            `json:"keys_per_job"`
+	Commands        float64            `json:"commands_per_job"`
+	RedisCPUMicros  float64            `json:"redis_cpu_us_per_job"`
+	CommandMicros   float64            `json:"command_us_per_job"`
+	NetInBytes      float64            `json:"net_in_bytes_per_job"`
+	NetOutBytes     float64            `json:"net_out_bytes_per_job"`
+	CommandsByName  map[string]float64 `json:"commands_per_job_by_name"`
+	RedisCPUPercent float64            `json:"redis_cpu_percent_of_one_core"`
+	// Masters is how many servers the costs add up; on a cluster the
+	// busiest one bounds throughput: its CPU per job (over all the jobs)
+	// and its share of one core.
+	Masters                int     `json:"masters,omitempty"`
+	BusiestMasterCPUMicros float64 `json:"busiest_master_cpu_us_per_job,omitempty"`
+	BusiestMasterPercent   float64 `json:"busiest_master_cpu_percent,omitempty"`
+	PeakMemoryBytes        int64   `json:"peak_memory_bytes"`
+	BaselineMemory         int64   `json:"baseline_memory_bytes"`
+	MemoryDeltaBytes       int64   `json:"memory_delta_bytes"`
+	MemoryPerJobBytes      float64 `json:"memory_per_job_bytes"`
+	KeysPerJob             float64 `json:"keys_per_job"`
 	// MemoryNote says what MemoryPerJobBytes divides by.
 	MemoryNote string `json:"memory_note"`
 	Error      string `json:"error,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"sort"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/scenario"
@@ -27,6 +30,9 @@ type ProcSetup struct {
 	Queue    string
 	Addr     string // the Redis, or the network-fault proxy
 	Password string
+	Cluster  bool
+	// Logf receives the address remote workers are to connect to.
+	Logf func(format string, args ...any)
 }
 
 // pointWait bounds how long a kill at a crash point waits for the worker
@@ -49,13 +55,16 @@ type procPool struct {
 
 	mu    sync.Mutex
 	procs map[int]*workerProc // live processes by slot
+
+	remote remoteSide
 }
 
 // workerProc is one worker process and what it holds.
 type workerProc struct {
 	slot, gen int
 	id        string
-	cmd       *exec.Cmd
+	cmd       *exec.Cmd // nil for a remote worker
+	conn      net.Conn  // a remote worker's connection
 	stdin     io.WriteCloser
 	mu        sync.Mutex
 	inflight  map[string]*procJob
@@ -87,6 +96,10 @@ func (p *procPool) Start(context.Context) error {
 			return err
 		}
 	}
+	if err := p.startRemote(); err != nil {
+		p.Stop()
+		return err
+	}
 	return nil
 }
 
@@ -95,7 +108,8 @@ func (p *procPool) Start(context.Context) error {
 func (p *procPool) start(slot, gen int) (*workerProc, error) {
 	cfg := p.setup.Config
 	idx := cfg.Workers.Count - cfg.Workers.Processes + slot
-	pc := ProcessConfig{Config: cfg, Queue: p.setup.Queue, Addr: p.setup.Addr, Password: p.setup.Password, Index: idx, Gen: gen}
+	pc := ProcessConfig{Config: cfg, Queue: p.setup.Queue, Addr: p.setup.Addr, Password: p.setup.Password, Cluster: p.setup.Cluster, Index: idx, Gen: gen,
+		WarmEnd: p.e.warmEnd.UnixNano(), WindowEnd: p.e.windowEnd.Load()}
 	data, err := json.Marshal(pc)
 	if err != nil {
 		return nil, err
@@ -223,6 +237,10 @@ func (p *procPool) read(wp *workerProc, r io.Reader, ready chan struct{}) {
 			wp.mu.Unlock()
 		case "calls":
 			e.c.completeCalls.Add(int64(ev.A))
+		case "err":
+			e.noteErr(fmt.Errorf("worker %s: %s", wp.id, ev.Msg))
+		case "hist":
+			p.mergeHist(wp, ev)
 		case "point":
 			select {
 			case wp.point <- struct{}{}:
@@ -261,18 +279,23 @@ func (p *procPool) Crash(ctx context.Context, ev faults.Event) error {
 		wp = p.procs[ev.Worker]
 	} else if len(p.procs) > 0 {
 		slots := make([]int, 0, len(p.procs))
-		for s := range p.procs {
-			slots = append(slots, s)
+		for s, wp := range p.procs {
+			if wp.cmd != nil { // a remote worker cannot be killed from here
+				slots = append(slots, s)
+			}
 		}
 		sort.Ints(slots)
 		wp = p.procs[slots[p.e.ft.pick(len(slots))]]
+	}
+	if wp != nil && wp.cmd == nil {
+		wp = nil
 	}
 	if wp != nil {
 		delete(p.procs, wp.slot)
 	}
 	p.mu.Unlock()
 	if wp == nil {
-		return errors.New("no live worker process (killed, not yet restarted)")
+		return errors.New("no live local worker process (killed, not yet restarted)")
 	}
 	point := ev.Point
 	if point != faults.Random {
@@ -363,15 +386,52 @@ func (p *procPool) Stop() {
 	}
 	p.procs = map[int]*workerProc{}
 	p.mu.Unlock()
+	p.remote.stopping.Store(true)
 	for _, wp := range ps {
-		_ = wp.stdin.Close()
+		wp.hangUp()
 	}
 	for _, wp := range ps {
 		select {
 		case <-wp.eof:
 		case <-time.After(5 * time.Second):
-			_ = wp.cmd.Process.Kill()
+			wp.kill()
 			<-wp.eof
 		}
 	}
+	p.stopRemote()
+}
+
+// hangUp tells a worker the run is over: it finishes what it holds, sends
+// its last events and exits.
+func (wp *workerProc) hangUp() {
+	if tc, ok := wp.conn.(*net.TCPConn); ok {
+		_ = tc.CloseWrite()
+		return
+	}
+	_ = wp.stdin.Close()
+}
+
+// kill ends a worker that did not exit: SIGKILL, or for a remote one the
+// connection cut.
+func (wp *workerProc) kill() {
+	if wp.cmd != nil {
+		_ = wp.cmd.Process.Kill()
+		return
+	}
+	_ = wp.conn.Close()
+}
+
+// mergeHist adds a worker's encoded histogram to the run's.
+func (p *procPool) mergeHist(wp *workerProc, ev workerEvent) {
+	t, ok := tagOf(ev.Point)
+	if !ok {
+		p.e.noteErr(fmt.Errorf("worker %s: histogram of unknown tag %q", wp.id, ev.Point))
+		return
+	}
+	h, err := hdr.Decode([]byte(ev.Msg))
+	if err != nil {
+		p.e.noteErr(fmt.Errorf("worker %s: histogram %s: %w", wp.id, ev.Point, err))
+		return
+	}
+	p.rec.merge(t, h)
 }

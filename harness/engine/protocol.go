@@ -3,7 +3,12 @@ package engine
 // This file is the worker-process protocol, both ends: a coordinator
 // starts `aebench worker` with the ProcessConfig in the environment, the
 // worker writes one JSON event per line on stdout and reads "arm <crash
-// point>" lines on stdin.
+// point>" lines on stdin. A remote worker (`aebench worker --coordinator
+// HOST:PORT`) speaks the same over one TCP connection, after a first line
+// from the coordinator that holds its ProcessConfig (remote.go). Every
+// second, and once at the end, a worker sends the histograms it recorded
+// (claim, handler, complete, dispatch...) in HdrHistogram's compressed
+// base64 form, which the coordinator merges into the run's.
 
 import (
 	"bufio"
@@ -12,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/jobstore"
 )
@@ -19,9 +26,14 @@ import (
 // Environment variables of a worker process: WorkerEnv=1 makes a binary
 // (aebench, or a test binary's TestMain) run WorkerMain instead of its own
 // main; WorkerConfigEnv carries the ProcessConfig as JSON.
+// A remote worker the run starts itself (workers.remote_hosts) gets
+// WorkerCoordinatorEnv and WorkerBindEnv instead of a configuration: it
+// connects like `aebench worker --coordinator`.
 const (
-	WorkerEnv       = "AEBENCH_WORKER"
-	WorkerConfigEnv = "AEBENCH_WORKER_CONFIG"
+	WorkerEnv            = "AEBENCH_WORKER"
+	WorkerConfigEnv      = "AEBENCH_WORKER_CONFIG"
+	WorkerCoordinatorEnv = "AEBENCH_WORKER_COORDINATOR"
+	WorkerBindEnv        = "AEBENCH_WORKER_BIND"
 )
 
 // ProcessConfig is what a coordinator passes to an `aebench worker` process:
@@ -31,13 +43,20 @@ type ProcessConfig struct {
 	Queue    string          `json:"queue"`
 	Addr     string          `json:"addr"` // the Redis, or the network-fault proxy
 	Password string          `json:"password,omitempty"`
-	Index    int             `json:"index"` // worker index in the run
-	Gen      int             `json:"gen"`   // replacement count
+	Cluster  bool            `json:"cluster,omitempty"` // Addr is a Redis Cluster node
+	Index    int             `json:"index"`             // worker index in the run
+	Gen      int             `json:"gen"`               // replacement count
+	// WarmEnd and WindowEnd (unix ns, the coordinator's clock) bound the
+	// measured window: the worker records its histograms inside it only.
+	// A worker on another host reads them on its own clock, so its clock's
+	// offset shifts its cut (NTP keeps it to milliseconds).
+	WarmEnd   int64 `json:"warm_end"`
+	WindowEnd int64 `json:"window_end"`
 }
 
 // workerEvent is one line a worker process writes to stdout.
 type workerEvent struct {
-	E      string `json:"e"` // claimed, started, completed, failed, fenced, unknown, done, point, ready, calls
+	E      string `json:"e"` // claimed, started, completed, failed, fenced, unknown, done, point, ready, calls, hist, err
 	ID     string `json:"id,omitempty"`
 	A      int    `json:"a,omitempty"` // attempt
 	T      int64  `json:"t,omitempty"` // unix ns
@@ -45,8 +64,8 @@ type workerEvent struct {
 	Status int    `json:"st,omitempty"`
 	RunAt  int64  `json:"ra,omitempty"`
 	Point  string `json:"p,omitempty"`
-	Msg    string `json:"msg,omitempty"`
-	H      int64  `json:"h,omitempty"` // completed: the handler's end, unix ns (for the ack wait)
+	Msg    string `json:"msg,omitempty"` // hist: the encoded histogram of tag Point
+	H      int64  `json:"h,omitempty"`   // completed: the handler's end, unix ns (for the ack wait)
 }
 
 // pipeEvents writes a worker's events as JSON lines, flushed one by one: a
@@ -55,6 +74,10 @@ type pipeEvents struct {
 	mu  sync.Mutex
 	w   *bufio.Writer
 	enc *json.Encoder
+	// measuring is the worker engine's measured window: a started job's
+	// handler, dispatch and calls are recorded inside it (the coordinator
+	// alone knows a job's intended and due times).
+	measuring func(time.Time) bool
 }
 
 func newPipeEvents(w io.Writer) *pipeEvents {
@@ -69,6 +92,21 @@ func (p *pipeEvents) send(ev workerEvent) {
 	p.mu.Unlock()
 }
 
+// sendHists sends every non-empty histogram of set, encoded, and resets it.
+func (p *pipeEvents) sendHists(set *HistSet) {
+	for t, h := range set {
+		if h == nil || h.TotalCount() == 0 {
+			continue
+		}
+		b, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+		if err != nil {
+			continue
+		}
+		p.send(workerEvent{E: "hist", Point: Tag(t).String(), Msg: string(b), T: time.Now().UnixNano()})
+		h.Reset()
+	}
+}
+
 func (p *pipeEvents) Claimed(cs []jobstore.Claimed, at time.Time) {
 	for _, c := range cs {
 		p.send(workerEvent{E: "claimed", ID: c.Lease.JobID, A: c.Lease.Attempt, T: at.UnixNano(), Tok: c.Lease.Token})
@@ -77,7 +115,7 @@ func (p *pipeEvents) Claimed(cs []jobstore.Claimed, at time.Time) {
 
 func (p *pipeEvents) Started(id string, attempt int, at time.Time) JobTimes {
 	p.send(workerEvent{E: "started", ID: id, A: attempt, T: at.UnixNano()})
-	return JobTimes{}
+	return JobTimes{Known: p.measuring != nil, Measured: p.measuring != nil && p.measuring(at)}
 }
 
 func (p *pipeEvents) Completed(id string, attempt int, at time.Time) JobTimes {

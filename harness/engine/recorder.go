@@ -111,6 +111,27 @@ func (r *Recorder) Record(t Tag, d time.Duration) {
 	r.mu.Unlock()
 }
 
+// merge adds a histogram recorded elsewhere (a worker process's, already
+// in the run's units) to tag t.
+func (r *Recorder) merge(t Tag, h *hdr.Histogram) {
+	r.mu.Lock()
+	if r.cur[t] == nil {
+		r.cur[t] = NewHist()
+	}
+	r.cur[t].Merge(h)
+	r.mu.Unlock()
+}
+
+// tagOf is the tag named name.
+func tagOf(name string) (Tag, bool) {
+	for t, n := range tagNames {
+		if n == name {
+			return Tag(t), true
+		}
+	}
+	return 0, false
+}
+
 // drainInto moves what was recorded since the last call into dst.
 func (r *Recorder) drainInto(dst *HistSet) {
 	r.mu.Lock()

@@ -14,6 +14,9 @@ import (
 	"github.com/aebench/aebench/jobstore"
 )
 
+// histEvery is how often a worker sends its histograms.
+const histEvery = time.Second
+
 // ServeWorker is the body of a worker process (`aebench worker`): it runs
 // one worker of pc's run on store with the same loop as in-process
 // workers, writes its events to stdout, and takes "arm <crash point>"
@@ -31,7 +34,9 @@ func ServeWorker(pc ProcessConfig, store jobstore.Store, stdin io.Reader, stdout
 	defer cancel()
 	pe := newPipeEvents(stdout)
 	e := &engine{cfg: cfg, store: store, wstore: store, events: pe, hardStop: make(chan struct{}),
-		calls: callDeadlines{limit: finishTimeout}}
+		calls: callDeadlines{limit: finishTimeout}, warmEnd: time.Unix(0, pc.WarmEnd)}
+	e.windowEnd.Store(pc.WindowEnd)
+	pe.measuring = e.measuring
 	var wg sync.WaitGroup
 	e.local = newLocalWorkers(e, &wg)
 	e.local.ctx = ctx
@@ -43,6 +48,28 @@ func ServeWorker(pc ProcessConfig, store jobstore.Store, stdin io.Reader, stdout
 	e.workerDone = func(id string) { pe.send(workerEvent{E: "done", ID: id}) }
 	w := e.startWorker(ctx, &wg, pc.Index, pc.Gen)
 	pe.send(workerEvent{E: "ready", T: time.Now().UnixNano()})
+	hists := &HistSet{}
+	flush := func() {
+		e.recMu.Lock()
+		rs := append([]*Recorder(nil), e.recorders...)
+		e.recMu.Unlock()
+		for _, r := range rs {
+			r.drainInto(hists)
+		}
+		pe.sendHists(hists)
+	}
+	tick := time.NewTicker(histEvery)
+	defer tick.Stop()
+	wg.Go(func() {
+		for {
+			select {
+			case <-e.hardStop:
+				return
+			case <-tick.C:
+				flush()
+			}
+		}
+	})
 	sc := bufio.NewScanner(stdin)
 	for sc.Scan() {
 		cmd, arg, _ := strings.Cut(strings.TrimSpace(sc.Text()), " ")
@@ -54,6 +81,14 @@ func ServeWorker(pc ProcessConfig, store jobstore.Store, stdin io.Reader, stdout
 	close(e.hardStop)
 	cancel()
 	wg.Wait()
+	flush()
+	e.errMu.Lock()
+	first := e.firstErr
+	e.errMu.Unlock()
+	if first != nil {
+		// The coordinator notes it as its in-process workers' errors.
+		pe.send(workerEvent{E: "err", Msg: first.Error(), T: time.Now().UnixNano()})
+	}
 	// The count of Complete calls travels once, at the end (a killed
 	// worker's is lost: complete_calls then undercounts).
 	pe.send(workerEvent{E: "calls", A: int(e.c.completeCalls.Load()), T: time.Now().UnixNano()})

@@ -48,7 +48,7 @@ func newLocalWorkers(e *engine, wg *sync.WaitGroup) *localWorkers {
 func (l *localWorkers) Start(ctx context.Context) error {
 	l.ctx = ctx
 	wc := l.e.cfg.Workers
-	for w := 0; w < wc.Count-wc.Processes; w++ {
+	for w := 0; w < wc.InProcess(); w++ {
 		l.e.startWorker(ctx, l.wg, w, 0)
 	}
 	return nil

@@ -95,6 +95,17 @@ func (m *redisCost) End(ctx context.Context, jobs, acked int64) error {
 	if window > 0 {
 		r.RedisCPUPercent = 100 * c.RedisCPU.Seconds() / window.Seconds()
 	}
+	r.Masters = len(c.CPUByNode)
+	var busiest time.Duration
+	for _, d := range c.CPUByNode {
+		busiest = max(busiest, d)
+	}
+	if jobs > 0 {
+		r.BusiestMasterCPUMicros = float64(busiest.Microseconds()) / float64(jobs)
+	}
+	if window > 0 {
+		r.BusiestMasterPercent = 100 * busiest.Seconds() / window.Seconds()
+	}
 	if jobs > 0 {
 		for name, n := range c.CommandsByName {
 			r.CommandsByName[name] = float64(n) / float64(jobs)

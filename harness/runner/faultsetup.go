@@ -92,8 +92,8 @@ func (pr *planRunner) prepareFaults(ctx context.Context, spec scenario.RunSpec, 
 		}
 		*l.dst = engine.NewLoopCrash(st, cc)
 	}
-	if cfg.Workers.Processes > 0 {
-		hooks.Procs = &engine.ProcSetup{Config: cfg, Queue: jopts.Queue, Addr: workerAddr, Password: srv.r.Password}
+	if cfg.Workers.Processes > 0 || cfg.Workers.Remote > 0 {
+		hooks.Procs = &engine.ProcSetup{Config: cfg, Queue: jopts.Queue, Addr: workerAddr, Password: srv.r.Password, Cluster: srv.r.Cluster, Logf: pr.o.Logf}
 	}
 	if len(cfg.Faults) == 0 {
 		fs = nil

@@ -296,6 +296,7 @@ func (pr *planRunner) finalize() error {
 	if len(pr.s.Cells) > 0 {
 		pr.sum.SLO = maxSustainable(pr.sum, pr.s.Cells[0].Base.SLO.E2EP99)
 	}
+	pr.sum.Scaling = scalingCurve(pr.sum)
 	if !pr.o.NoPlots {
 		if err := pr.sweepPlots(); err != nil {
 			pr.o.Logf("sweep plots: %v", err)

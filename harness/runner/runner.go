@@ -227,6 +227,7 @@ func (pr *planRunner) conclude(out *Outcome, runErr error) error {
 	pr.printTables(o.Stdout)
 	printThresholds(o.Stdout, sum.Thresholds)
 	printSLO(o.Stdout, sum.SLO)
+	printScaling(o.Stdout, sum.Scaling)
 	out.Crossed = pr.crossed
 	fmt.Fprint(o.Stdout, "\nfiles: summary.json, report.html, timeseries.csv, *.hlog, *.hgrm")
 	if !o.NoPlots {
@@ -352,7 +353,7 @@ func (pr *planRunner) runOne(ctx context.Context, spec scenario.RunSpec) (*summa
 	}
 	hooks := engine.Hooks{Label: cfg.Backend.Label, HLog: hw, Status: pr.status.line, Cost: cost, Mover: rs.MoverLoop,
 		NoRecoverer: !store.Capabilities().Has(jobstore.CapLeaseRecovery) && !be.SelfRecovering, Speed: cfg.Speed()}
-	if (len(cfg.Faults) > 0 || cfg.Workers.Processes > 0) && !spec.Calibration {
+	if (len(cfg.Faults) > 0 || cfg.Workers.Processes > 0 || cfg.Workers.Remote > 0) && !spec.Calibration {
 		srv, err := pr.pool.get(ctx, cfg.Redis)
 		if err != nil {
 			return fail(summary.StatusError, err)

@@ -24,6 +24,7 @@ var sweepMetrics = []struct {
 	{"lateness.p99", "lateness_p99", "lateness p99 (ms)", 1e-6},
 	{"claim.p99", "claim_p99", "claim call p99 (ms)", 1e-6},
 	{"redis_cpu_us_per_job", "redis_cpu", "Redis CPU per job (µs)", 1},
+	{"busiest_master_cpu_us_per_job", "busiest_master_cpu", "busiest Redis server's CPU per job (µs)", 1},
 	{"cmds_per_job", "cmds", "Redis commands per job", 1},
 	{"memory_per_job", "memory", "Redis memory per job (B)", 1},
 }

@@ -1,11 +1,14 @@
 package runner
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"time"
 
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/harness/engine"
@@ -19,11 +22,15 @@ func IsWorkerProcess() bool { return os.Getenv(engine.WorkerEnv) == "1" }
 // exitCodeUsage is a worker started without a readable configuration.
 const exitCodeUsage = 2
 
-// WorkerMain is `aebench worker`: it builds the store the coordinator
-// describes in $AEBENCH_WORKER_CONFIG from reg (nil: the built-in
+// WorkerMain is `aebench worker` started by a run: a remote worker when
+// $AEBENCH_WORKER_COORDINATOR is set (RemoteWorker), else it builds the
+// store the coordinator describes in $AEBENCH_WORKER_CONFIG from reg (nil: the built-in
 // backends) and serves one worker (engine.ServeWorker) until stdin closes.
 // It returns the exit code.
 func WorkerMain(reg *registry.Registry, stdin io.Reader, stdout, stderr io.Writer) int {
+	if coord := os.Getenv(engine.WorkerCoordinatorEnv); coord != "" {
+		return RemoteWorker(context.Background(), reg, coord, os.Getenv(engine.WorkerBindEnv), stderr)
+	}
 	var pc engine.ProcessConfig
 	if err := json.Unmarshal([]byte(os.Getenv(engine.WorkerConfigEnv)), &pc); err != nil {
 		fmt.Fprintf(stderr, "aebench worker: $%s: %v\n", engine.WorkerConfigEnv, err)
@@ -39,13 +46,56 @@ func WorkerMain(reg *registry.Registry, stdin io.Reader, stdout, stderr io.Write
 	return 0
 }
 
+// RemoteWorker is `aebench worker --coordinator HOST:PORT [--bind IP]`: it
+// connects to a run waiting for remote workers (workers.remote), from the
+// local address bind when given, reads its configuration (the first
+// line), builds the store from reg (nil: the built-in backends) and serves
+// one worker over the connection until the coordinator hangs up. It
+// returns the exit code.
+func RemoteWorker(ctx context.Context, reg *registry.Registry, coordinator, bind string, stderr io.Writer) int {
+	if reg == nil {
+		reg = registry.Builtin()
+	}
+	d := net.Dialer{Timeout: 10 * time.Second}
+	if bind != "" {
+		ip := net.ParseIP(bind)
+		if ip == nil {
+			fmt.Fprintf(stderr, "aebench worker: --bind %q: not an IP address\n", bind)
+			return exitCodeUsage
+		}
+		d.LocalAddr = &net.TCPAddr{IP: ip}
+	}
+	conn, err := d.DialContext(ctx, "tcp", coordinator)
+	if err != nil {
+		fmt.Fprintf(stderr, "aebench worker: --coordinator %s: %v\n", coordinator, err)
+		return 1
+	}
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		fmt.Fprintf(stderr, "aebench worker: %s: reading the configuration: %v\n", coordinator, err)
+		return 1
+	}
+	var pc engine.ProcessConfig
+	if err := json.Unmarshal(line, &pc); err != nil {
+		fmt.Fprintf(stderr, "aebench worker: %s: configuration: %v\n", coordinator, err)
+		return 1
+	}
+	if err := serveWorker(reg, pc, br, conn); err != nil {
+		fmt.Fprintf(stderr, "aebench worker: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
 func serveWorker(reg *registry.Registry, pc engine.ProcessConfig, stdin io.Reader, stdout io.Writer) error {
 	cfg := pc.Config
 	be, err := reg.Lookup(cfg.Backend.Name)
 	if err != nil {
 		return err
 	}
-	client, err := rclient.New(cfg.Client, rclient.Options{Addrs: []string{pc.Addr}, Password: pc.Password})
+	client, err := rclient.New(cfg.Client, rclient.Options{Addrs: []string{pc.Addr}, Password: pc.Password, Cluster: pc.Cluster})
 	if err != nil {
 		return err
 	}

@@ -153,7 +153,16 @@ type WorkerConfig struct {
 	RecoveryMode string `json:"recovery_mode"`
 	// Processes of the Count workers run as `aebench worker` processes.
 	Processes int `json:"processes"`
+	// Remote of the Count workers are `aebench worker --coordinator`
+	// processes that connect over TCP to Listen; RemoteHosts, when set,
+	// are the local addresses aebench starts them from itself.
+	Remote      int    `json:"remote,omitempty"`
+	Listen      string `json:"listen,omitempty"`
+	RemoteHosts string `json:"remote_hosts,omitempty"`
 }
+
+// InProcess is how many of the workers run in this process.
+func (w WorkerConfig) InProcess() int { return w.Count - w.Processes - w.Remote }
 
 // BackendSpec is one entry of the scenario's backends list.
 type BackendSpec struct {

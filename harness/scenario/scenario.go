@@ -493,6 +493,12 @@ func (p *parser) crossCheck(c Config) error {
 	if c.Workers.Processes > c.Workers.Count {
 		return at("workers.processes", fmt.Sprintf("%d is above workers.count %d: processes are some of the workers", c.Workers.Processes, c.Workers.Count))
 	}
+	if c.Workers.InProcess() < 0 {
+		return at("workers.remote", fmt.Sprintf("%d plus workers.processes %d is above workers.count %d: remote workers are some of the workers", c.Workers.Remote, c.Workers.Processes, c.Workers.Count))
+	}
+	if hs := c.Workers.RemoteHosts; hs != "" && len(strings.Split(hs, ",")) != c.Workers.Remote {
+		return at("workers.remote_hosts", fmt.Sprintf("lists %d addresses for workers.remote %d: one per remote worker", len(strings.Split(hs, ",")), c.Workers.Remote))
+	}
 	if c.Redis.HZ != 10 && c.Redis.Mode != "embedded" && c.Redis.Mode != "cluster" {
 		return at("redis.hz", fmt.Sprintf("applies to a server aebench spawns (redis.mode embedded or cluster), not %q", c.Redis.Mode))
 	}
@@ -504,14 +510,14 @@ func (p *parser) crossCheck(c Config) error {
 			return &ConfigError{File: p.file, Line: f.Line, Column: f.Column, Field: fmt.Sprintf("faults[%d]", i), Msg: msg}
 		}
 		switch {
-		case f.Kind == faults.WorkerCrash && c.Workers.Processes >= c.Workers.Count:
-			return fat("worker_crash crashes in-process workers, and every worker is a process (workers.processes); use worker_kill")
+		case f.Kind == faults.WorkerCrash && c.Workers.InProcess() <= 0:
+			return fat("worker_crash crashes in-process workers, and every worker is a process (workers.processes, workers.remote); use worker_kill")
 		case f.Kind == faults.WorkerKill && c.Workers.Processes == 0:
 			return fat("worker_kill kills worker processes; set workers.processes >= 1")
 		case f.IsWorkerKind() && f.Worker >= 0 && f.Kind == faults.WorkerKill && f.Worker >= c.Workers.Processes:
 			return fat(fmt.Sprintf("worker %d: there are %d worker processes", f.Worker, c.Workers.Processes))
-		case f.IsWorkerKind() && f.Worker >= 0 && f.Kind == faults.WorkerCrash && f.Worker >= c.Workers.Count-c.Workers.Processes:
-			return fat(fmt.Sprintf("worker %d: there are %d in-process workers", f.Worker, c.Workers.Count-c.Workers.Processes))
+		case f.IsWorkerKind() && f.Worker >= 0 && f.Kind == faults.WorkerCrash && f.Worker >= c.Workers.InProcess():
+			return fat(fmt.Sprintf("worker %d: there are %d in-process workers", f.Worker, c.Workers.InProcess()))
 		case (f.NeedsOwnedRedis() || f.NeedsProxy()) && c.Redis.Mode != "embedded":
 			return fat(fmt.Sprintf("%s needs redis.mode embedded (a loopback redis-server aebench spawned), not %q", f.Kind, c.Redis.Mode))
 		}
@@ -537,6 +543,8 @@ func checkTime(c Config, at func(field, msg string) error) error {
 		return at("time.speed", fmt.Sprintf("%g needs time.base simulated (on real time the speed is 1)", c.Time.Speed))
 	case c.Simulated() && c.Workers.Processes > 0:
 		return at("workers.processes", "worker processes cannot run on simulated time (time.base simulated): use in-process workers")
+	case c.Simulated() && c.Workers.Remote > 0:
+		return at("workers.remote", "remote workers cannot run on simulated time (time.base simulated): use in-process workers")
 	}
 	return nil
 }

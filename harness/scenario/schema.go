@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -208,6 +209,29 @@ func fields() []field {
 		{Path: "workers.processes", Default: "0", Allowed: "an integer 0..64, at most workers.count", Matrix: true,
 			Doc: "how many of the workers run as separate `aebench worker` processes (the same worker loop; events streamed to this process's ledger); worker_kill faults SIGKILL them",
 			set: func(c *Config, v string) error { return setInt(&c.Workers.Processes, v, 0, 64) }},
+		{Path: "workers.remote", Default: "0", Allowed: "an integer 0..64; processes + remote at most workers.count", Matrix: true,
+			Doc: "how many of the workers are `aebench worker --coordinator HOST:PORT` processes, on this host or others, connecting over TCP to workers.listen (the worker-process protocol: events into this process's ledger, histograms merged here); a lost connection is a worker_lost fault the ledger survives",
+			set: func(c *Config, v string) error { return setInt(&c.Workers.Remote, v, 0, 64) }},
+		{Path: "workers.listen", Default: "127.0.0.1:0", Allowed: "host:port to listen on (port 0: any free port)", Matrix: false,
+			Doc: "where the coordinator waits (up to 60s) for the workers.remote workers; the run prints the address to give them. The Redis address it hands them must be reachable from their hosts (redis.mode url with a routable address for real hosts)",
+			set: func(c *Config, v string) error {
+				if _, _, err := net.SplitHostPort(v); err != nil {
+					return fmt.Errorf("%q is not host:port: %v", v, err)
+				}
+				c.Workers.Listen = v
+				return nil
+			}},
+		{Path: "workers.remote_hosts", Default: "", Allowed: "comma-separated IP addresses, one per remote worker (127.0.0.2,127.0.0.3)", Matrix: false,
+			Doc: "when set, aebench starts the remote workers itself, each connecting from one of these local addresses (distinct loopback addresses stand for hosts); empty: start them yourself on their hosts",
+			set: func(c *Config, v string) error {
+				for _, h := range strings.Split(v, ",") {
+					if v != "" && net.ParseIP(strings.TrimSpace(h)) == nil {
+						return fmt.Errorf("%q is not an IP address", strings.TrimSpace(h))
+					}
+				}
+				c.Workers.RemoteHosts = v
+				return nil
+			}},
 		{Path: "workers.recovery_batch", Default: "100", Allowed: "an integer 1..1000", Matrix: true,
 			Doc: "max per Recover call (repeated while full)",
 			set: func(c *Config, v string) error { return setInt(&c.Workers.RecoveryBatch, v, 1, 1000) }},

@@ -66,6 +66,42 @@ type Summary struct {
 	// SLO is the maximum sustainable rate per backend (slo.e2e_p99 with a
 	// swept producers.rate).
 	SLO []SLOResult `json:"slo,omitempty"`
+	// Scaling is the curve of a sweep over redis.masters, with the capacity
+	// projection and what bound each point (package runner, scaling.go).
+	Scaling []ScalingPoint `json:"scaling,omitempty"`
+}
+
+// ScalingPoint is one backend at one cluster size, medians over repeats.
+type ScalingPoint struct {
+	Backend    string  `json:"backend"`
+	Masters    int     `json:"masters"`
+	Shards     int     `json:"shards"`
+	Throughput float64 `json:"jobs_per_s"`
+	// Efficiency is jobs/s over linear scaling from the smallest cluster
+	// of the sweep: T(m) / (T(m0) * m/m0); 1 at m0.
+	Efficiency float64 `json:"efficiency"`
+	// RedisCPUMicros is all masters' CPU per job, BusiestMicros the busiest
+	// master's, ClientMicros the aebench process's.
+	RedisCPUMicros float64 `json:"redis_cpu_us_per_job"`
+	BusiestMicros  float64 `json:"busiest_master_cpu_us_per_job"`
+	ClientMicros   float64 `json:"client_cpu_us_per_job"`
+	// BusiestPercent is the busiest master's share of one core; CoresBusy
+	// the cores Redis and aebench kept busy together, of CPUs.
+	BusiestPercent float64 `json:"busiest_master_cpu_percent"`
+	CoresBusy      float64 `json:"cores_busy"`
+	CPUs           int     `json:"cpus"`
+	// ProjectedRedis is the jobs/s the cluster would take with a core per
+	// master (1e6 / BusiestMicros), ProjectedEfficiency its efficiency
+	// against linear like Efficiency, ClientCores the client cores that
+	// rate needs (at ClientMicros a job). ProjectedHere is this machine's
+	// ceiling: CPUs / (Redis + client CPU per job).
+	ProjectedRedis      float64 `json:"projected_jobs_per_s_core_per_master"`
+	ProjectedEfficiency float64 `json:"projected_efficiency"`
+	ClientCores         float64 `json:"client_cores_needed"`
+	ProjectedHere       float64 `json:"projected_jobs_per_s_this_machine"`
+	// Bound names the resource that limited the point.
+	Bound string  `json:"bound"`
+	Lost  float64 `json:"lost"`
 }
 
 // SLOResult is a backend's maximum sustainable rate under slo.e2e_p99,
