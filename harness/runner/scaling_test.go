@@ -17,7 +17,9 @@ func TestScalingCurve(t *testing.T) {
 	sum := &summary.Summary{Environment: summary.Environment{CPUs: 2}, Runs: []summary.RunSummary{
 		{ID: "m1", Config: cfg}, {ID: "m2", Config: cfg}, {ID: "m4", Config: cfg}}}
 	group := func(run string, masters string, tput, redis, busiest, client float64) stats.Group {
-		st := func(name string, v float64) stats.Stat { return stats.Stat{Metric: name, Median: v, Values: []float64{v}} }
+		st := func(name string, v float64) stats.Stat {
+			return stats.Stat{Metric: name, Median: v, Values: []float64{v}}
+		}
 		return stats.Group{Backend: "zset", Vary: []string{"redis.masters=" + masters}, Runs: []string{run},
 			Metrics: []stats.Stat{st("throughput", tput), st("redis_cpu_us_per_job", redis),
 				st("busiest_master_cpu_us_per_job", busiest), st("client_cpu_us_per_job", client), st("lost", 0)}}
