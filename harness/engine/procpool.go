@@ -134,14 +134,7 @@ func (p *procPool) start(slot, gen int) (*workerProc, error) {
 		return nil, fmt.Errorf("start worker process %s: %w", p.exe, err)
 	}
 	wp.cmd = cmd
-	ready := make(chan struct{})
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		p.read(wp, out, ready)
-		_ = cmd.Wait()
-		close(wp.eof)
-	}()
+	ready := p.serve(wp, out, func() { _ = cmd.Wait() })
 	select {
 	case <-ready:
 	case <-wp.eof:
@@ -174,6 +167,25 @@ func (wp *workerProc) stderrText() string {
 	wp.mu.Lock()
 	defer wp.mu.Unlock()
 	return wp.stderr.String()
+}
+
+// serve reads wp's events from r in a goroutine of the pool until r ends,
+// then runs ended and closes wp.eof (a remote worker's connection that
+// ended before the stop is lost); the channel it returns closes when the
+// worker reports ready.
+func (p *procPool) serve(wp *workerProc, r io.Reader, ended func()) chan struct{} {
+	ready := make(chan struct{})
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		p.read(wp, r, ready)
+		ended()
+		close(wp.eof)
+		if wp.cmd == nil && !p.remote.stopping.Load() {
+			p.lost(wp)
+		}
+	}()
+	return ready
 }
 
 // read feeds a worker's events into the ledger, counters and tracker.

@@ -97,17 +97,7 @@ func (p *procPool) acceptRemote(conn net.Conn, i int) error {
 		_ = conn.Close()
 		return fmt.Errorf("remote worker %s: %w", wp.id, err)
 	}
-	ready := make(chan struct{})
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		p.read(wp, conn, ready)
-		_ = conn.Close()
-		close(wp.eof)
-		if !p.remote.stopping.Load() {
-			p.lost(wp)
-		}
-	}()
+	ready := p.serve(wp, conn, func() { _ = conn.Close() })
 	select {
 	case <-ready:
 	case <-wp.eof:

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/harness/verdict/stats"
@@ -78,15 +77,8 @@ func scalingCurve(sum *summary.Summary) []summary.ScalingPoint {
 // any other varied field).
 func scalingPoint(g stats.Group, runs map[string]*summary.RunSummary, cpus int) (summary.ScalingPoint, string, bool) {
 	p := summary.ScalingPoint{Backend: g.Backend, CPUs: cpus}
-	line := g.Backend
-	for _, v := range g.Vary {
-		k, val, _ := strings.Cut(v, "=")
-		if k == "redis.masters" {
-			p.Masters, _ = strconv.Atoi(val)
-			continue
-		}
-		line += " " + v
-	}
+	val, line, _ := sweepLine(g, "redis.masters")
+	p.Masters, _ = strconv.Atoi(val)
 	if p.Masters == 0 || len(g.Runs) == 0 || runs[g.Runs[0]] == nil {
 		return p, line, false
 	}

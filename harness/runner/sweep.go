@@ -126,21 +126,11 @@ func sweepSeries(groups []stats.Group, field, metric string, scale float64) []re
 		if !ok {
 			continue
 		}
-		var x float64
-		label := g.Backend
-		found := false
-		for _, v := range g.Vary {
-			k, val, _ := strings.Cut(v, "=")
-			if k == field {
-				x, _ = sweepX(val)
-				found = true
-				continue
-			}
-			label += " " + v
-		}
+		val, label, found := sweepLine(g, field)
 		if !found {
 			continue
 		}
+		x, _ := sweepX(val)
 		p := point{x: x, y: st.Median * scale, lo: st.Median * scale, hi: st.Median * scale}
 		if st.CI != nil {
 			p.lo, p.hi = st.CI.Lo*scale, st.CI.Hi*scale
@@ -161,6 +151,21 @@ func sweepSeries(groups []stats.Group, field, metric string, scale float64) []re
 		out = append(out, s)
 	}
 	return out
+}
+
+// sweepLine reads a group of a sweep over field: its value of the field,
+// and the line it belongs to (the backend and the other varied fields).
+func sweepLine(g stats.Group, field string) (val, line string, found bool) {
+	line = g.Backend
+	for _, v := range g.Vary {
+		k, x, _ := strings.Cut(v, "=")
+		if k == field {
+			val, found = x, true
+			continue
+		}
+		line += " " + v
+	}
+	return val, line, found
 }
 
 // sweepConditions is the plan's conditions without the swept values: the

@@ -388,15 +388,9 @@ func TestMatrixZip(t *testing.T) {
 		{"bad value", "matrix: diagonal\nbackends: [zset]\n", 0, "allowed: cross"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := ParseScenario("z.yaml", []byte(tc.src))
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err = %v, want %q", err, tc.err)
-				}
+			s := parseOrErr(t, "z.yaml", tc.src, tc.err)
+			if s == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if len(s.Cells) != tc.cells {
 				t.Fatalf("cells = %d, want %d", len(s.Cells), tc.cells)
@@ -446,15 +440,9 @@ func TestBackendOptionSweep(t *testing.T) {
 		{"nested", "backends: [{name: bucket, options: {width: [[1s]]}}]\n", nil, "", "a value or a list of values"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := ParseScenario("o.yaml", []byte(tc.src))
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err = %v, want %q", err, tc.err)
-				}
+			s := parseOrErr(t, "o.yaml", tc.src, tc.err)
+			if s == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if len(s.Cells) != len(tc.widths) {
 				t.Fatalf("cells = %d, want %d", len(s.Cells), len(tc.widths))
@@ -470,4 +458,21 @@ func TestBackendOptionSweep(t *testing.T) {
 			}
 		})
 	}
+}
+
+// parseOrErr parses src; when wantErr is set it checks the error names it
+// and returns nil.
+func parseOrErr(t *testing.T, file, src, wantErr string) *Scenario {
+	t.Helper()
+	s, err := ParseScenario(file, []byte(src))
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("err = %v, want %q", err, wantErr)
+		}
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
