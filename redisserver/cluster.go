@@ -15,10 +15,11 @@ import (
 const clusterSlots = 16384
 
 // spawnCluster starts o.Masters cluster-enabled servers and forms them into
-// one cluster with the slots split evenly, without redis-cli.
+// one cluster with the slots split evenly, without redis-cli; with
+// o.Replicas, that many more servers per master replicate it.
 func spawnCluster(ctx context.Context, o Options, path string) (*Redis, error) {
 	began := time.Now()
-	ports, err := reservePorts(o.Masters, true)
+	ports, err := reservePorts(o.Masters*(1+o.Replicas), true)
 	if err != nil {
 		return nil, err
 	}
@@ -26,17 +27,23 @@ func spawnCluster(ctx context.Context, o Options, path string) (*Redis, error) {
 	fail := func(err error) (*Redis, error) {
 		return nil, errors.Join(err, r.Close())
 	}
+	var all []*Node
 	for _, p := range ports {
 		n, err := newNode(o, path, p, true)
 		if err != nil {
 			return fail(err)
 		}
-		r.Nodes = append(r.Nodes, n)
+		all = append(all, n)
+		if len(r.Nodes) < o.Masters {
+			r.Nodes = append(r.Nodes, n)
+		} else {
+			r.Replicas = append(r.Replicas, n)
+		}
 	}
-	errs := make([]error, len(r.Nodes))
+	errs := make([]error, len(all))
 	var wg sync.WaitGroup
-	for i, n := range r.Nodes {
-		n.peers = r.Nodes
+	for i, n := range all {
+		n.peers, n.masters = all, o.Masters
 		wg.Go(func() { errs[i] = n.startFresh(ctx) })
 	}
 	wg.Wait()
@@ -52,7 +59,11 @@ func spawnCluster(ctx context.Context, o Options, path string) (*Redis, error) {
 	if err := formCluster(fctx, r.Nodes); err != nil {
 		return fail(err)
 	}
-	o.Logf("redisserver: cluster of %d masters ready in %v: %v", len(r.Nodes), time.Since(began).Round(time.Millisecond), r.Addrs)
+	if err := attachReplicas(fctx, r.Nodes, r.Replicas); err != nil {
+		return fail(err)
+	}
+	o.Logf("redisserver: cluster of %d masters (%d replicas) ready in %v: %v", len(r.Nodes), len(r.Replicas),
+		time.Since(began).Round(time.Millisecond), r.Addrs)
 	return r, nil
 }
 
@@ -78,12 +89,74 @@ func formCluster(ctx context.Context, nodes []*Node) error {
 			return fmt.Errorf("redisserver: CLUSTER MEET %s from %s: %w", n.Addr(), nodes[0].Addr(), err)
 		}
 	}
-	return waitClusterOK(ctx, nodes)
+	return waitClusterOK(ctx, nodes, total)
+}
+
+// attachReplicas makes replica j replicate master j mod len(masters): it
+// meets the cluster, then CLUSTER REPLICATE (refused until gossip has told
+// it the master's id, so retried), and waits until every replica's link
+// is up and every node reports the cluster ok.
+func attachReplicas(ctx context.Context, masters, replicas []*Node) error {
+	if len(replicas) == 0 {
+		return nil
+	}
+	mc := nodeClients(masters)
+	defer closeClients(mc)
+	ids := make([]string, len(masters))
+	for i, c := range mc {
+		id, err := c.Do(ctx, "CLUSTER", "MYID").Text()
+		if err != nil {
+			return fmt.Errorf("redisserver: CLUSTER MYID on %s: %w", masters[i].Addr(), err)
+		}
+		ids[i] = id
+	}
+	rc := nodeClients(replicas)
+	defer closeClients(rc)
+	for _, n := range replicas {
+		if err := mc[0].ClusterMeet(ctx, "127.0.0.1", strconv.Itoa(n.port)).Err(); err != nil {
+			return fmt.Errorf("redisserver: CLUSTER MEET %s: %w", n.Addr(), err)
+		}
+	}
+	for j, c := range rc {
+		if err := retry(ctx, func() error { return c.Do(ctx, "CLUSTER", "REPLICATE", ids[j%len(masters)]).Err() }); err != nil {
+			return fmt.Errorf("redisserver: CLUSTER REPLICATE on %s: %w", replicas[j].Addr(), err)
+		}
+	}
+	for j, c := range rc {
+		err := retry(ctx, func() error {
+			info, err := c.Info(ctx, "replication").Result()
+			if err == nil && infoField(info, "master_link_status") != "up" {
+				err = errors.New("master_link_status " + infoField(info, "master_link_status"))
+			}
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("redisserver: replica %s: %w", replicas[j].Addr(), err)
+		}
+	}
+	return waitClusterOK(ctx, append(append([]*Node(nil), masters...), replicas...), len(masters))
+}
+
+// retry calls f every 20ms until it succeeds or ctx ends.
+func retry(ctx context.Context, f func() error) error {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := f()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (%v)", err, ctx.Err())
+		case <-tick.C:
+		}
+	}
 }
 
 // waitClusterOK polls until every node reports cluster_state:ok and its
-// CLUSTER SLOTS covers all slots with len(nodes) masters, or ctx ends.
-func waitClusterOK(ctx context.Context, nodes []*Node) error {
+// CLUSTER SLOTS covers all slots with masters masters, or ctx ends.
+func waitClusterOK(ctx context.Context, nodes []*Node, masters int) error {
 	clients := nodeClients(nodes)
 	defer closeClients(clients)
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -91,7 +164,7 @@ func waitClusterOK(ctx context.Context, nodes []*Node) error {
 	for {
 		var notOK error
 		for i, c := range clients {
-			if err := clusterNodeOK(ctx, c, len(nodes)); err != nil {
+			if err := clusterNodeOK(ctx, c, masters); err != nil {
 				notOK = fmt.Errorf("node %s: %w", nodes[i].Addr(), err)
 				break
 			}

@@ -33,6 +33,7 @@ type Node struct {
 	cluster  bool
 	password string
 	peers    []*Node // every node of its cluster, itself included; nil when standalone
+	masters  int     // how many of peers are masters (the rest are replicas)
 
 	mu     sync.Mutex
 	proc   *proc // current or last process; nil before the first start
@@ -223,7 +224,7 @@ func (n *Node) Restart(ctx context.Context) error {
 	}
 	wctx, cancel := context.WithTimeout(ctx, n.o.StartTimeout)
 	defer cancel()
-	if err := waitClusterOK(wctx, n.peers); err != nil {
+	if err := waitClusterOK(wctx, n.peers, n.masters); err != nil {
 		return fmt.Errorf("redisserver: restart node %s: rejoin: %w", n.Addr(), err)
 	}
 	return nil

@@ -80,6 +80,10 @@ type Options struct {
 	ServerPath string
 	// Masters is the cluster size for ModeCluster; default 3.
 	Masters int
+	// Replicas is how many replicas each master of a ModeCluster cluster
+	// gets (asynchronous replication; the cluster promotes one when its
+	// master fails); default 0.
+	Replicas int
 	// AppendOnly turns AOF on. Persistence is off unless asked
 	// (--save "" --appendonly no).
 	AppendOnly bool
@@ -116,8 +120,10 @@ type Redis struct {
 	Password string
 	DB       int
 	// Nodes are the spawned servers, one per master; empty for URL and
-	// container modes.
-	Nodes []*Node
+	// container modes. Replicas are a cluster's replicas, Options.Replicas
+	// per master in master order.
+	Nodes    []*Node
+	Replicas []*Node
 
 	terminate func(ctx context.Context) error // container mode
 	closeOnce sync.Once
@@ -198,6 +204,9 @@ func (o Options) normalize() (Options, error) {
 	}
 	if o.Masters == 0 {
 		o.Masters = DefaultMasters
+	}
+	if o.Replicas < 0 || o.Replicas > 0 && o.Mode != ModeCluster {
+		return o, fmt.Errorf("redisserver: Options.Replicas %d invalid; want >= 0, and only with mode %q", o.Replicas, ModeCluster)
 	}
 	if o.StartTimeout < 0 {
 		return o, fmt.Errorf("redisserver: Options.StartTimeout %v invalid; want > 0 (0 means %v)", o.StartTimeout, DefaultStartTimeout)
@@ -470,7 +479,7 @@ func (r *Redis) Close() error {
 	r.closeOnce.Do(func() {
 		first = true
 		var errs []error
-		for _, n := range r.Nodes {
+		for _, n := range append(append([]*Node(nil), r.Nodes...), r.Replicas...) {
 			errs = append(errs, n.destroy())
 		}
 		if r.terminate != nil {

@@ -225,6 +225,53 @@ func TestCluster(t *testing.T) {
 	})
 }
 
+// TestClusterReplicas spawns 3 masters with a replica each, checks the
+// replicas replicate, kills a master and waits for the cluster to promote
+// its replica (cluster-node-timeout 2s; a master's failure needs a
+// majority of masters to see it, so 3 at least): the failover a scenario
+// with redis.replicas exercises.
+func TestClusterReplicas(t *testing.T) {
+	t.Parallel()
+	r := start(t, redisserver.Options{Mode: redisserver.ModeCluster, Masters: 3, Replicas: 1})
+	if len(r.Nodes) != 3 || len(r.Replicas) != 3 || len(r.Addrs) != 3 {
+		t.Fatalf("got %d masters, %d replicas, Addrs %v", len(r.Nodes), len(r.Replicas), r.Addrs)
+	}
+	ctx := timeout(t, 30*time.Second)
+	for _, n := range r.Replicas {
+		info, err := client(t, &redisserver.Redis{Addrs: []string{n.Addr()}}).Info(ctx, "replication").Result()
+		if err != nil || !strings.Contains(info, "role:slave") || !strings.Contains(info, "master_link_status:up") {
+			t.Fatalf("replica %s: %v\n%s", n.Addr(), err, info)
+		}
+	}
+	co := r.ClientOptions()
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: co.Addrs, Password: co.Password, DisableIdentity: true})
+	t.Cleanup(func() { _ = cc.Close() })
+	if err := cc.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	dead := r.Nodes[0].Addr()
+	if err := r.Nodes[0].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	survivor := client(t, &redisserver.Redis{Addrs: []string{r.Nodes[1].Addr()}})
+	for {
+		slots, err := survivor.ClusterSlots(ctx).Result()
+		promoted := err == nil && len(slots) > 0
+		for _, sl := range slots {
+			promoted = promoted && len(sl.Nodes) > 0 && sl.Nodes[0].Addr != dead
+		}
+		if promoted {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("no failover within 30s of killing %s: %v", dead, slots)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("replica promoted %v after the master's death", time.Since(began).Round(time.Millisecond))
+}
+
 func TestPauseResume(t *testing.T) {
 	t.Parallel()
 	r := start(t, redisserver.Options{Mode: redisserver.ModeSpawn})

@@ -29,7 +29,7 @@ func newRedisPool(logf func(string, ...any)) *redisPool {
 }
 
 func (p *redisPool) get(ctx context.Context, rc scenario.RedisConfig) (*pooledRedis, error) {
-	key := rc.Mode + "|" + rc.URL + "|" + strconv.Itoa(rc.Masters) + "|" + rc.Persistence + "|" + strconv.Itoa(rc.HZ)
+	key := rc.Mode + "|" + rc.URL + "|" + strconv.Itoa(rc.Masters) + "x" + strconv.Itoa(rc.Replicas) + "|" + rc.Persistence + "|" + strconv.Itoa(rc.HZ)
 	if pr, ok := p.servers[key]; ok {
 		return pr, nil
 	}
@@ -44,7 +44,7 @@ func (p *redisPool) get(ctx context.Context, rc scenario.RedisConfig) (*pooledRe
 			o.AppendOnly, o.AppendFsync = true, "always"
 		}
 	case "cluster":
-		o.Mode, o.Masters = redisserver.ModeCluster, rc.Masters
+		o.Mode, o.Masters, o.Replicas = redisserver.ModeCluster, rc.Masters, rc.Replicas
 	case "container":
 		o.Mode = redisserver.ModeContainer
 	case "url":

@@ -65,6 +65,8 @@ type RedisConfig struct {
 	Mode    string `json:"mode"` // embedded, cluster, container, url
 	URL     string `json:"url,omitempty"`
 	Masters int    `json:"masters,omitempty"`
+	// Replicas per master of a spawned cluster (asynchronous replication).
+	Replicas int `json:"replicas,omitempty"`
 	// Persistence of a spawned server: none, aof-everysec or aof-always.
 	Persistence string `json:"persistence"`
 	// HZ of a spawned server (redis-server --hz). Redis fires the timeouts of
@@ -82,6 +84,9 @@ func (rc RedisConfig) Text(version string) string {
 	}
 	if rc.Mode == "cluster" {
 		s += fmt.Sprintf(" %d masters", rc.Masters)
+		if rc.Replicas > 0 {
+			s += fmt.Sprintf(" x %d replicas", rc.Replicas)
+		}
 	}
 	if rc.Mode == "embedded" || rc.Mode == "cluster" {
 		s += fmt.Sprintf(" hz %d", rc.HZ)

@@ -499,6 +499,9 @@ func (p *parser) crossCheck(c Config) error {
 	if hs := c.Workers.RemoteHosts; hs != "" && len(strings.Split(hs, ",")) != c.Workers.Remote {
 		return at("workers.remote_hosts", fmt.Sprintf("lists %d addresses for workers.remote %d: one per remote worker", len(strings.Split(hs, ",")), c.Workers.Remote))
 	}
+	if c.Redis.Replicas > 0 && c.Redis.Mode != "cluster" {
+		return at("redis.replicas", fmt.Sprintf("applies to a cluster aebench spawns (redis.mode cluster), not %q", c.Redis.Mode))
+	}
 	if c.Redis.HZ != 10 && c.Redis.Mode != "embedded" && c.Redis.Mode != "cluster" {
 		return at("redis.hz", fmt.Sprintf("applies to a server aebench spawns (redis.mode embedded or cluster), not %q", c.Redis.Mode))
 	}

@@ -71,6 +71,10 @@ func fields() []field {
 			Doc: "masters of a spawned cluster (mode cluster)",
 			set: func(c *Config, v string) error { return setInt(&c.Redis.Masters, v, 1, 16) }},
 
+		{Path: "redis.replicas", Default: "0", Allowed: "an integer 0..2", Matrix: true,
+			Doc: "replicas of each master of a spawned cluster (mode cluster; asynchronous replication, cluster-node-timeout 2s, so a dead master's replica takes over in a few seconds when 3 or more masters see it fail). Redis cost per job counts the masters only",
+			set: func(c *Config, v string) error { return setInt(&c.Redis.Replicas, v, 0, 2) }},
+
 		{Path: "redis.persistence", Default: "none", Allowed: "none, aof-everysec, aof-always", Matrix: true,
 			Doc: "persistence of a spawned server (embedded): none, or AOF with appendfsync everysec or always; what a redis_restart fault keeps",
 			set: func(c *Config, v string) error {
