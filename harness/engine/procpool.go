@@ -108,9 +108,7 @@ func (p *procPool) Start(context.Context) error {
 func (p *procPool) start(slot, gen int) (*workerProc, error) {
 	cfg := p.setup.Config
 	idx := cfg.Workers.Count - cfg.Workers.Processes + slot
-	pc := ProcessConfig{Config: cfg, Queue: p.setup.Queue, Addr: p.setup.Addr, Password: p.setup.Password, Cluster: p.setup.Cluster, Index: idx, Gen: gen,
-		WarmEnd: p.e.warmEnd.UnixNano(), WindowEnd: p.e.windowEnd.Load()}
-	data, err := json.Marshal(pc)
+	data, err := json.Marshal(p.processConfig(idx, gen))
 	if err != nil {
 		return nil, err
 	}
@@ -167,6 +165,12 @@ func (wp *workerProc) stderrText() string {
 	wp.mu.Lock()
 	defer wp.mu.Unlock()
 	return wp.stderr.String()
+}
+
+// processConfig is what worker idx (replacement gen) is told.
+func (p *procPool) processConfig(idx, gen int) ProcessConfig {
+	return ProcessConfig{Config: p.setup.Config, Queue: p.setup.Queue, Addr: p.setup.Addr, Password: p.setup.Password,
+		Cluster: p.setup.Cluster, Index: idx, Gen: gen, WarmEnd: p.e.warmEnd.UnixNano(), WindowEnd: p.e.windowEnd.Load()}
 }
 
 // serve reads wp's events from r in a goroutine of the pool until r ends,

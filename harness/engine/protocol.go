@@ -8,7 +8,10 @@ package engine
 // from the coordinator that holds its ProcessConfig (remote.go). Every
 // second, and once at the end, a worker sends the histograms it recorded
 // (claim, handler, complete, dispatch...) in HdrHistogram's compressed
-// base64 form, which the coordinator merges into the run's.
+// base64 form, which the coordinator merges into the run's: in the
+// interval of the run's interval log it arrives in, up to a second after
+// the values were taken (the totals are exact; an .hlog interval may hold
+// a worker's previous second).
 
 import (
 	"bufio"

@@ -84,9 +84,7 @@ func (p *procPool) startRemote() error {
 func (p *procPool) acceptRemote(conn net.Conn, i int) error {
 	cfg := p.setup.Config
 	idx := cfg.Workers.InProcess() + i
-	pc := ProcessConfig{Config: cfg, Queue: p.setup.Queue, Addr: p.setup.Addr, Password: p.setup.Password, Cluster: p.setup.Cluster, Index: idx,
-		WarmEnd: p.e.warmEnd.UnixNano(), WindowEnd: p.e.windowEnd.Load()}
-	data, err := json.Marshal(pc)
+	data, err := json.Marshal(p.processConfig(idx, 0))
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -476,129 +475,6 @@ func (p *parser) expand(s *Scenario) error {
 	}
 	s.Warnings = p.warnings
 	return nil
-}
-
-// crossCheck validates what one field cannot check alone.
-func (p *parser) crossCheck(c Config) error {
-	at := func(path, msg string) error { return p.errAt(p.nodes[path], path, msg) }
-	if c.Redis.Mode == "url" && c.Redis.URL == "" {
-		return at("redis.mode", "mode url needs redis.url (redis://[:password@]host:port[/db]); or use --redis-url")
-	}
-	if c.Redis.URL != "" && c.Redis.Mode != "url" {
-		return at("redis.url", fmt.Sprintf("is set but redis.mode is %q; set redis.mode: url", c.Redis.Mode))
-	}
-	if c.Store.BackoffMax < c.Store.BackoffBase {
-		return at("store.backoff_max", fmt.Sprintf("%s is below store.backoff_base %s", c.Store.BackoffMax, c.Store.BackoffBase))
-	}
-	if c.Workers.Processes > c.Workers.Count {
-		return at("workers.processes", fmt.Sprintf("%d is above workers.count %d: processes are some of the workers", c.Workers.Processes, c.Workers.Count))
-	}
-	if c.Workers.InProcess() < 0 {
-		return at("workers.remote", fmt.Sprintf("%d plus workers.processes %d is above workers.count %d: remote workers are some of the workers", c.Workers.Remote, c.Workers.Processes, c.Workers.Count))
-	}
-	if hs := c.Workers.RemoteHosts; hs != "" && len(strings.Split(hs, ",")) != c.Workers.Remote {
-		return at("workers.remote_hosts", fmt.Sprintf("lists %d addresses for workers.remote %d: one per remote worker", len(strings.Split(hs, ",")), c.Workers.Remote))
-	}
-	if c.Redis.Replicas > 0 && c.Redis.Mode != "cluster" {
-		return at("redis.replicas", fmt.Sprintf("applies to a cluster aebench spawns (redis.mode cluster), not %q", c.Redis.Mode))
-	}
-	if c.Redis.HZ != 10 && c.Redis.Mode != "embedded" && c.Redis.Mode != "cluster" {
-		return at("redis.hz", fmt.Sprintf("applies to a server aebench spawns (redis.mode embedded or cluster), not %q", c.Redis.Mode))
-	}
-	if c.Redis.Persistence != "none" && c.Redis.Mode != "embedded" {
-		return at("redis.persistence", fmt.Sprintf("applies to a server aebench spawns alone (redis.mode embedded), not %q", c.Redis.Mode))
-	}
-	for i, f := range c.Faults {
-		fat := func(msg string) error {
-			return &ConfigError{File: p.file, Line: f.Line, Column: f.Column, Field: fmt.Sprintf("faults[%d]", i), Msg: msg}
-		}
-		switch {
-		case f.Kind == faults.WorkerCrash && c.Workers.InProcess() <= 0:
-			return fat("worker_crash crashes in-process workers, and every worker is a process (workers.processes, workers.remote); use worker_kill")
-		case f.Kind == faults.WorkerKill && c.Workers.Processes == 0:
-			return fat("worker_kill kills worker processes; set workers.processes >= 1")
-		case f.IsWorkerKind() && f.Worker >= 0 && f.Kind == faults.WorkerKill && f.Worker >= c.Workers.Processes:
-			return fat(fmt.Sprintf("worker %d: there are %d worker processes", f.Worker, c.Workers.Processes))
-		case f.IsWorkerKind() && f.Worker >= 0 && f.Kind == faults.WorkerCrash && f.Worker >= c.Workers.InProcess():
-			return fat(fmt.Sprintf("worker %d: there are %d in-process workers", f.Worker, c.Workers.InProcess()))
-		case (f.NeedsOwnedRedis() || f.NeedsProxy()) && c.Redis.Mode != "embedded":
-			return fat(fmt.Sprintf("%s needs redis.mode embedded (a loopback redis-server aebench spawned), not %q", f.Kind, c.Redis.Mode))
-		}
-		if err := p.checkFaultTimes(c, i, f); err != nil {
-			return err
-		}
-	}
-	if err := p.checkDrain(c); err != nil {
-		return err
-	}
-	if c.Workers.Heartbeat && c.Workers.HeartbeatInterval >= c.Workers.Lease {
-		return at("workers.heartbeat_interval", fmt.Sprintf("%s is not below workers.lease %s: the lease would lapse", c.Workers.HeartbeatInterval, c.Workers.Lease))
-	}
-	return checkTime(c, at)
-}
-
-// checkTime refuses a speed without simulated time, and what simulated
-// time cannot drive: worker processes (their stores would need the
-// coordinator's simulated clock).
-func checkTime(c Config, at func(field, msg string) error) error {
-	switch {
-	case !c.Simulated() && c.Time.Speed != 1:
-		return at("time.speed", fmt.Sprintf("%g needs time.base simulated (on real time the speed is 1)", c.Time.Speed))
-	case c.Simulated() && c.Workers.Processes > 0:
-		return at("workers.processes", "worker processes cannot run on simulated time (time.base simulated): use in-process workers")
-	case c.Simulated() && c.Workers.Remote > 0:
-		return at("workers.remote", "remote workers cannot run on simulated time (time.base simulated): use in-process workers")
-	}
-	return nil
-}
-
-// checkFaultTimes refuses a fault timed after the run's end (warmup +
-// duration): it would never fire, and the run would pass without it.
-func (p *parser) checkFaultTimes(c Config, i int, f faults.Fault) error {
-	end := c.Warmup + c.Duration
-	fat := func(field string, d time.Duration, what string) error {
-		return &ConfigError{File: p.file, Line: f.Line, Column: f.Column, Field: fmt.Sprintf("faults[%d].%s", i, field),
-			Msg: fmt.Sprintf("%s %s is not before the run's end %s (warmup %s + duration %s): the fault would never fire", what, d, end, c.Warmup, c.Duration)}
-	}
-	for _, at := range f.At {
-		if at >= end {
-			return fat("at", at, "at")
-		}
-	}
-	if f.Every > 0 && f.From >= end {
-		return fat("from", f.From, "from")
-	}
-	if f.Until > end {
-		return fat("until", f.Until, "until")
-	}
-	return nil
-}
-
-// checkDrain refuses a drain shorter than the longest handler: jobs still
-// running when it ends would be cut off (counted unfinished at drain, not
-// lost, but the run would not have finished its work). For an unbounded
-// handler distribution the bound is its 99.9th percentile and the result a
-// warning.
-func (p *parser) checkDrain(c Config) error {
-	h := c.Workers.Handler
-	bound, exact := h.Bound()
-	if c.Drain >= bound {
-		return nil
-	}
-	msg := fmt.Sprintf("%s is shorter than the handler's %s (workers.handler %s): jobs still running when the drain ends are cut off", c.Drain, "longest run "+bound.String(), h)
-	if !exact {
-		msg = fmt.Sprintf("%s is shorter than the handler's 99.9th percentile %s (workers.handler %s): some jobs may still be running when the drain ends (counted unfinished at drain)", c.Drain, bound, h)
-		w := fmt.Sprintf("%s: drain %s", p.file, msg)
-		if !slices.Contains(p.warnings, w) {
-			p.warnings = append(p.warnings, w)
-		}
-		return nil
-	}
-	n := p.nodes["drain"]
-	if n == nil {
-		n = p.nodes["workers.handler"]
-	}
-	return p.errAt(n, "drain", msg+"; allowed: a drain >= "+bound.String())
 }
 
 // FieldDocs lists every scenario field with its default, allowed values and
