@@ -30,6 +30,8 @@ type Hooks struct {
 	CrashLoop func(ev Event) error
 	// Redis is the embedded server, for Redis faults.
 	Redis RedisNode
+	// KillMaster kills the cluster master of the queue and names it.
+	KillMaster func(ctx context.Context) (string, error)
 	// Proxy carries the workers' connections, for network faults.
 	Proxy *Proxy
 	// InFlight lists every job in flight (for Redis and network faults).
@@ -136,6 +138,18 @@ func (in *Injector) fire(ctx context.Context, ev Event) error {
 			return h.Redis.Restart(bg)
 		}
 		return h.Redis.Resume()
+	case MasterKill:
+		if h.KillMaster == nil {
+			return fmt.Errorf("%s needs a cluster aebench spawned with replicas (redis.mode cluster, redis.replicas)", f.Kind)
+		}
+		at := time.Now()
+		inFlight := h.InFlight()
+		target, err := h.KillMaster(ctx)
+		if err != nil {
+			return err
+		}
+		h.Tracker.Fault(ev, "master "+target, at, inFlight)
+		return nil
 	case NetLatency, NetReset, NetTimeout:
 		if h.Proxy == nil {
 			return fmt.Errorf("%s needs the workers' proxy", f.Kind)

@@ -56,6 +56,12 @@ const (
 	NetTimeout Kind = "net_timeout"
 )
 
+// MasterKill SIGKILLs the master of a spawned cluster that holds the
+// queue's slot (a sharded queue's first shard) and leaves it down: with
+// redis.replicas the cluster promotes its replica, and the ledger counts the
+// acknowledged jobs the replica never got.
+const MasterKill Kind = "master_kill"
+
 // WorkerLost is not scheduled: it is what a run records when a remote
 // worker's connection ends before the run's stop (the host died, the
 // network broke). Its jobs in flight are its affected jobs.
@@ -63,7 +69,7 @@ const WorkerLost Kind = "worker_lost"
 
 // Kinds lists every kind, for errors and docs.
 func Kinds() []Kind {
-	return []Kind{WorkerCrash, WorkerKill, RecovererCrash, MoverCrash, RedisRestart, RedisPause, NetLatency, NetReset, NetTimeout}
+	return []Kind{WorkerCrash, WorkerKill, RecovererCrash, MoverCrash, RedisRestart, RedisPause, NetLatency, NetReset, NetTimeout, MasterKill}
 }
 
 // Point is where in a worker's loop (or a maintenance call) a crash lands.

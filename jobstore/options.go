@@ -62,6 +62,13 @@ type Options struct {
 	PollInterval time.Duration
 	// Seed seeds the store's jitter; 0 takes one from the clock.
 	Seed int64
+	// WaitReplicas > 0: Enqueue sends WAIT WaitReplicas WaitTimeout after its
+	// write, on the same connection, and returns once that many replicas
+	// have the jobs or the timeout has passed (Redis replicates
+	// asynchronously; WAIT narrows what a failover loses, it does not make
+	// the write durable). Default 0: no WAIT. WaitTimeout defaults to 1s.
+	WaitReplicas int
+	WaitTimeout  time.Duration
 }
 
 // WithDefaults returns o with every zero field set to its default, or an
@@ -90,6 +97,12 @@ func (o Options) WithDefaults() (Options, error) {
 	}
 	if o.Retention < time.Millisecond {
 		return o, fmt.Errorf("%w: Options.Retention %v: must be at least 1ms", ErrInvalid, o.Retention)
+	}
+	if o.WaitReplicas < 0 || o.WaitTimeout < 0 {
+		return o, fmt.Errorf("%w: Options.WaitReplicas %d, WaitTimeout %v: must not be negative", ErrInvalid, o.WaitReplicas, o.WaitTimeout)
+	}
+	if o.WaitReplicas > 0 && o.WaitTimeout == 0 {
+		o.WaitTimeout = time.Second
 	}
 	if o.MaxPayload == 0 {
 		o.MaxPayload = 1 << 20

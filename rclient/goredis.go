@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -29,6 +30,9 @@ type goRedisAdapter struct {
 	// but the context's: go-redis cannot give a raw Do command the longer
 	// read timeout its typed blocking commands get.
 	bc goRedisClient
+	// reloaded is when a network error last made the cluster clients
+	// reload their slot map (unix ns); see result.
+	reloaded atomic.Int64
 }
 
 // NewGoRedis returns a Client on github.com/redis/go-redis/v9: a
@@ -144,7 +148,7 @@ func (a *goRedisAdapter) do(ctx context.Context, cl goRedisClient, c Command) (a
 	}
 	cmd := goRedisCmd(ctx, c)
 	_ = cl.Process(ctx, cmd) // the error is also in cmd
-	return goRedisResult(ctx, &c, cmd)
+	return a.result(ctx, &c, cmd)
 }
 
 func (a *goRedisAdapter) DoMulti(ctx context.Context, cs ...Command) []Result {
@@ -166,7 +170,7 @@ func (a *goRedisAdapter) DoMulti(ctx context.Context, cs ...Command) []Result {
 	}
 	for i, cmd := range cmds {
 		if cmd != nil {
-			out[i].Val, out[i].Err = goRedisResult(ctx, &cs[i], cmd)
+			out[i].Val, out[i].Err = a.result(ctx, &cs[i], cmd)
 		}
 	}
 	return out
@@ -254,6 +258,30 @@ func goRedisCmd(ctx context.Context, c Command) *redis.Cmd {
 		cmd.SetFirstKeyPos(int8(len(c.Head)))
 	}
 	return cmd
+}
+
+// reloadEvery bounds how often network errors reload the slot map.
+const reloadEvery = 250 * time.Millisecond
+
+// result is goRedisResult, and on a cluster a network error also makes
+// both clients reload their slot map (at most every reloadEvery). With
+// retries off, go-redis reloads it on MOVED only, which a dead master
+// never sends: without this it would dial the dead node for good after a
+// failover (rueidis refreshes by itself).
+func (a *goRedisAdapter) result(ctx context.Context, c *Command, cmd *redis.Cmd) (any, error) {
+	v, err := goRedisResult(ctx, c, cmd)
+	var re *RedisError
+	if err != nil && a.cluster && !errors.As(err, &re) && ctx.Err() == nil {
+		now, last := time.Now().UnixNano(), a.reloaded.Load()
+		if now-last >= int64(reloadEvery) && a.reloaded.CompareAndSwap(last, now) {
+			for _, cl := range []goRedisClient{a.c, a.bc} {
+				if cc, ok := cl.(*redis.ClusterClient); ok {
+					cc.ReloadState(ctx)
+				}
+			}
+		}
+	}
+	return v, err
 }
 
 func goRedisResult(ctx context.Context, c *Command, cmd *redis.Cmd) (any, error) {

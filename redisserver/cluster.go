@@ -248,3 +248,35 @@ func closeClients(cs []*redis.Client) {
 		_ = c.Close()
 	}
 }
+
+// MasterOf returns the spawned node that masters key's slot now (a
+// replica once it has taken over), asking a running node of the cluster.
+func (r *Redis) MasterOf(ctx context.Context, key string) (*Node, error) {
+	all := append(append([]*Node(nil), r.Nodes...), r.Replicas...)
+	for _, n := range all {
+		if !n.Running() || n.Paused() {
+			continue
+		}
+		c := newClient(n.Addr(), r.Password, 0)
+		slot, err := c.ClusterKeySlot(ctx, key).Result()
+		var slots []redis.ClusterSlot
+		if err == nil {
+			slots, err = c.ClusterSlots(ctx).Result()
+		}
+		_ = c.Close()
+		if err != nil {
+			return nil, fmt.Errorf("redisserver: master of %s: %w", key, err)
+		}
+		for _, s := range slots {
+			if int64(s.Start) <= slot && slot <= int64(s.End) && len(s.Nodes) > 0 {
+				for _, m := range all {
+					if m.Addr() == s.Nodes[0].Addr {
+						return m, nil
+					}
+				}
+			}
+		}
+		return nil, fmt.Errorf("redisserver: no spawned node masters slot %d of %s", slot, key)
+	}
+	return nil, fmt.Errorf("redisserver: master of %s: no node is running", key)
+}

@@ -44,6 +44,8 @@ type FaultSetup struct {
 	Proxy   *faults.Proxy    // nil unless a network fault is scheduled
 	RecLoop *LoopCrash       // nil unless a recoverer_crash is scheduled
 	MovLoop *LoopCrash       // nil unless a mover_crash is scheduled (and a mover loop runs)
+	// KillMaster: see faults.Hooks; nil unless a master_kill is scheduled.
+	KillMaster func(ctx context.Context) (string, error)
 }
 
 // faultRun is the engine's fault state; nil in a run without faults, so

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/aebench/aebench/harness/engine"
@@ -19,6 +20,8 @@ const costTimeout = 5 * time.Second
 
 // redisCost implements CostMeter with package rediscost.
 type redisCost struct {
+	mu        sync.Mutex
+	gone      map[string]bool // nodes a fault killed for good (master_kill)
 	addrs     []string
 	password  string
 	owned     bool
@@ -33,6 +36,30 @@ func newRedisCost(addrs []string, password string, owned bool, retention time.Du
 	return &redisCost{addrs: addrs, password: password, owned: owned, retention: retention}
 }
 
+// forget leaves a node a fault killed out of the snapshots from now on:
+// Diff then counts the nodes both ends have.
+func (m *redisCost) forget(addr string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.gone == nil {
+		m.gone = map[string]bool{}
+	}
+	m.gone[addr] = true
+}
+
+// live is addrs without the forgotten nodes.
+func (m *redisCost) live() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for _, a := range m.addrs {
+		if !m.gone[a] {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 func costCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), costTimeout)
 }
@@ -43,12 +70,12 @@ func (m *redisCost) Begin(ctx context.Context) error {
 	cctx, cancel := costCtx(ctx)
 	defer cancel()
 	if m.owned {
-		if err := rediscost.ResetStats(cctx, m.addrs, m.password); err != nil {
+		if err := rediscost.ResetStats(cctx, m.live(), m.password); err != nil {
 			return err
 		}
 	}
 	var err error
-	m.base, err = rediscost.Take(cctx, m.addrs, m.password)
+	m.base, err = rediscost.Take(cctx, m.live(), m.password)
 	return err
 }
 
@@ -58,10 +85,10 @@ func (m *redisCost) Mark(ctx context.Context) error {
 	cctx, cancel := costCtx(ctx)
 	defer cancel()
 	var err error
-	if m.before, err = rediscost.Take(cctx, m.addrs, m.password); err != nil {
+	if m.before, err = rediscost.Take(cctx, m.live(), m.password); err != nil {
 		return err
 	}
-	m.sampler = rediscost.StartMemorySampler(context.WithoutCancel(ctx), m.addrs, m.password, 100*time.Millisecond)
+	m.sampler = rediscost.StartMemorySampler(context.WithoutCancel(ctx), m.live(), m.password, 100*time.Millisecond)
 	return nil
 }
 
@@ -71,9 +98,15 @@ func (m *redisCost) End(ctx context.Context, jobs, acked int64) error {
 		return nil
 	}
 	peak := m.sampler.Stop()
+	if len(m.live()) < len(m.addrs) {
+		// The queue's master died in the window and a replica took its
+		// slots: neither end of the window covers both.
+		m.rep = &engine.CostReport{Jobs: jobs, Error: "not measured: a master_kill changed the masters during the window"}
+		return nil
+	}
 	cctx, cancel := costCtx(ctx)
 	defer cancel()
-	after, err := rediscost.Take(cctx, m.addrs, m.password)
+	after, err := rediscost.Take(cctx, m.live(), m.password)
 	if err != nil {
 		m.rep = &engine.CostReport{Error: err.Error()}
 		return err
@@ -136,8 +169,12 @@ func (pr *planRunner) costTable(w io.Writer, runs []summary.RunSummary) {
 	var rows [][]string
 	for _, r := range runs {
 		c := r.Cost
-		if c == nil {
-			rows = append(rows, []string{runName(r, pr.s.Repeats), "n/a"})
+		if c == nil || c.Error != "" && c.Commands == 0 {
+			why := "n/a"
+			if c != nil {
+				why += " (" + c.Error + ")"
+			}
+			rows = append(rows, []string{runName(r, pr.s.Repeats), why})
 			continue
 		}
 		rows = append(rows, []string{runName(r, pr.s.Repeats), fmt.Sprintf("%.2f", c.Commands),

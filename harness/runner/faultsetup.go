@@ -31,8 +31,9 @@ func (pr *planRunner) prepareFaults(ctx context.Context, spec scenario.RunSpec, 
 		fs.Redis = srv.r.Nodes[0]
 	}
 	workerAddr := srv.r.Addrs[0]
-	var need struct{ proxy, rec, mov bool }
+	var need struct{ proxy, rec, mov, master bool }
 	for _, f := range cfg.Faults {
+		need.master = need.master || f.Kind == faults.MasterKill
 		need.proxy = need.proxy || f.NeedsProxy()
 		need.rec = need.rec || f.Kind == faults.RecovererCrash
 		need.mov = need.mov || f.Kind == faults.MoverCrash
@@ -54,6 +55,9 @@ func (pr *planRunner) prepareFaults(ctx context.Context, spec scenario.RunSpec, 
 		}
 		closers = append(closers, func() { _ = c.Close() })
 		return c, nil
+	}
+	if need.master {
+		fs.KillMaster = masterKiller(srv, queueKey(jopts.Queue, cfg.Store.Shards), hooks.Cost)
 	}
 	if need.proxy {
 		p, err := faults.NewProxy(srv.r.Addrs[0])

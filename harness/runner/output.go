@@ -13,7 +13,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/harness/verdict"
 	"github.com/aebench/aebench/harness/verdict/stats"
@@ -234,6 +236,9 @@ func lostNote(rs *summary.RunSummary) string {
 	if rs.Ledger.SeedVariant {
 		return " (expected for this seed variant)"
 	}
+	if rs.Config.Redis.Replicas > 0 && hasFault(rs.Config, faults.MasterKill) {
+		return " (expected: a master failed over to a replica that replicates asynchronously)"
+	}
 	if rs.Config.Redis.Persistence == "none" {
 		return " (expected without persistence)"
 	}
@@ -366,4 +371,14 @@ func fitStatus(s engine.StatusLine, width int) string {
 		short = string(r[:max(width-1, 0)])
 	}
 	return short
+}
+
+// hasFault reports whether c schedules a fault of kind k.
+func hasFault(c scenario.Config, k faults.Kind) bool {
+	for _, f := range c.Faults {
+		if f.Kind == k {
+			return true
+		}
+	}
+	return false
 }

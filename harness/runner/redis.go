@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
@@ -15,6 +16,9 @@ import (
 type pooledRedis struct {
 	r    *redisserver.Redis
 	info summary.RedisInfo
+	// broken: a fault left it unlike what its key says (a master killed
+	// for good); the next run that asks for it gets a fresh one.
+	broken atomic.Bool
 }
 
 // redisPool starts each distinct Redis a plan asks for once and keeps it
@@ -30,8 +34,13 @@ func newRedisPool(logf func(string, ...any)) *redisPool {
 
 func (p *redisPool) get(ctx context.Context, rc scenario.RedisConfig) (*pooledRedis, error) {
 	key := rc.Mode + "|" + rc.URL + "|" + strconv.Itoa(rc.Masters) + "x" + strconv.Itoa(rc.Replicas) + "|" + rc.Persistence + "|" + strconv.Itoa(rc.HZ)
-	if pr, ok := p.servers[key]; ok {
+	if pr, ok := p.servers[key]; ok && !pr.broken.Load() {
 		return pr, nil
+	} else if ok {
+		delete(p.servers, key)
+		if err := pr.r.Close(); err != nil {
+			p.logf("closing a Redis a fault left broken: %v", err)
+		}
 	}
 	o := redisserver.Options{Logf: p.logf}
 	switch rc.Mode {

@@ -107,6 +107,10 @@ type StoreConfig struct {
 	// Shards is how many shards one logical queue is split into
 	// (backends/shard); 1 is the backend itself.
 	Shards int `json:"shards,omitempty"`
+	// WaitReplicas and WaitTimeout: WAIT after each enqueue
+	// (jobstore.Options.WaitReplicas).
+	WaitReplicas int           `json:"wait_replicas,omitempty"`
+	WaitTimeout  time.Duration `json:"wait_timeout_ns,omitempty"`
 }
 
 // ProducerConfig is the load.
@@ -335,15 +339,21 @@ func (c Config) StoreOptions(queue string) jobstore.Options {
 		Backoff:      jobstore.Backoff{Base: c.Store.BackoffBase, Max: c.Store.BackoffMax, Jitter: c.Store.BackoffJitter},
 		PollInterval: c.Store.PollInterval,
 		Seed:         c.Seed,
+		WaitReplicas: c.Store.WaitReplicas,
+		WaitTimeout:  c.Store.WaitTimeout,
 	}
 }
 
-// shardsText states a sharded queue, or "".
+// shardsText states a sharded queue and WAIT after enqueue, or "".
 func shardsText(s StoreConfig) string {
-	if s.Shards <= 1 {
-		return ""
+	var out string
+	if s.Shards > 1 {
+		out = fmt.Sprintf(", %d shards", s.Shards)
 	}
-	return fmt.Sprintf(", %d shards", s.Shards)
+	if s.WaitReplicas > 0 {
+		out += fmt.Sprintf(", WAIT %d replica(s) up to %s after enqueue", s.WaitReplicas, s.WaitTimeout)
+	}
+	return out
 }
 
 // prefillText states the backlog a run starts with, or "".

@@ -107,6 +107,13 @@ func fields() []field {
 			Doc: "shards of the queue: the backend as that many complete stores, each on its own hash tag (so on a cluster they spread over the masters), enqueue routed by job id, claims taken from every shard; ordering holds per shard only (package backends/shard). Job stores and the floor only",
 			set: func(c *Config, v string) error { return setInt(&c.Store.Shards, v, 1, 64) }},
 
+		{Path: "store.wait_replicas", Default: "0", Allowed: "an integer 0..2, at most redis.replicas", Matrix: true,
+			Doc: "WAIT for this many replicas after each enqueue, on the enqueue's connection (jobstore.Options.WaitReplicas): what a failover loses with and without it (redis.mode cluster with redis.replicas, or url)",
+			set: func(c *Config, v string) error { return setInt(&c.Store.WaitReplicas, v, 0, 2) }},
+		{Path: "store.wait_timeout", Default: "1s", Allowed: "a duration from 1ms to 1m", Matrix: true,
+			Doc: "WAIT's timeout: an enqueue returns after it even when fewer replicas have the jobs",
+			set: func(c *Config, v string) error { return setDur(&c.Store.WaitTimeout, v, time.Millisecond, time.Minute) }},
+
 		{Path: "producers.count", Default: "2", Allowed: "an integer 1..1024", Matrix: true,
 			Doc: "producer goroutines; the rate is shared among them",
 			set: func(c *Config, v string) error { return setInt(&c.Producers.Count, v, 1, 1024) }},

@@ -56,6 +56,9 @@ func NewCore(ctx context.Context, c rclient.Client, o jobstore.Options, scripts 
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, fmt.Errorf("lease token prefix: %w", err)
 	}
+	if _, ok := c.(rclient.Waiter); o.WaitReplicas > 0 && !ok {
+		return nil, fmt.Errorf("%w: Options.WaitReplicas %d: client %s cannot send WAIT on the connection of its write", jobstore.ErrInvalid, o.WaitReplicas, c.Name())
+	}
 	core := &Core{C: c, Opts: o, Keys: NewKeys(o.Queue), tokenPrefix: hex.EncodeToString(b[:]),
 		rng: mrand.New(mrand.NewPCG(uint64(o.Seed), 0x9e3779b97f4a7c15))}
 	if core.Scripts, err = scripts(o.Encoding); err != nil {
@@ -113,8 +116,16 @@ func (c *Core) RetryAt(now time.Time, attempt int) time.Time {
 }
 
 // Run runs a named script and maps its error replies to sentinel errors.
+// The "enqueue" script of every backend is followed by WAIT when
+// Options.WaitReplicas asks for it (jobstore.Options).
 func (c *Core) Run(ctx context.Context, name string, keys, args []string) (any, error) {
-	v, err := c.Scripts.run(ctx, c.C, name, keys, args)
+	var v any
+	var err error
+	if name == "enqueue" && c.Opts.WaitReplicas > 0 {
+		v, err = c.Scripts.runWait(ctx, c.C.(rclient.Waiter), name, keys, args, c.Opts.WaitReplicas, c.Opts.WaitTimeout)
+	} else {
+		v, err = c.Scripts.run(ctx, c.C, name, keys, args)
+	}
 	if err != nil {
 		return nil, MapError(name, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
@@ -145,4 +146,16 @@ func (s Scripts) run(ctx context.Context, c rclient.Client, name string, keys, a
 		return c.Run(ctx, sc, keys, args)
 	}
 	return nil, fmt.Errorf("no script %q", name)
+}
+
+// runWait is run for a function followed by WAIT on its connection
+// (rclient.Waiter); a replica count short of replicas after the timeout is
+// no error: the write stands, less replicated than asked.
+func (s Scripts) runWait(ctx context.Context, w rclient.Waiter, name string, keys, args []string, replicas int, timeout time.Duration) (any, error) {
+	fn, ok := s.fns[name]
+	if !ok {
+		return nil, fmt.Errorf("script %q is not a function: WAIT after it is not supported", name)
+	}
+	v, _, err := w.CallWait(ctx, s.lib, fn, keys, args, replicas, timeout)
+	return v, err
 }
