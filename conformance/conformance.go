@@ -74,6 +74,10 @@ type Backend struct {
 	// runs the whole suite and says, case by case, where and why it
 	// departs from the contract. A name the suite does not have fails.
 	Findings map[string]string
+	// Options, when set, fixes what the store needs of its options after
+	// each case has set its own (a store that keeps JSON records only sets
+	// EncodingJSON, so the cases choose payloads JSON can hold).
+	Options func(*jobstore.Options)
 }
 
 // Adapt turns a constructor that returns its concrete store type into a

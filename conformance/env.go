@@ -63,6 +63,9 @@ func runCase(t *testing.T, b Backend, c rclient.Client, tg Target, tc testCase, 
 	if extra != nil {
 		extra(&o)
 	}
+	if b.Options != nil {
+		b.Options(&o)
+	}
 	s, err := b.New(ctx, c, o)
 	if err != nil {
 		t.Fatalf("%s: New(queue %q): %v", b.Name, o.Queue, err)

@@ -225,6 +225,41 @@ type Mover interface {
 	Promote(ctx context.Context, max int) (int, error)
 }
 
+// Auditor is implemented by stores that can count, once a run has drained,
+// what their design left behind or did on the way that the ledger of
+// worker events cannot see: entries a claim refused and left pending, a job
+// added to a stream twice, a job promoted before its time. Audit returns
+// counts by name (snake_case); the harness records them as the run's
+// "audit" and the claims command reads the seed flaws off them. A count is
+// either read from Redis after the drain (the same read for a seed variant
+// and its corrected store) or counted by the store as it ran; each
+// store's doc says which. It is optional, and never on a hot path.
+type Auditor interface {
+	Audit(ctx context.Context) (map[string]int64, error)
+}
+
+// Location is where Locate found a job's record.
+type Location struct {
+	// Found: the record exists (Status is then its status).
+	Found  bool
+	Status Status
+	// Reachable: a finished record, or an open one that the store's claims,
+	// movers or recovery will reach: waiting in an index they read (a queue
+	// or delayed set member, a stream entry, a bucket member) or held under
+	// a lease in the active index. An open record that is not reachable is
+	// in no queue: nothing will ever run it.
+	Reachable bool
+}
+
+// Locator is implemented by stores that can tell, for a batch of job ids,
+// whether each record sits where the store will reach it. The harness's
+// read-back after the drain asks it for every job the ledger still holds
+// open, so a job a mover or a claim dropped is counted lost whatever the
+// backlog beside it. It reads, never writes.
+type Locator interface {
+	Locate(ctx context.Context, ids []string) ([]Location, error)
+}
+
 // Completion is one lease to complete, with its result.
 type Completion struct {
 	Lease  Lease

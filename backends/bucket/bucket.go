@@ -223,7 +223,7 @@ func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Conf
 		return nil, err
 	}
 	core, err := base.NewCore(ctx, c, o, func(enc jobstore.Encoding) (base.Scripts, error) {
-		return base.ComposeScripts(ctx, c, enc, scripts, base.ScriptExtend, base.ScriptComplete, base.ScriptCompleteMany)
+		return base.ComposeScripts(ctx, c, enc, scripts, base.ScriptExtend, base.ScriptComplete, base.ScriptCompleteMany, base.ScriptLocate)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bucket: %w", err)
@@ -424,4 +424,11 @@ func (s *Store) Stats(ctx context.Context) (jobstore.Stats, error) {
 		}
 	}
 	return jobstore.Stats{}, fmt.Errorf("bucket: stats: buckets kept falling due while counting (%d tries)", statsTries)
+}
+
+// Locate says where each job's record sits (jobstore.Locator): waiting in
+// ready or in its bucket (the Ref names which), or leased in the active
+// index.
+func (s *Store) Locate(ctx context.Context, ids []string) ([]jobstore.Location, error) {
+	return s.LocateIn(ctx, ids, s.ready)
 }

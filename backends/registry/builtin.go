@@ -33,6 +33,11 @@ func builtins() []Backend {
 				{Name: base.OptionWait, Allowed: base.WaitBlock + " or " + base.WaitPoll, Default: base.WaitBlock,
 					Doc: "how a waiting Claim waits: BZPOPMIN on a wake-up marker, or a pop every store.poll_interval (the seeds' way)"},
 				{Name: base.OptionVariant, Allowed: zset.VariantAllowed, Default: base.VariantOff, Doc: zset.VariantDoc},
+				{Name: zset.OptionEncoding, Allowed: "hash or json", Default: "the scenario's encoding",
+					Doc: "the record encoding of this backend only, over the scenario's encoding (a hash and a JSON store in one run)"},
+				{Name: zset.OptionRecordIO, Allowed: zset.RecordIOScript + " or " + zset.RecordIOClient, Default: zset.RecordIOScript,
+					Doc: "where records are read and written: inside the Lua scripts, or by the client as one JSON string with a compare-and-set, " +
+						"as AsyncEndpoints' JSON RedisJobStore does (records JSON whatever the encoding; claims poll; no strict FIFO)"},
 			},
 			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
 				return zset.Build(ctx, c, o, extra)
@@ -55,8 +60,10 @@ func builtins() []Backend {
 				return bucket.NewWith(ctx, c, o, cfg)
 			}},
 		{Name: "stream", Kind: KindJobStore, Doc: "one stream and consumer group for all jobs; delayed jobs re-appended until due; blocking claim",
-			Caps:    storeCaps(jobstore.CapBlockingClaim, jobstore.CapStoreClockLeases, jobstore.CapBatchComplete).WithCore(),
-			Options: []Option{{Name: base.OptionVariant, Allowed: stream.VariantAllowed, Default: base.VariantOff, Doc: stream.VariantDoc}},
+			Caps: storeCaps(jobstore.CapBlockingClaim, jobstore.CapStoreClockLeases, jobstore.CapBatchComplete).WithCore(),
+			Options: []Option{{Name: base.OptionVariant, Allowed: stream.VariantAllowed, Default: base.VariantOff, Doc: stream.VariantDoc},
+				{Name: stream.OptionMaxLen, Allowed: "a whole number >= 1, with variant " + stream.VariantSeed003MaxLen + " only", Default: strconv.Itoa(stream.DefaultMaxLen),
+					Doc: "the MAXLEN ~ of the seed003-maxlen variant's XADD"}},
 			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
 				return stream.Build(ctx, c, o, extra)
 			}},
@@ -68,6 +75,9 @@ func builtins() []Backend {
 				{Name: dual.OptionBatch, Allowed: "a whole number from 1 to 1000", Default: strconv.Itoa(dual.DefaultBatch),
 					Doc: "how many due jobs a Claim round promotes in claim mode"},
 				{Name: base.OptionVariant, Allowed: dual.VariantAllowed, Default: base.VariantOff, Doc: dual.VariantDoc},
+				{Name: dual.OptionSeedMover, Allowed: dual.SeedApproach1 + " or " + dual.SeedApproach2 + ", with variant " + dual.VariantSeed000 + " only",
+					Default: "approach1 in mover claim, approach2 in mover background",
+					Doc:     "which of seed 000's movers the variant's Promote runs: approach 1's read then ZREM and XADD per job, or approach 2's five-second look-ahead"},
 			},
 			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
 				return dual.Build(ctx, c, o, extra)

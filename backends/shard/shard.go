@@ -358,3 +358,35 @@ func crc16(b []byte) uint16 {
 	}
 	return crc
 }
+
+// Locate asks each job's shard where its record sits (jobstore.Locator);
+// it fails when a shard's store cannot say.
+func (s *Store) Locate(ctx context.Context, ids []string) ([]jobstore.Location, error) {
+	out := make([]jobstore.Location, len(ids))
+	idx := make([][]int, len(s.shards))
+	for k, id := range ids {
+		i := s.index(id)
+		idx[i] = append(idx[i], k)
+	}
+	for i, ks := range idx {
+		if len(ks) == 0 {
+			continue
+		}
+		loc, ok := s.shards[i].(jobstore.Locator)
+		if !ok {
+			return nil, fmt.Errorf("shard %d: its store cannot locate jobs", i)
+		}
+		part := make([]string, len(ks))
+		for n, k := range ks {
+			part[n] = ids[k]
+		}
+		got, err := loc.Locate(ctx, part)
+		if err != nil {
+			return nil, fmt.Errorf("shard %d: %w", i, err)
+		}
+		for n, k := range ks {
+			out[k] = got[n]
+		}
+	}
+	return out, nil
+}

@@ -18,18 +18,34 @@ import (
 const (
 	// VariantSeed003 acknowledges entries at claim time (Seed003).
 	VariantSeed003 = "seed003"
+	// VariantSeed003MaxLen trims the stream with MAXLEN (Seed003MaxLen).
+	VariantSeed003MaxLen = "seed003-maxlen"
 	// VariantAllowed lists the values, for the registry.
-	VariantAllowed = base.VariantOff + " or " + VariantSeed003
+	VariantAllowed = base.VariantOff + ", " + VariantSeed003 + " or " + VariantSeed003MaxLen
 	// VariantDoc describes the option, for the registry.
 	VariantDoc = "seed variant (off by default; reproduces one seed flaw on purpose): seed003 acknowledges (XACK) each entry at claim time, " +
-		"as seeds 003 and 000 do, with no lease: a worker crash after the claim loses the job, the PEL no longer protects it"
+		"as seeds 003 and 000 do, with no lease: a worker crash after the claim loses the job, the PEL no longer protects it; " +
+		"seed003-maxlen appends with XADD MAXLEN ~ <option maxlen> (default 1000), the trimming seed 003 recommends: past that backlog, entries not yet read are deleted and their jobs lost"
+	// OptionMaxLen is Seed003MaxLen's MAXLEN.
+	OptionMaxLen = "maxlen"
+	// DefaultMaxLen is OptionMaxLen's default.
+	DefaultMaxLen = 1000
 )
 
 // Build builds the corrected Store, or the seed variant option "variant" names.
 func Build(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
-	v, _, err := base.VariantOption("stream", extra, VariantSeed003)
+	v, rest, err := base.VariantOption("stream", extra, VariantSeed003, VariantSeed003MaxLen)
 	if err != nil {
 		return nil, err
+	}
+	maxLen := DefaultMaxLen
+	if m, ok := rest[OptionMaxLen]; ok {
+		n, err := strconv.Atoi(m)
+		if err != nil || n < 1 || v != VariantSeed003MaxLen {
+			return nil, fmt.Errorf("%w: backend stream: option %s %q: allowed is a whole number >= 1, with variant %s only",
+				jobstore.ErrInvalid, OptionMaxLen, m, VariantSeed003MaxLen)
+		}
+		maxLen = n
 	}
 	s, err := New(ctx, c, o)
 	switch {
@@ -37,6 +53,8 @@ func Build(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[
 		return nil, err
 	case v == VariantSeed003:
 		return &Seed003{Store: s}, nil
+	case v == VariantSeed003MaxLen:
+		return &Seed003MaxLen{Store: s, maxLen: strconv.Itoa(maxLen)}, nil
 	}
 	return s, nil
 }
@@ -108,4 +126,44 @@ func (s *Seed003) Stats(ctx context.Context) (jobstore.Stats, error) {
 		return jobstore.Stats{}, fmt.Errorf("stream seed003: %w", err)
 	}
 	return jobstore.Stats{Due: n.Unread - n.Extra[0], InProgress: n.Extra[0] + n.Pending, Dead: n.Dead, Completed: n.Completed}, nil
+}
+
+// Seed003MaxLen is a SEED VARIANT, not a job store to use: the corrected
+// stream store whose Enqueue appends with XADD MAXLEN ~ N
+// (seed003_maxlen_enqueue.lua), the "built-in mechanism to control memory
+// usage" seed 003 lists among the stream's advantages (line 256 of
+// shared/seeds/003_d241bc79c704dc55.txt). On a consumer group's stream a
+// trim deletes the oldest entries whether or not the group has read them:
+// once the backlog passes N (rounded up to Redis's node of 100 entries, as
+// "~" allows), entries not yet delivered are deleted and their jobs are in
+// no queue (lost, "Queued" in no queue); entries already delivered lose
+// their body but stay pending, and this variant, keeping the corrected
+// leases, still recovers those (the seed's recovery, which reads the
+// entries back with XRANGE, would not). Everything else is the corrected
+// stream store's.
+type Seed003MaxLen struct {
+	*Store
+	maxLen string
+}
+
+// Capabilities: the corrected store's, plus seed-variant.
+func (s *Seed003MaxLen) Capabilities() jobstore.Capabilities {
+	cs := s.Store.Capabilities()
+	cs[jobstore.CapSeedVariant] = true
+	return cs
+}
+
+// Enqueue stores jobs and appends each to the stream, trimming it to about
+// maxLen entries.
+func (s *Seed003MaxLen) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
+	if err := s.Check(); err != nil {
+		return err
+	}
+	now := s.Now()
+	keys, args, _, err := s.EnqueueArgs(now, jobs)
+	if err != nil {
+		return err
+	}
+	_, err = s.Run(ctx, "seed003_maxlen_enqueue", append([]string{s.Ready}, keys...), append([]string{base.Ms(now), s.maxLen}, args...))
+	return err
 }

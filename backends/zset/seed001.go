@@ -21,23 +21,32 @@ var ErrClaimConflict = errors.New("zset seed001: claim conflict: another claimer
 // isoLayout is .NET's round-trip format "O", which the seed writes dates in.
 const isoLayout = "2006-01-02T15:04:05.0000000-07:00"
 
-// Seed001 is a SEED VARIANT, not a job store to use: seed 001's claim. It
-// reads the queue's head outside Lua (ZRANGEBYSCORE ... LIMIT 0 Max), then
-// claims each id read in a script of its own (seed001_claim.lua, the
-// seed's ClaimSingleJob): every claimer reads the same head, and one that
-// gets none of what it read returns ErrClaimConflict (the seed's
-// ALREADY_ASSIGNED), so claim errors grow with the number of workers
-// (declared as jobstore.CapClaimConflicts). Its retry-delay check parses
-// the ISO date the seed writes with tonumber(), which yields nil, so it
-// never fires: Fail puts a retry back due at once (seed001_fail.lua) and it
-// starts before its RetryDelayUntil (the ledger's "early"). It polls every
-// Options.PollInterval. Leases, fencing and recovery are the corrected
-// store's.
+// Seed001 is a SEED VARIANT, not a job store to use: seed 001's hash store
+// (shared/seeds/001_3b1d554d8cec89c5.txt) where it differs from the
+// corrected one:
+//   - Claim: the queue's head is read outside Lua (ZRANGEBYSCORE ... LIMIT
+//     0 Max), then each id read is claimed in a script of its own
+//     (seed001_claim.lua, the seed's ClaimSingleJob, lines 294-361): every
+//     claimer reads the same head, and one that gets none of what it read
+//     returns ErrClaimConflict (the seed's ALREADY_ASSIGNED), so claim
+//     errors grow with the number of workers (jobstore.CapClaimConflicts).
+//     Its retry-delay check (lines 326-331) parses with tonumber() a date
+//     the seed writes as ISO 8601, gets nil and never fires; it never needs
+//     to, since a retry not yet due is not in the queue (below).
+//   - Fail: the seed's UpdateJob (lines 225-287; seed001_fail.lua) puts a
+//     Scheduled job back in the queue only when RetryDelayUntil <= now
+//     (line 273). A retry with a backoff ahead is put nowhere, and nothing
+//     re-adds it: it never runs again. The ledger counts it lost
+//     ("Scheduled" in no queue).
+//
+// It polls every Options.PollInterval. Leases, fencing and recovery are the
+// corrected store's: a claim is leased in the active index (the seed's
+// claim writes WorkerId and StartedAt only), so this variant shows the two
+// flaws above and nothing else.
 type Seed001 struct{ *Store }
 
-// Capabilities: a seed variant whose retries are not honoured (a retry
-// runs early), whose claims conflict, and that is not strict FIFO for
-// retries.
+// Capabilities: a seed variant whose delayed retries never run, whose
+// claims conflict, and that is not strict FIFO for retries.
 func (s *Seed001) Capabilities() jobstore.Capabilities {
 	return withoutCore(jobstore.Capabilities{jobstore.CapNativeDelay: true, jobstore.CapStoreClockLeases: true,
 		jobstore.CapExactStats: true, jobstore.CapBatchComplete: true, jobstore.CapClaimConflicts: true}.WithCore(), jobstore.CapRetries)
@@ -78,7 +87,7 @@ func (s *Seed001) claimOne(ctx context.Context, member, worker string, now, dead
 	v, err := s.Run(ctx, "seed001_claim", []string{s.queue, s.Keys.Active()},
 		[]string{member, base.Ms(now), base.Ms(deadline), s.TokenBase() + ".1", worker})
 	var re *rclient.RedisError
-	if errors.As(err, &re) && (strings.Contains(re.Msg, "ALREADY_ASSIGNED") || strings.Contains(re.Msg, "RETRY_DELAY")) {
+	if errors.As(err, &re) && (strings.Contains(re.Msg, "ALREADY_ASSIGNED") || strings.Contains(re.Msg, "WRONG_STATUS") || strings.Contains(re.Msg, "RETRY_DELAY")) {
 		return nil, fmt.Errorf("%w: %s", ErrClaimConflict, re.Msg)
 	}
 	if err != nil {
@@ -87,8 +96,8 @@ func (s *Seed001) claimOne(ctx context.Context, member, worker string, now, dead
 	return base.DecodeClaimed(v, worker, now, deadline)
 }
 
-// Fail schedules a retry (due at once in the queue, RetryDelayUntil later)
-// or dead-letters, under the lease.
+// Fail schedules a retry the seed's way (back in the queue only when
+// already due, else nowhere) or dead-letters, under the lease.
 func (s *Seed001) Fail(ctx context.Context, l jobstore.Lease, reason string) (jobstore.FailResult, error) {
 	if err := base.ValidateLease(l); err != nil {
 		return jobstore.FailResult{}, err

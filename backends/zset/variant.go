@@ -21,8 +21,8 @@ import (
 const (
 	// VariantSeed004 pops due ids before processing (seed004.go).
 	VariantSeed004 = "seed004"
-	// VariantSeed001 reads the head outside Lua and never honours a retry
-	// delay (seed001.go).
+	// VariantSeed001 reads the head outside Lua and strands retries whose
+	// delay is ahead (seed001.go).
 	VariantSeed001 = "seed001"
 	// VariantSeed002 recovers by SCANning every key (seed002.go).
 	VariantSeed002 = "seed002"
@@ -30,13 +30,17 @@ const (
 	VariantUnfenced = "unfenced"
 )
 
+// OptionEncoding overrides the scenario's record encoding for this
+// backend only (so one run can hold a hash and a JSON store side by side).
+const OptionEncoding = "encoding"
+
 // VariantAllowed lists the values of the option "variant", for the registry.
 const VariantAllowed = base.VariantOff + ", " + VariantSeed004 + ", " + VariantSeed001 + ", " + VariantSeed002 + " or " + VariantUnfenced
 
 // VariantDoc describes the option "variant", for the registry.
 const VariantDoc = "seed variant (off by default; reproduces one seed flaw on purpose): " +
 	"seed004 pops due ids (ZRANGEBYSCORE + ZREM, batch 20) with no lease and polls: a crash between pop and finish loses the job; " +
-	"seed001 reads the head outside Lua then claims that one id (claimers race for it: claim errors ALREADY_ASSIGNED) and its retry-delay check parses an ISO date with tonumber(): retries start early; " +
+	"seed001 reads the head outside Lua then claims that one id (claimers race for it: claim errors ALREADY_ASSIGNED), and its UpdateJob re-adds a retry to the queue only when already due: a retry with a backoff ahead is in no queue and never runs; " +
 	"seed002 recovers with the seed's script that SCANs every key and builds key names in Lua: its cost grows with the keys in Redis; " +
 	"unfenced: Complete and Fail do not check the lease: a worker whose job was recovered overwrites its state"
 
@@ -46,6 +50,24 @@ func Build(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[
 	variant, rest, err := base.VariantOption("zset", extra, VariantSeed004, VariantSeed001, VariantSeed002, VariantUnfenced)
 	if err != nil {
 		return nil, err
+	}
+	if enc, ok := rest[OptionEncoding]; ok {
+		delete(rest, OptionEncoding)
+		if enc != string(jobstore.EncodingHash) && enc != string(jobstore.EncodingJSON) {
+			return nil, fmt.Errorf("%w: backend zset: option %s %q: allowed are %s and %s", jobstore.ErrInvalid, OptionEncoding, enc,
+				jobstore.EncodingHash, jobstore.EncodingJSON)
+		}
+		o.Encoding = jobstore.Encoding(enc)
+	}
+	if io, ok := rest[OptionRecordIO]; ok {
+		delete(rest, OptionRecordIO)
+		switch {
+		case io == RecordIOClient && variant == base.VariantOff && rest[base.OptionWait] != base.WaitBlock:
+			return newClientJSON(ctx, c, o)
+		case io != RecordIOScript:
+			return nil, fmt.Errorf("%w: backend zset: option %s %q: allowed are %s and %s (client: without a variant, and claims poll)",
+				jobstore.ErrInvalid, OptionRecordIO, io, RecordIOScript, RecordIOClient)
+		}
 	}
 	cfg, err := ParseConfig(rest)
 	if err != nil {
@@ -91,12 +113,12 @@ func withoutCore(cs jobstore.Capabilities, broken ...jobstore.Capability) jobsto
 
 // completeUnfenced is the seeds' unfenced Complete (unfenced_complete.lua).
 func (s *Store) completeUnfenced(ctx context.Context, l jobstore.Lease, result []byte) error {
-	return s.CompleteWith(ctx, "unfenced_complete", l, result, []string{s.Keys.Of("processing")})
+	return s.CompleteWith(ctx, "unfenced_complete", l, result, nil)
 }
 
 // failUnfenced is the seeds' unfenced Fail (unfenced_fail.lua).
 func (s *Store) failUnfenced(ctx context.Context, l jobstore.Lease, reason string) (jobstore.FailResult, error) {
 	return s.FailWith(ctx, "unfenced_fail", l, reason, func(_ time.Time) []string {
-		return append([]string{s.queue, s.Keys.Of("processing")}, s.marker...)
+		return append([]string{s.queue}, s.marker...)
 	})
 }

@@ -103,7 +103,7 @@ func New(ctx context.Context, c rclient.Client, o jobstore.Options) (*Store, err
 // NewWith loads the scripts and returns a store on c configured by cfg.
 func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Config) (*Store, error) {
 	core, err := base.NewCore(ctx, c, o, func(enc jobstore.Encoding) (base.Scripts, error) {
-		return base.ComposeScripts(ctx, c, enc, scripts, base.ScriptExtend, base.ScriptComplete, base.ScriptCompleteMany)
+		return base.ComposeScripts(ctx, c, enc, scripts, base.ScriptExtend, base.ScriptComplete, base.ScriptCompleteMany, base.ScriptLocate)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("zset: %w", err)
@@ -190,4 +190,10 @@ func (s *Store) Stats(ctx context.Context) (jobstore.Stats, error) {
 		n[i] = base.Int(r.Val)
 	}
 	return jobstore.Stats{Due: n[0], Delayed: n[1], InProgress: n[2], Dead: n[3], Completed: n[4]}, nil
+}
+
+// Locate says where each job's record sits (jobstore.Locator): waiting in
+// the queue ZSET, or leased in the active index.
+func (s *Store) Locate(ctx context.Context, ids []string) ([]jobstore.Location, error) {
+	return s.LocateIn(ctx, ids, s.queue)
 }

@@ -24,3 +24,18 @@ func TestConformancePoll(t *testing.T) {
 	conformance.Run(t, []conformance.Backend{{Name: "zset-poll", New: conformance.Adapt(newStore)}},
 		basetest.Targets(t), rclient.Names())
 }
+
+// The record read and written by the client as one JSON string
+// (ClientJSON, AsyncEndpoints' JSON store): the whole suite, as every job
+// store.
+func TestConformanceClientJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the conformance variant is long")
+	}
+	newStore := func(ctx context.Context, c rclient.Client, o jobstore.Options) (jobstore.Store, error) {
+		return zset.Build(ctx, c, o, map[string]string{zset.OptionRecordIO: zset.RecordIOClient})
+	}
+	conformance.Run(t, []conformance.Backend{{Name: "zset-json-client", New: newStore,
+		Options: func(o *jobstore.Options) { o.Encoding = jobstore.EncodingJSON }}},
+		basetest.Targets(t), rclient.Names())
+}

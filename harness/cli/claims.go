@@ -18,6 +18,7 @@ import (
 	"github.com/aebench/aebench/harness/runner"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
+	"github.com/aebench/aebench/harness/verdict"
 )
 
 const claimsHelp = `Usage: aebench claims [--quick] [--claims a,b] [--flaws a,b] [--dir DIR] [--out DIR] [--readme README.md]
@@ -62,10 +63,16 @@ type flawRow struct {
 // scenario of scenarios/claims reproduces.
 var flawRows = []flawRow{
 	{"flaw-seed004.yaml", "004", "pop ids before processing (ZRANGEBYSCORE + ZREM): a crash between pop and finish loses the job", "lost", 0},
+	{"flaw-seed004-keys.yaml", "004", "jobs in progress counted with KEYS processing:* (line 332): every metrics call walks the whole keyspace", "keys_us", 0},
 	{"flaw-seed003-xack.yaml", "003/000", "XACK at claim time: a worker crash after the claim loses the job", "lost", 0},
-	{"flaw-seed000-mover.yaml", "000", "mover reads due ids, then ZREM and XADD apart: concurrent movers promote a job twice", "duplicated", 0},
+	{"flaw-seed003-maxlen.yaml", "003", "XADD MAXLEN, which seed 003 recommends, on a consumer group's stream: entries not yet read are trimmed and their jobs lost", "lost", 0},
+	{"flaw-seed000-mover.yaml", "000", "approach 1's mover reads due ids, then ZREM and XADD apart: concurrent movers add a job to the stream twice", "duplicate_entries", 0},
+	{"flaw-seed000-mover.yaml", "000", "the seed's claim refuses the second entry (ALREADY_ASSIGNED) and never acknowledges it: it stays in the PEL, a leak and a wasted claim (no job runs twice)", "pel_pending", 0},
 	{"flaw-seed000-drop.yaml", "000", "mover removes (ZREM), then adds (XADD) in another command: a mover crash between them drops the job", "lost", 0},
-	{"flaw-seed001-retry.yaml", "001", "retry-delay check tonumber(ISO date) is nil, never fires: retries start early", "early", 0},
+	{"flaw-seed000-early.yaml", "000", "delayed jobs scored in whole seconds (ToUnixTimeSeconds): the mover promotes them up to 1s early and the claim puts them back until due", "early_promotions", 0},
+	{"flaw-seed000-early.yaml", "000", "every delayed job is also added to the stream \"for tracking\": an extra entry per job, read and put back by a claim", "tracking_entries", 0},
+	{"flaw-seed000-ahead.yaml", "000", "approach 2's mover reads up to now + 5 s, takes each job out (ZREM) and moves only those already due: the rest are in no queue", "lost", 0},
+	{"flaw-seed001-retry.yaml", "001", "UpdateJob re-adds a retry only when RetryDelayUntil <= now: a retry with a backoff ahead is in no queue and never runs (stranded)", "lost", 0},
 	{"flaw-seed001-retry.yaml", "001", "head read outside Lua, then a claim of that one id: claimers race for the head job", "claim_conflicts", 0},
 	{"flaw-seed002-timeout.yaml", "002", "timeout counted from StartedAt, no heartbeat: jobs longer than it run twice", "reruns", 0},
 	{"flaw-seed002-scan.yaml", "002", "recovery SCANs every key in Redis: its cost grows with the keyspace, not with the jobs to recover", "recover_p50_us", 10},
@@ -76,7 +83,6 @@ var flawRows = []flawRow{
 // flawMetrics reads what a flaw causes from a run's summary.
 var flawMetrics = map[string]func(rs *summary.RunSummary) int64{
 	"lost":                  func(rs *summary.RunSummary) int64 { return rs.Ledger.Lost },
-	"duplicated":            func(rs *summary.RunSummary) int64 { return rs.Ledger.DuplicatedExecutions },
 	"early":                 func(rs *summary.RunSummary) int64 { return rs.Ledger.StartedEarly },
 	"claim_conflicts":       func(rs *summary.RunSummary) int64 { return rs.Counters.ClaimErrors },
 	"reruns":                func(rs *summary.RunSummary) int64 { return rs.Ledger.DuplicateReruns },
@@ -88,6 +94,38 @@ var flawMetrics = map[string]func(rs *summary.RunSummary) int64{
 		}
 		return int64(rs.Recovery.RecoveryNs["max"] / 1e6)
 	},
+	"duplicate_entries": auditCount("duplicate_entries"),
+	"pel_pending":       auditCount("pel_pending"),
+	"early_promotions":  auditCount("early_promotions"),
+	"tracking_entries":  auditCount("tracking_entries"),
+	"keys_us": func(rs *summary.RunSummary) int64 {
+		if rs.Cost == nil {
+			return 0
+		}
+		return int64(rs.Cost.CommandMicrosByName["keys"]*float64(rs.Cost.Jobs) + 0.5)
+	},
+}
+
+// flawSources say where each metric of flawMetrics comes from, for the
+// table's reader.
+var flawSources = map[string]string{
+	"lost":                  "ledger: acknowledged, never finished, confirmed by read-back",
+	"early":                 "ledger: started before RunAt",
+	"claim_conflicts":       "claim calls that returned the seed's ALREADY_ASSIGNED",
+	"reruns":                "ledger: jobs run again while their first run was alive",
+	"duplicate_completions": "ledger: a job completed twice",
+	"recover_p50_us":        "recover call p50, µs",
+	"recovery_max_ms":       "fault to the job's next start, max, ms",
+	"duplicate_entries":     "audit: XADDs after a ZREM that removed nothing, counted in Redis as the variant ran",
+	"pel_pending":           "audit: XPENDING count after the drain, read the same way for both",
+	"early_promotions":      "audit: promoted entries the claim found not yet due, counted in Redis as the variant ran",
+	"tracking_entries":      "audit: entries added for tracking at enqueue, counted in Redis as the variant ran",
+	"keys_us":               "Redis µs inside KEYS over the measured window (INFO commandstats)",
+}
+
+// auditCount reads one of the store's audit counts (jobstore.Auditor).
+func auditCount(name string) func(rs *summary.RunSummary) int64 {
+	return func(rs *summary.RunSummary) int64 { return rs.Audit[name] }
 }
 
 // flawResult is one row of the flaws table, as claims.json holds it.
@@ -99,6 +137,7 @@ type flawResult struct {
 	Corrected  string `json:"corrected"`
 	Faults     string `json:"faults"`
 	Metric     string `json:"metric"`
+	Source     string `json:"source"`
 	VariantN   int64  `json:"variant_count"`
 	CorrectedN int64  `json:"corrected_count"`
 	// Counts: every count of both runs, for the reader's check.
@@ -191,15 +230,7 @@ func (cr *claimsRun) run(flaws []flawRow, checks []claimCheck) int {
 		if oc == nil {
 			return code
 		}
-		res := claimResult{Seed: c.Seed, Claim: c.Claim, Scenario: c.File, Rule: c.Rule, Results: oc.Dir}
-		if len(oc.Summary.Runs) > 0 {
-			res.Conditions = oc.Summary.Runs[0].Conditions
-		}
-		res.Measured, res.Verdict = "no statistics", verdictNotMeasured
-		if oc.Summary.Statistics != nil {
-			res.Measured, res.Verdict = c.eval(oc.Summary.Statistics, oc.Summary)
-		}
-		verdicts = append(verdicts, res)
+		verdicts = append(verdicts, cr.judge(c, oc))
 	}
 	var md string
 	if len(verdicts) > 0 {
@@ -226,6 +257,33 @@ func (cr *claimsRun) run(flaws []flawRow, checks []claimCheck) int {
 	}
 	fmt.Fprintf(cr.opts.Stdout, "\nclaims: %s (claims.md, claims.json, one results folder per scenario)\n", cr.root)
 	return cr.code
+}
+
+// judge applies a claim's rule to its scenario's runs: on intervals in a
+// full run, on the medians alone under --quick (marked "(point
+// estimate)").
+func (cr *claimsRun) judge(c claimCheck, oc *runner.Outcome) claimResult {
+	res := claimResult{Seed: c.Seed, Claim: c.Claim, Scenario: c.File, Rule: c.Rule, DecidedBy: c.DecidedBy, Results: oc.Dir,
+		PointEstimate: cr.noPlots}
+	if len(oc.Summary.Runs) > 0 {
+		res.Conditions = oc.Summary.Runs[0].Conditions
+	}
+	set, err := verdict.FromSummary(oc.Summary)
+	if err != nil {
+		res.Measured, res.Verdict = err.Error(), verdictNotMeasured
+		return res
+	}
+	ev := c.eval(set, oc.Summary, judge{point: cr.noPlots})
+	res.Measured, res.Verdict, res.Intervals = ev.Measured, ev.Verdict, ev.Intervals
+	for i, iv := range ev.Intervals {
+		if i == 0 || iv.Repeats < res.Repeats {
+			res.Repeats = iv.Repeats
+		}
+	}
+	if cr.noPlots && res.Verdict != verdictNotMeasured {
+		res.Verdict += pointMark
+	}
+	return res
 }
 
 // quickParallel is how many flaw scenarios --quick runs at a time. A flaw
@@ -353,7 +411,7 @@ func selectByFile[T any](flagName, only string, otherNamed bool, all []T, file f
 // (a store declaring seed-variant, or seed 002's recovery_mode seed) and
 // the corrected run beside it.
 func flawOf(fr flawRow, oc *runner.Outcome) flawResult {
-	r := flawResult{Seed: fr.Seed, Flaw: fr.Flaw, Scenario: fr.File, Metric: fr.Metric, Results: oc.Dir}
+	r := flawResult{Seed: fr.Seed, Flaw: fr.Flaw, Scenario: fr.File, Metric: fr.Metric, Source: flawSources[fr.Metric], Results: oc.Dir}
 	metric := flawMetrics[fr.Metric]
 	// A store declaring seed-variant is the variant; in a scenario without
 	// one, the run with seed 002's recovery_mode seed is.
@@ -423,8 +481,8 @@ func flawsTable(rows []flawResult) string {
 		if !r.Reproduced {
 			rep = "no: " + r.Note
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Seed, r.Flaw, r.Variant, r.Corrected, r.Faults,
-			strings.ReplaceAll(r.Metric, "_", " "), strconv.FormatInt(r.VariantN, 10), strconv.FormatInt(r.CorrectedN, 10), rep)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s (%s) | %s | %s | %s |\n", r.Seed, r.Flaw, r.Variant, r.Corrected, r.Faults,
+			strings.ReplaceAll(r.Metric, "_", " "), r.Source, strconv.FormatInt(r.VariantN, 10), strconv.FormatInt(r.CorrectedN, 10), rep)
 	}
 	b.WriteString("\nConditions (per scenario):\n\n")
 	seen := map[string]bool{}

@@ -22,13 +22,18 @@ type CostReport struct {
 	WindowS float64 `json:"window_s"`
 	// PerJob: commands, Redis CPU µs (sys+user), µs inside commands, bytes
 	// Redis read and wrote, each per job.
-	Commands        float64            `json:"commands_per_job"`
-	RedisCPUMicros  float64            `json:"redis_cpu_us_per_job"`
-	CommandMicros   float64            `json:"command_us_per_job"`
-	NetInBytes      float64            `json:"net_in_bytes_per_job"`
-	NetOutBytes     float64            `json:"net_out_bytes_per_job"`
-	CommandsByName  map[string]float64 `json:"commands_per_job_by_name"`
-	RedisCPUPercent float64            `json:"redis_cpu_percent_of_one_core"`
+	Commands       float64 `json:"commands_per_job"`
+	RedisCPUMicros float64 `json:"redis_cpu_us_per_job"`
+	CommandMicros  float64 `json:"command_us_per_job"`
+	NetInBytes     float64 `json:"net_in_bytes_per_job"`
+	NetOutBytes    float64 `json:"net_out_bytes_per_job"`
+	// NetBytes is NetInBytes + NetOutBytes: the bytes a job moves on the wire.
+	NetBytes       float64            `json:"net_bytes_per_job"`
+	CommandsByName map[string]float64 `json:"commands_per_job_by_name"`
+	// CommandMicrosByName is the time inside each command (commandstats
+	// usec) per job.
+	CommandMicrosByName map[string]float64 `json:"command_us_per_job_by_name,omitempty"`
+	RedisCPUPercent     float64            `json:"redis_cpu_percent_of_one_core"`
 	// Masters is how many servers the costs add up; on a cluster the
 	// busiest one bounds throughput: its CPU per job (over all the jobs)
 	// and its share of one core.

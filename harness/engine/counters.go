@@ -34,6 +34,10 @@ type Counters struct {
 	// CompleteCalls counts Complete calls, or CompleteAll calls with
 	// workers.ack_batch > 1 (completed / complete_calls = jobs per ack call).
 	CompleteCalls int64 `json:"complete_calls"`
+	// StatsCalls and StatsErrors count the monitoring loop's Stats calls
+	// (workers.monitor_interval).
+	StatsCalls  int64 `json:"stats_calls,omitempty"`
+	StatsErrors int64 `json:"stats_errors,omitempty"`
 }
 
 type counters struct {
@@ -46,6 +50,7 @@ type counters struct {
 	inFlight                                      atomic.Int64
 	ackLost                                       atomic.Int64
 	completeCalls                                 atomic.Int64
+	statsCalls, statsErrors                       atomic.Int64
 }
 
 func (c *counters) snapshot() Counters {
@@ -54,5 +59,6 @@ func (c *counters) snapshot() Counters {
 		c.started.Load(), c.completed.Load(), c.retried.Load(), c.dead.Load(), c.fenced.Load(),
 		c.completeErrors.Load(), c.failErrors.Load(), c.extends.Load(), c.extErrs.Load(),
 		c.recoverCalls.Load(), c.recoverErrors.Load(), c.recovered.Load(), c.rdead.Load(),
-		c.promoteCalls.Load(), c.promoteErrors.Load(), c.promoted.Load(), c.ackLost.Load(), c.completeCalls.Load()}
+		c.promoteCalls.Load(), c.promoteErrors.Load(), c.promoted.Load(), c.ackLost.Load(), c.completeCalls.Load(),
+		c.statsCalls.Load(), c.statsErrors.Load()}
 }

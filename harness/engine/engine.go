@@ -68,6 +68,7 @@ type engine struct {
 	calls callDeadlines
 	// usage: CPU and run-queue wait over the measured window.
 	usage     HarnessCost
+	stall     *stallMeter // simulated time only
 	windowEnd atomic.Int64 // unix ns; moves earlier on interrupt
 	payload   []byte
 
@@ -133,6 +134,29 @@ type Result struct {
 	PeakBacklog int64
 	FirstErr    error // the first store error of any kind, if any
 	Recovery    *faults.Summary
+	// Audit is what the store counted of its own design after the drain
+	// (jobstore.Auditor), or nil; AuditErr why it could not.
+	Audit    map[string]int64
+	AuditErr string
+	// StallNote flags reruns a stall of the harness may explain
+	// (simulated time only; see stallNote).
+	StallNote string
+}
+
+// audit asks a store that implements jobstore.Auditor for its counts,
+// once the drain and the read-back are over.
+func (e *engine) audit() (map[string]int64, string) {
+	a, ok := e.store.(jobstore.Auditor)
+	if !ok {
+		return nil, ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), settleFor)
+	defer cancel()
+	m, err := a.Audit(ctx)
+	if err != nil {
+		return m, err.Error()
+	}
+	return m, ""
 }
 
 // Window says how long each phase lasted.
@@ -166,6 +190,9 @@ type HarnessCost struct {
 	// (/proc/self/task/*/schedstat): when it is high, the machine, not the
 	// store, set the tail.
 	RunQueueWaitMsPerS float64 `json:"run_queue_wait_ms_per_s,omitempty"`
+	// MaxStallNs, on simulated time, is the longest the harness stalled
+	// (a 1ms sleep's worst oversleep over the run), in real ns.
+	MaxStallNs int64 `json:"max_stall_ns,omitempty"`
 }
 
 // windowUsage samples this process's CPU time and run-queue wait at the
@@ -227,6 +254,9 @@ func Run(ctx context.Context, spec scenario.RunSpec, store jobstore.Store, hooks
 	e.stopAt = e.warmEnd.Add(cfg.Duration)
 	e.windowEnd.Store(e.stopAt.UnixNano())
 	e.lastTick = e.t0
+	if hooks.Speed > 1 {
+		e.stall = startStallMeter()
+	}
 
 	// Workers run on a context that Ctrl-C does not cancel: they must keep
 	// finishing acknowledged jobs through the drain.
@@ -259,6 +289,7 @@ func Run(ctx context.Context, spec scenario.RunSpec, store jobstore.Store, hooks
 		inj.Wait()
 	}
 	col.stop()
+	res.Harness.MaxStallNs = int64(e.stall.stop())
 	e.finish(res, interrupted)
 	res.simulated(hooks.Speed)
 	return res
@@ -418,6 +449,7 @@ func (e *engine) finish(res *Result, interrupted bool) {
 	res.Hists = e.total
 	res.Series = e.series
 	e.settleOutstanding()
+	res.Audit, res.AuditErr = e.audit()
 	if e.store.Capabilities().Has(jobstore.CapSeedVariant) {
 		res.Ledger = e.led.CheckSeedVariant()
 	} else {
@@ -437,8 +469,10 @@ func (e *engine) finish(res *Result, interrupted bool) {
 	res.Interrupted = interrupted
 	res.PeakBacklog = e.peakBacklog
 	if e.ticks > 0 {
-		res.Harness = HarnessCost{CollectorTickMeanNs: int64(e.tickCost) / int64(e.ticks), CollectorTickMaxNs: int64(e.tickMax), Ticks: e.ticks}
+		res.Harness.CollectorTickMeanNs, res.Harness.CollectorTickMaxNs, res.Harness.Ticks = int64(e.tickCost)/int64(e.ticks), int64(e.tickMax), e.ticks
 	}
+	res.StallNote = stallNote(time.Duration(res.Harness.MaxStallNs), e.cfg.Workers.Lease, res.Ledger.DuplicateReruns,
+		res.Counters.Recovered+res.Counters.RecoveredDead, e.hooks.Speed)
 	res.Harness.ClientCPUUsPerJob, res.Harness.RunQueueWaitMsPerS = e.usage.ClientCPUUsPerJob, e.usage.RunQueueWaitMsPerS
 	e.errMu.Lock()
 	// Errors only fail the run when nothing got through: a few timeouts

@@ -36,6 +36,14 @@ func (e *engine) startMaintenance(ctx context.Context, wg *sync.WaitGroup) {
 			}
 			return len(r.Requeued) + len(r.DeadLettered), err
 		}})
+	if wc.MonitorInterval > 0 {
+		e.maintain(ctx, wg, maintLoop{name: "monitor", tag: TagStats, every: wc.MonitorInterval, batch: 1,
+			calls: &e.c.statsCalls, errs: &e.c.statsErrors,
+			call: func(ctx context.Context, _ time.Time) (int, error) {
+				_, err := e.store.Stats(ctx)
+				return 0, err // one call a tick
+			}})
+	}
 	mover, ok := e.store.(jobstore.Mover)
 	if !ok || !e.hooks.Mover {
 		return

@@ -41,11 +41,12 @@ const (
 	TagPromote                // Promote call (Mover backends)
 	TagRecovery               // fault -> next handler start of each job in flight at a fault
 	TagAckWait                // handler end -> its Complete acknowledged: what ack batching adds to e2e
+	TagStats                  // Stats call of the monitoring loop (workers.monitor_interval)
 	numTags
 )
 
 var tagNames = [numTags]string{"enqueue", "schedule_lag", "claim", "dispatch", "handler", "complete", "fail",
-	"bookkeeping", "queue_wait", "lateness", "e2e", "e2e_retried", "e2e_minus_handler", "recover", "promote", "recovery", "ack_wait"}
+	"bookkeeping", "queue_wait", "lateness", "e2e", "e2e_retried", "e2e_minus_handler", "recover", "promote", "recovery", "ack_wait", "stats"}
 
 func (t Tag) String() string { return tagNames[t] }
 

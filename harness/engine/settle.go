@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/aebench/aebench/jobstore"
@@ -83,10 +84,14 @@ const settleFor = 15 * time.Second
 
 // settleOutstanding reads back every acknowledged job the ledger still
 // holds open after the drain, before the ledger's check: a job the store
-// shows finished is settled, one still queued or running was cut off by
-// the drain, and only the rest is lost, with the state the store showed.
-// A record that says queued or running while the store's exact Stats hold
-// no job at all is in no queue (a mover dropped it): lost, not cut off.
+// shows finished is settled, one still queued or running where the store
+// will reach it was cut off by the drain, and only the rest is lost, with
+// the state the store showed. A store that implements jobstore.Locator
+// says for every open job, in batches and however many there are, whether
+// its record sits in an index its claims, movers or recovery read: an open
+// record in none is lost ("<Status>_in_no_queue") whatever the backlog
+// beside it. Without one, an open record counts as lost only while the
+// store's exact Stats hold no job at all.
 func (e *engine) settleOutstanding() {
 	jobs := e.led.OutstandingJobs()
 	if len(jobs) == 0 {
@@ -94,6 +99,60 @@ func (e *engine) settleOutstanding() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), settleFor)
 	defer cancel()
+	if loc, ok := e.store.(jobstore.Locator); ok {
+		if e.settleLocated(ctx, loc, jobs) {
+			return
+		}
+	}
+	e.settleByStats(ctx, jobs)
+}
+
+// settleLocated settles jobs with the store's Locate: false when Locate
+// failed before it placed any job (the caller falls back to Stats).
+func (e *engine) settleLocated(ctx context.Context, loc jobstore.Locator, jobs []OutstandingJob) bool {
+	at := time.Now()
+	ids := make([]string, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.ID
+	}
+	locs, err := loc.Locate(ctx, ids)
+	if len(locs) == 0 && err != nil {
+		e.noteErr(fmt.Errorf("read-back: locate: %w", err))
+		return false
+	}
+	for i, j := range jobs {
+		if i >= len(locs) {
+			e.led.LostState(j.ID, "unreadable") // Locate broke off (Redis down)
+			continue
+		}
+		l := locs[i]
+		switch {
+		case !l.Found:
+			e.led.LostState(j.ID, "not_found")
+		case !isOpen(l.Status):
+			gctx, gcancel := context.WithTimeout(ctx, 2*time.Second)
+			rb := e.settle(gctx, j.ID, j.Attempt, "", at)
+			gcancel()
+			if !rb.settled {
+				e.led.LostState(j.ID, l.Status.String())
+			}
+		case l.Reachable:
+			e.led.CutOff(j.ID)
+		default:
+			e.led.LostState(j.ID, l.Status.String()+"_in_no_queue")
+		}
+	}
+	return true
+}
+
+func isOpen(st jobstore.Status) bool {
+	return st == jobstore.StatusQueued || st == jobstore.StatusScheduled || st == jobstore.StatusInProgress
+}
+
+// settleByStats is the read-back of a store without jobstore.Locator: each
+// open job's record read one by one (Get); an open record is lost only when
+// the store's exact Stats hold no job at all.
+func (e *engine) settleByStats(ctx context.Context, jobs []OutstandingJob) {
 	at := time.Now()
 	held, counted := e.storeUnfinished(ctx)
 	empty := counted && held == 0 && e.store.Capabilities().Has(jobstore.CapExactStats)
@@ -125,7 +184,7 @@ func (e *engine) settleOutstanding() {
 			// A seed variant strands jobs: in progress, its claim long
 			// expired, in no index its recovery reads. Lost, not cut off.
 			e.led.LostState(j.ID, "InProgress_never_recovered")
-		case rb.rec.Status == jobstore.StatusQueued || rb.rec.Status == jobstore.StatusScheduled || rb.rec.Status == jobstore.StatusInProgress:
+		case isOpen(rb.rec.Status):
 			if empty {
 				e.led.LostState(j.ID, rb.rec.Status.String()+"_in_no_queue")
 				continue

@@ -37,7 +37,9 @@ func simulatedRecovery(sum *faults.Summary, h *hdr.Histogram, speed float64) *hd
 		return h
 	}
 	for k, v := range sum.RecoveryNs {
-		sum.RecoveryNs[k] = v * speed
+		if k != "count" { // a count of recoveries, not a duration
+			sum.RecoveryNs[k] = v * speed
+		}
 	}
 	return stretch(h, speed)
 }

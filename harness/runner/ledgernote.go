@@ -22,6 +22,12 @@ func ledgerNotes(w io.Writer, runs []summary.RunSummary, repeats int) {
 			fmt.Fprintf(w, "note: %s: %d job(s) unfinished at drain (still queued or running in the store when the drain of %s ended; not lost: raise drain)\n",
 				runName(r, repeats), l.UnfinishedAtDrain, r.Config.Drain)
 		}
+		if r.StallNote != "" {
+			fmt.Fprintf(w, "note: %s: %s\n", runName(r, repeats), r.StallNote)
+		}
+		if r.AuditError != "" {
+			fmt.Fprintf(w, "note: %s: the store's audit failed: %s\n", runName(r, repeats), r.AuditError)
+		}
 		if l.SettledByReadBack > 0 {
 			fmt.Fprintf(w, "note: %s: %d outcome(s) settled by reading the record back (events cut off by a kill, a lost reply or the drain)\n",
 				runName(r, repeats), l.SettledByReadBack)

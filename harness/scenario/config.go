@@ -156,6 +156,9 @@ type WorkerConfig struct {
 	RecoveryBatch     int           `json:"recovery_batch"`
 	MoverInterval     time.Duration `json:"mover_interval_ns"`
 	MoverBatch        int           `json:"mover_batch"`
+	// MonitorInterval: a monitoring loop calls Stats this often (the
+	// seeds' metrics publisher); 0: none.
+	MonitorInterval time.Duration `json:"monitor_interval_ns,omitempty"`
 	// RecoveryMode is auto (as Heartbeat says), lease (heartbeat on) or
 	// seed (no heartbeat: the lease counts from the claim, as seed 002's
 	// timeout counts from StartedAt).

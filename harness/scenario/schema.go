@@ -251,6 +251,15 @@ func fields() []field {
 			set: func(c *Config, v string) error {
 				return setDur(&c.Workers.MoverInterval, v, time.Millisecond, time.Minute)
 			}},
+		{Path: "workers.monitor_interval", Default: "0", Allowed: "0 (no monitoring loop) or a duration from 10ms to 1m", Matrix: true,
+			Doc: "a monitoring loop calls the store's Stats this often, as a metrics publisher would (seed 004 counts its jobs in progress with KEYS); its call time is the histogram stats",
+			set: func(c *Config, v string) error {
+				if v == "0" {
+					c.Workers.MonitorInterval = 0
+					return nil
+				}
+				return setDur(&c.Workers.MonitorInterval, v, 10*time.Millisecond, time.Minute)
+			}},
 		{Path: "workers.mover_batch", Default: "1000", Allowed: "an integer 1..1000", Matrix: true,
 			Doc: "max per Promote call (repeated while full)",
 			set: func(c *Config, v string) error { return setInt(&c.Workers.MoverBatch, v, 1, 1000) }},

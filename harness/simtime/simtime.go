@@ -17,6 +17,7 @@ package simtime
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/aebench/aebench/clock"
@@ -152,3 +153,21 @@ type moverStore struct {
 }
 
 func (m *moverStore) Promote(ctx context.Context, max int) (int, error) { return m.m.Promote(ctx, max) }
+
+// Locate asks the store where jobs sit (jobstore.Locator); Location holds
+// no time, so nothing crosses to convert. It fails when the store cannot
+// say, and the read-back falls back to Stats.
+func (s *Store) Locate(ctx context.Context, ids []string) ([]jobstore.Location, error) {
+	if l, ok := s.Store.(jobstore.Locator); ok {
+		return l.Locate(ctx, ids)
+	}
+	return nil, errors.New("simtime: the store cannot locate jobs")
+}
+
+// Audit is the store's audit (jobstore.Auditor), or nil when it keeps none.
+func (s *Store) Audit(ctx context.Context) (map[string]int64, error) {
+	if a, ok := s.Store.(jobstore.Auditor); ok {
+		return a.Audit(ctx)
+	}
+	return nil, nil
+}

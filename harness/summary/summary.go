@@ -206,6 +206,14 @@ type RunSummary struct {
 	// fault the jobs in flight, how long until each started again, the
 	// duplicates and losses they caused.
 	Recovery *faults.Summary `json:"recovery,omitempty"`
+	// Audit is what the store counted of its own design after the drain
+	// (jobstore.Auditor: pending entries left behind, a seed variant's
+	// duplicate entries, early promotions...); AuditError why it could not.
+	Audit      map[string]int64 `json:"audit,omitempty"`
+	AuditError string           `json:"audit_error,omitempty"`
+	// StallNote, on simulated time, flags reruns that a stall of the
+	// harness longer than the lease's real length may explain.
+	StallNote string `json:"stall_note,omitempty"`
 }
 
 // Ratio is one run's figures divided by a reference run's (repeats

@@ -78,6 +78,8 @@ type Pair struct {
 
 // Refusal is a group not compared because its conditions differ.
 type Refusal struct {
+	// Hard: --force does not override it (different resolutions).
+	Hard bool `json:"hard,omitempty"`
 	Key         stats.Key
 	Differences []string
 }
@@ -131,6 +133,13 @@ func Compare(base, cand *Set, o CompareOptions) *Comparison {
 		nr, ok := ng[k]
 		if !ok {
 			c.OnlyBase = append(c.OnlyBase, k)
+			continue
+		}
+		if b, n := bg[k][0].ResolutionNs, nr[0].ResolutionNs; b != n {
+			// Not on one time scale: --force does not override this.
+			c.Refused = append(c.Refused, Refusal{Key: k, Hard: true, Differences: []string{fmt.Sprintf(
+				"resolution %s in BASE, %s in NEW (simulated time at another speed: latencies not on one scale; --force does not compare them)",
+				fmtResolution(b), fmtResolution(n))}})
 			continue
 		}
 		diffs := conditionDiffs(base, cand, bg[k], nr)
@@ -391,4 +400,11 @@ func (n Num) MarshalJSON() ([]byte, error) {
 		return []byte("null"), nil
 	}
 	return json.Marshal(f)
+}
+
+func fmtResolution(ns int64) string {
+	if ns == 0 {
+		return "real time"
+	}
+	return FormatNs(float64(ns)) + " (1 real ms)"
 }

@@ -29,6 +29,8 @@ func (c *Comparison) ExitCode() int {
 	switch {
 	case len(c.Incorrect) > 0:
 		return ExitCorrectness
+	case c.hardRefusal():
+		return ExitUsage
 	case !c.Forced && (len(c.Refused) > 0 || len(c.Incomplete) > 0 || len(c.OnlyBase) > 0 || len(c.OnlyNew) > 0):
 		return ExitUsage
 	case len(c.Pairs) == 0:
@@ -37,4 +39,13 @@ func (c *Comparison) ExitCode() int {
 		return ExitThreshold
 	}
 	return ExitOK
+}
+
+func (c *Comparison) hardRefusal() bool {
+	for _, r := range c.Refused {
+		if r.Hard {
+			return true
+		}
+	}
+	return false
 }

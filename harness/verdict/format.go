@@ -105,7 +105,7 @@ func (c *Comparison) refusals() []string {
 	if len(c.Pairs) == 0 && len(out) == 0 {
 		out = append(out, "no group (cell, backend, client) is in both sets")
 	}
-	if len(out) > 0 && !c.Forced {
+	if len(out) > 0 && !c.Forced && !c.hardRefusal() {
 		out[len(out)-1] += " (--force compares anyway)"
 	}
 	return out

@@ -81,6 +81,10 @@ type Run struct {
 	// client, Redis version, handler...).
 	Conditions   string
 	RedisVersion string
+	// ResolutionNs, on simulated time, is one real millisecond in
+	// simulated time (0 on real time): runs of different resolutions are
+	// never compared.
+	ResolutionNs int64
 	// Values maps a catalog metric's name to the run's value; a metric the
 	// run did not measure is absent.
 	Values map[string]float64

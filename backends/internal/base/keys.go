@@ -19,3 +19,9 @@ func (k Keys) Of(name string) string { return k.prefix + name }
 func (k Keys) Active() string    { return k.Of("active") }    // ZSET lease member -> deadline ms
 func (k Keys) Dead() string      { return k.Of("dead") }      // ZSET id -> dead-letter time ms
 func (k Keys) Completed() string { return k.Of("completed") } // counter of completions
+
+// Audit is the HASH of counts a seed variant keeps of its seed's steps
+// (early promotions, duplicate entries, refused claims...), read by
+// jobstore.Auditor; kept in Redis so that every store instance of a run
+// (workers, mover, recoverer) adds to one count. Corrected stores keep none.
+func (k Keys) Audit() string { return k.Of("audit") }

@@ -192,3 +192,42 @@ func (c *Core) CancelWith(ctx context.Context, script, id string, extraKeys []st
 	_, err := c.Run(ctx, script, append([]string{c.Keys.Job(id)}, extraKeys...), []string{id, Ms(c.Now()), c.retentionMs()})
 	return err
 }
+
+// MaxLocate is how many ids one locate call reads; LocateIn splits larger
+// batches.
+const MaxLocate = 1000
+
+// LocateIn is Locate (jobstore.Locator) with the shared locate script:
+// indexes are the keys a waiting job's Ref may name (a bucket Ref names
+// its own key).
+func (c *Core) LocateIn(ctx context.Context, ids []string, indexes ...string) ([]jobstore.Location, error) {
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	keys := append([]string{c.Keys.Active()}, indexes...)
+	out := make([]jobstore.Location, 0, len(ids))
+	for start := 0; start < len(ids); start += MaxLocate {
+		batch := ids[start:min(start+MaxLocate, len(ids))]
+		v, err := c.Run(ctx, ScriptLocate, keys, batch)
+		if err != nil {
+			return out, fmt.Errorf("locate: %w", err)
+		}
+		arr, _ := v.([]any)
+		if len(arr) != len(batch) {
+			return out, fmt.Errorf("locate: %d replies for %d ids", len(arr), len(batch))
+		}
+		for _, e := range arr {
+			pair, _ := e.([]any)
+			var loc jobstore.Location
+			if len(pair) == 2 {
+				st, _ := pair[0].(string)
+				if n, err := strconv.Atoi(st); err == nil {
+					loc = jobstore.Location{Found: true, Status: jobstore.Status(n)}
+				}
+				loc.Reachable = Int(pair[1]) == 1
+			}
+			out = append(out, loc)
+		}
+	}
+	return out, nil
+}

@@ -32,6 +32,7 @@ const (
 	ScriptExtend       = "extend"
 	ScriptComplete     = "complete"
 	ScriptCompleteMany = "complete_many"
+	ScriptLocate       = "locate"
 )
 
 // ComposeScripts builds each body in bodies (read from the backend's embedded

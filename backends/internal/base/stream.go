@@ -92,7 +92,7 @@ type Stream struct {
 func NewStream(ctx context.Context, c rclient.Client, o jobstore.Options, bodies embed.FS, placeNames ...string) (*Stream, error) {
 	core, err := NewCore(ctx, c, o, func(enc jobstore.Encoding) (Scripts, error) {
 		return ComposeScripts(ctx, c, enc, bodies, ScriptExtend, ScriptStreamActivate, ScriptStreamClaim,
-			ScriptStreamComplete, ScriptStreamCompleteMany, ScriptStreamFail, ScriptStreamRecover, ScriptStreamCancel, ScriptStreamPeek, ScriptStreamSweep)
+			ScriptStreamComplete, ScriptStreamCompleteMany, ScriptStreamFail, ScriptStreamRecover, ScriptStreamCancel, ScriptStreamPeek, ScriptStreamSweep, ScriptLocate)
 	})
 	if err != nil {
 		return nil, err
@@ -350,7 +350,7 @@ func (s *Stream) Claim(ctx context.Context, req jobstore.ClaimRequest, promote i
 			}
 			continue // nothing appended yet, or entries left to look at
 		}
-		pause := min(time.Until(end), s.Real(s.Opts.PollInterval), max(s.Real(next.Sub(s.Now())), time.Millisecond))
+		pause := min(time.Until(end), s.PollPause(), max(s.Real(next.Sub(s.Now())), time.Millisecond))
 		next, count = time.Time{}, req.Max
 		if pause <= 0 {
 			return nil, nil
@@ -577,4 +577,41 @@ func (s *Stream) Counts(ctx context.Context, extra ...rclient.Command) (StreamCo
 	}
 	c.Unread = max(c.Unread-c.Pending, 0)
 	return c, nil
+}
+
+// AuditPending is the audit count every stream store reads after a run's
+// drain: entries delivered to the group and never acknowledged
+// (XPENDING's count). Once every job has finished, a corrected store holds
+// none (Complete acknowledges, and the orphan sweep brings back or drops
+// what a dead claimer left); a claim that refuses an entry without
+// acknowledging it (seed 000's) leaves one per refusal for good.
+const AuditPending = "pel_pending"
+
+// Audit reads AuditPending, and a seed variant's own counts (Keys.Audit)
+// (jobstore.Auditor).
+func (s *Stream) Audit(ctx context.Context) (map[string]int64, error) {
+	n, err := s.Counts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	m, err := s.AuditCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m[AuditPending] = n.Pending
+	return m, nil
+}
+
+// Locate says where each job's record sits (jobstore.Locator): an entry in
+// the stream (read or not: a pending entry is still in it), a member of a
+// place key after the stream (dual's delayed ZSET), or leased in the
+// active index.
+func (s *Stream) Locate(ctx context.Context, ids []string) ([]jobstore.Location, error) {
+	var places []string
+	for _, k := range s.PlaceKeys {
+		if k != s.Keys.Of("seq") {
+			places = append(places, k)
+		}
+	}
+	return s.LocateIn(ctx, ids, places...)
 }

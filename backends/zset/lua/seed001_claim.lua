@@ -1,21 +1,23 @@
--- seed001_claim: SEED VARIANT (seed 001), not the corrected claim. The
--- caller read the queue's head outside Lua (ZRANGEBYSCORE ... LIMIT 0 1, as
--- the seed's ClaimNextJobForWorker does), so every claimer reads the same
--- head and all but one lose the race here (ALREADY_ASSIGNED, the seed's
--- error). The seed's retry-delay check is kept as it is: it parses the
--- RetryDelayUntil the seed writes (an ISO 8601 date, kept here in the
--- field SeedRetryDelayUntil) with tonumber(), which yields nil, so the
--- check never fires and a retry starts as soon as it is read. The job
--- taken is leased as the corrected store does (the variant shows these two
--- flaws only).
+-- seed001_claim: SEED VARIANT (seed 001's ClaimSingleJob, lines 294-361),
+-- not the corrected claim. The caller read the queue's head outside Lua
+-- (ZRANGEBYSCORE ... LIMIT, as AsyncEndpoints' ClaimNextJobForWorker does),
+-- so every claimer reads the same head and all but one lose the race here.
+-- The seed's checks, in its order: WorkerId set -> ALREADY_ASSIGNED (line
+-- 317), Status not Queued or Scheduled -> WRONG_STATUS (321), then its
+-- retry-delay check (326-331), which parses the RetryDelayUntil the seed
+-- writes (an ISO 8601 date, kept in SeedRetryDelayUntil) with tonumber(),
+-- gets nil and never fires. The ZREM's reply decides the race among
+-- claimers that passed the checks at once. The job taken is leased as the
+-- corrected store does.
 -- KEYS[1] queue ZSET, KEYS[2] active index.
 -- ARGV: member read, now, lease deadline, token, worker.
--- Returns {token, record}, or an ALREADY_ASSIGNED / RETRY_DELAY error.
+-- Returns {token, record}, or an ALREADY_ASSIGNED / WRONG_STATUS / RETRY_DELAY error.
 local queue, active, member, now = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
 local id = seq_member_id(member)
 local key = job_prefix(queue) .. id
-local f = rec_get(key, 'Status', 'SeedRetryDelayUntil')
-if not is_waiting(f[1]) then return redis.error_reply('ALREADY_ASSIGNED ' .. id) end
+local f = rec_get(key, 'Status', 'SeedRetryDelayUntil', 'WorkerId')
+if f[3] and f[3] ~= '' then return redis.error_reply('ALREADY_ASSIGNED ' .. id) end
+if not is_waiting(f[1]) then return redis.error_reply('WRONG_STATUS ' .. id) end
 local retry_until_text = f[2]
 if retry_until_text and retry_until_text ~= '' then
   local retry_until = tonumber(retry_until_text)

@@ -1,14 +1,12 @@
--- seed004_claim: SEED VARIANT (seed 004), not the corrected claim. Seed
--- 004's pop, as its Lua script does it: ZRANGEBYSCORE the due ids (LIMIT 0
--- limit, the seed's batch of 20), then ZREM them, before any work. Each job
--- popped gets the seed's processing marker (Status InProgress, WorkerId,
--- StartedAt, the claim's token and claim time + lease, written on the
--- record) but no lease in the active index: nothing ever takes it back, so a
--- worker that crashes between this pop and its Complete loses the job (the
--- flaw the seed itself warns of).
--- KEYS[1] queue ZSET, KEYS[2] the processing ZSET (id -> claim time +
--- lease: the seed's processing markers, counted by Stats; nothing reads
--- it to recover).
+-- seed004_claim: SEED VARIANT (seed 004's pop, lines 134-147), not the
+-- corrected claim: ZRANGEBYSCORE the due ids (LIMIT 0 limit, the seed's
+-- batch of 20), then ZREM them, before any work. Each record popped is
+-- marked InProgress (what our ledger's read-back reads; the seed's job hash
+-- has no status) but gets no lease in the active index: nothing ever takes
+-- it back, so a worker that crashes between this pop and its Complete loses
+-- the job (the flaw the seed itself warns of). The seed's processing marker
+-- is written after this call, by the caller (seed004.go).
+-- KEYS[1] queue ZSET.
 -- ARGV: now, limit, claim time + lease (kept for the read-back), token base,
 -- worker.
 -- Returns token, record pairs (records as read before this call's writes).
@@ -23,7 +21,6 @@ for i, member in ipairs(ids) do
   if rec and is_waiting(st) then
     local token = ARGV[4] .. '.' .. i
     claim_record(key, token, ARGV[5], now, ARGV[3])
-    redis.call('ZADD', KEYS[2], ARGV[3], seq_member_id(member))
     out[#out + 1] = token
     out[#out + 1] = rec
   end

@@ -167,7 +167,8 @@ end
 
 -- retry_or_dead records a failure (from Fail, or an expired lease found by
 -- Recover) and decides: while RetryCount < MaxRetries the job is Scheduled at
--- run_at with RetryCount+1 and the function returns true, so the caller puts
+-- run_at with RetryCount+1 and no WorkerId (no worker holds it: seed 002's
+-- recovery clears it too, and seed 000's claim refuses a job that has one) and the function returns true, so the caller puts
 -- it back in its index; otherwise the job is dead-lettered (Failed, in the
 -- dead ZSET, record kept for retention_ms) and it returns false.
 local function retry_or_dead(dead, key, id, now, reason, run_at, retention_ms)
@@ -175,7 +176,7 @@ local function retry_or_dead(dead, key, id, now, reason, run_at, retention_ms)
   local rc, max = tonumber(f[1]) or 0, tonumber(f[2]) or 0
   if rc < max then
     rec_set(key, 'Status', ST_SCHEDULED, 'RetryCount', tostring(rc + 1), 'Error', reason,
-      'RunAt', run_at, 'RetryDelayUntil', run_at, 'LastUpdatedAt', now)
+      'RunAt', run_at, 'RetryDelayUntil', run_at, 'WorkerId', '', 'LastUpdatedAt', now)
     return true
   end
   rec_set(key, 'Status', ST_FAILED, 'Error', reason, 'CompletedAt', now, 'LastUpdatedAt', now)

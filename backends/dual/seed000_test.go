@@ -1,0 +1,131 @@
+package dual
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/aebench/aebench/backends/internal/base"
+	"github.com/aebench/aebench/backends/internal/base/basetest"
+	"github.com/aebench/aebench/clock"
+	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/rclient"
+)
+
+func newSeed000(t *testing.T, c rclient.Client, clk clock.Clock, queue, mover string) *Seed000 {
+	t.Helper()
+	st, err := Build(context.Background(), c, jobstore.Options{Queue: queue, Clock: clk, PollInterval: time.Millisecond},
+		map[string]string{base.OptionVariant: VariantSeed000, OptionMover: mover})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.(*Seed000)
+}
+
+func audit(t *testing.T, s jobstore.Store) map[string]int64 {
+	t.Helper()
+	m, err := s.(jobstore.Auditor).Audit(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestSeed000Fidelity checks what sets seed 000 apart, each against the
+// seed's lines (see Seed000): a second entry of a job that a claimer holds
+// is refused (ALREADY_ASSIGNED) and left pending, not run twice; a delayed
+// job is scored in whole seconds, promoted early and put back by the claim;
+// its tracking entry is bounced; and approach 2's mover drops a job due
+// within its five-second look-ahead.
+func TestSeed000Fidelity(t *testing.T) {
+	c := basetest.Client(t)
+	ctx := context.Background()
+	claim := func(s jobstore.Store) []jobstore.Claimed {
+		t.Helper()
+		cl, err := s.Claim(ctx, jobstore.ClaimRequest{WorkerID: "w", Max: 10, Lease: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cl
+	}
+
+	t.Run("second entry refused and left pending", func(t *testing.T) {
+		clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
+		s := newSeed000(t, c, clk, "s0-refuse", MoverClaim)
+		if err := s.Enqueue(ctx, jobstore.NewJob{ID: "a"}); err != nil {
+			t.Fatal(err)
+		}
+		if cl := claim(s); len(cl) != 1 || cl[0].Job.WorkerID != "w" {
+			t.Fatalf("first claim: %+v", cl)
+		}
+		// A second mover's XADD of the same job (what two movers do).
+		if _, err := s.Run(ctx, "seed000_add", []string{s.Ready, s.Keys.Job("a")}, []string{"a", "0"}); err != nil {
+			t.Fatal(err)
+		}
+		if cl := claim(s); len(cl) != 0 {
+			t.Fatalf("the seed's claim refuses a job whose WorkerId is set; got %d jobs", len(cl))
+		}
+		a := audit(t, s)
+		if a[AuditRefusedClaims] != 1 || a[base.AuditPending] != 1 {
+			t.Fatalf("audit %v: want 1 refused claim and its entry still pending", a)
+		}
+	})
+
+	t.Run("whole seconds, tracking entry, early promotion", func(t *testing.T) {
+		start := time.UnixMilli(1_700_000_000_200)
+		clk := clock.NewManual(start)
+		s := newSeed000(t, c, clk, "s0-early", MoverClaim)
+		runAt := start.Add(1500 * time.Millisecond) // ...01.700, scored ...01.000
+		if err := s.Enqueue(ctx, jobstore.NewJob{ID: "d", RunAt: runAt}); err != nil {
+			t.Fatal(err)
+		}
+		score, err := c.Do(ctx, rclient.Cmd("ZSCORE", s.delayed, "d"))
+		if f, _ := score.(float64); err != nil || f != 1_700_000_001_000 {
+			t.Fatalf("score %v (%v): want RunAt in whole seconds, 1700000001000", score, err)
+		}
+		if cl := claim(s); len(cl) != 0 { // reads the tracking entry: Scheduled, not due
+			t.Fatalf("claimed %d before any is due", len(cl))
+		}
+		clk.Set(start.Add(900 * time.Millisecond)) // ...01.100: mover reads score <= 1s
+		if cl := claim(s); len(cl) != 0 {
+			t.Fatalf("claimed %d 600ms before RunAt", len(cl))
+		}
+		clk.Set(runAt)
+		if cl := claim(s); len(cl) != 1 {
+			t.Fatalf("at RunAt: claimed %d, want 1", len(cl))
+		}
+		a := audit(t, s)
+		if a[AuditTrackingEntries] != 1 || a[AuditTrackingBounced] != 1 || a[AuditEarlyPromotions] != 1 {
+			t.Fatalf("audit %v: want 1 tracking entry bounced and 1 early promotion", a)
+		}
+	})
+
+	t.Run("approach 2 drops a job not yet due", func(t *testing.T) {
+		start := time.UnixMilli(1_700_000_000_000)
+		clk := clock.NewManual(start)
+		s := newSeed000(t, c, clk, "s0-ahead", MoverBackground)
+		if err := s.Enqueue(ctx, jobstore.NewJob{ID: "x", RunAt: start.Add(3 * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+		if cl := claim(s); len(cl) != 0 { // the tracking entry: not due, put back (line 120)
+			t.Fatalf("claimed %d before RunAt", len(cl))
+		}
+		if n, err := s.Promote(ctx, 100); err != nil || n != 0 {
+			t.Fatalf("Promote: %d, %v; want 0 moved", n, err)
+		}
+		clk.Set(start.Add(10 * time.Second))
+		if n, err := s.Promote(ctx, 100); err != nil || n != 0 {
+			t.Fatalf("Promote after RunAt: %d, %v; want 0: the job is in no queue", n, err)
+		}
+		if cl := claim(s); len(cl) != 0 {
+			t.Fatalf("claimed %d: the job should be in no queue", len(cl))
+		}
+		j, err := s.Get(ctx, "x")
+		if err != nil || j.Status != jobstore.StatusScheduled {
+			t.Fatalf("record %v (%v): want Scheduled, stranded", j.Status, err)
+		}
+		if a := audit(t, s); a[AuditDroppedNotDue] != 1 {
+			t.Fatalf("audit %v: want 1 dropped", a)
+		}
+	})
+}

@@ -1,0 +1,13 @@
+-- seed003_maxlen_enqueue: SEED VARIANT (seed 003's MAXLEN, line 256), not
+-- the corrected enqueue: store new jobs and append each to the stream with
+-- XADD MAXLEN ~ maxlen, which deletes the stream's oldest entries, read by
+-- the group or not, once it holds more. All or none, like the corrected one.
+-- KEYS[1] stream, KEYS[2..] records. ARGV: now, maxlen, then the
+-- read_new_jobs layout.
+-- Returns the number of jobs stored.
+local jobs, err = read_new_jobs(3, 2)
+if not jobs then return err end
+for _, job in ipairs(jobs) do
+  create_job(job, redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', 'id', job.id))
+end
+return #jobs

@@ -1,0 +1,79 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/aebench/aebench/backends/internal/base"
+	"github.com/aebench/aebench/backends/internal/base/basetest"
+	"github.com/aebench/aebench/clock"
+	"github.com/aebench/aebench/jobstore"
+)
+
+// TestSeed003Fidelity checks what sets each seed 003 variant apart:
+// seed003 acknowledges the entry in its claim, so after a crash neither
+// the PEL nor Recover brings the job back; seed003-maxlen's XADD MAXLEN
+// deletes entries the group has not read, so their jobs are in no queue.
+func TestSeed003Fidelity(t *testing.T) {
+	c := basetest.Client(t)
+	ctx := context.Background()
+	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
+	build := func(queue string, opts map[string]string) jobstore.Store {
+		t.Helper()
+		s, err := Build(ctx, c, jobstore.Options{Queue: queue, Clock: clk, PollInterval: time.Millisecond}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+
+	t.Run("seed003: XACK at claim", func(t *testing.T) {
+		s := build("s3-xack", map[string]string{base.OptionVariant: VariantSeed003})
+		_ = s.Enqueue(ctx, jobstore.NewJob{ID: "x", MaxRetries: 3})
+		cl, err := s.Claim(ctx, jobstore.ClaimRequest{WorkerID: "w", Max: 1, Lease: time.Second})
+		if err != nil || len(cl) != 1 {
+			t.Fatalf("claim: %d, %v", len(cl), err)
+		}
+		if a, err := s.(jobstore.Auditor).Audit(ctx); err != nil || a[base.AuditPending] != 0 {
+			t.Fatalf("audit %v, %v: the claim acknowledged the entry, so the PEL holds nothing", a, err)
+		}
+		clk.Advance(time.Hour) // the worker is gone
+		if r, err := s.Recover(ctx, 10); err != nil || len(r.Requeued) != 0 {
+			t.Fatalf("Recover: %+v, %v; want nothing to take back", r, err)
+		}
+		l, err := s.(jobstore.Locator).Locate(ctx, []string{"x"})
+		if err != nil || l[0].Reachable {
+			t.Fatalf("Locate %+v, %v: want in progress and unreachable", l, err)
+		}
+	})
+
+	t.Run("seed003-maxlen: trimmed before read", func(t *testing.T) {
+		s := build("s3-maxlen", map[string]string{base.OptionVariant: VariantSeed003MaxLen, OptionMaxLen: "100"})
+		ids := make([]string, 0, 500)
+		for i := range 500 {
+			id := fmt.Sprintf("m%03d", i)
+			ids = append(ids, id)
+			if err := s.Enqueue(ctx, jobstore.NewJob{ID: id}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		locs, err := s.(jobstore.Locator).Locate(ctx, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lost := 0
+		for _, l := range locs {
+			if !l.Reachable {
+				lost++
+			}
+		}
+		if lost < 300 || !locs[0].Found || locs[0].Reachable || !locs[499].Reachable {
+			t.Fatalf("%d of 500 unreachable (first %+v, last %+v): MAXLEN ~ 100 should have trimmed the oldest unread entries", lost, locs[0], locs[499])
+		}
+		if _, err := Build(ctx, c, jobstore.Options{Queue: "s3-bad", Clock: clk}, map[string]string{OptionMaxLen: "5"}); err == nil {
+			t.Fatal("maxlen without the variant: want an error")
+		}
+	})
+}
