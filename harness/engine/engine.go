@@ -68,7 +68,7 @@ type engine struct {
 	calls callDeadlines
 	// usage: CPU and run-queue wait over the measured window.
 	usage     HarnessCost
-	stall     *stallMeter // simulated time only
+	stall     *stallMeter  // simulated time only
 	windowEnd atomic.Int64 // unix ns; moves earlier on interrupt
 	payload   []byte
 

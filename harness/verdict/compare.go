@@ -79,7 +79,7 @@ type Pair struct {
 // Refusal is a group not compared because its conditions differ.
 type Refusal struct {
 	// Hard: --force does not override it (different resolutions).
-	Hard bool `json:"hard,omitempty"`
+	Hard        bool `json:"hard,omitempty"`
 	Key         stats.Key
 	Differences []string
 }
