@@ -19,6 +19,7 @@ func adminCases() []testCase {
 			opts: func(o *jobstore.Options) { o.Backoff.Jitter = 0.5; o.Seed = 7 }, fn: caseFailBackoffJitter},
 		{name: "Cancel", needs: needs(jobstore.CapCancel, jobstore.CapRetries, jobstore.CapDelayedJobs), fn: caseCancel},
 		{name: "StatsAgree", needs: needs(jobstore.CapRetries, jobstore.CapDelayedJobs, jobstore.CapCancel), fn: caseStatsAgree},
+		{name: "Locate", fn: caseLocate},
 	}
 }
 
@@ -238,4 +239,62 @@ func caseStatsAgree(e *env) {
 	check("1s later (retry due)", 4, 2)
 	e.clk.Advance(time.Hour)
 	check("1h later (all due)", 6, 0)
+}
+
+// caseLocate: a store that implements jobstore.Locator (the harness's
+// read-back after a run) says of every job where it sits: waiting or
+// delayed in its index, held under a lease, finished, or not there. A job
+// a claim, a mover or Recover will reach is reachable in every state the
+// contract gives it.
+func caseLocate(e *env) {
+	loc, ok := e.s.(jobstore.Locator)
+	if !ok {
+		e.t.Skipf("%s does not implement jobstore.Locator (the read-back falls back to Stats)", e.backend.Name)
+	}
+	due, later, done, gone := e.id("loc-due"), e.id("loc-later"), e.id("loc-done"), e.id("loc-none")
+	e.enqueue(jobstore.NewJob{ID: due, MaxRetries: 2}, jobstore.NewJob{ID: done})
+	if e.has(jobstore.CapDelayedJobs) {
+		e.enqueue(jobstore.NewJob{ID: later, RunAt: e.clk.Now().Add(time.Hour)})
+	}
+	want := func(when string, id string, found bool, st jobstore.Status, reach bool) {
+		e.t.Helper()
+		got, err := loc.Locate(e.ctx, []string{id})
+		if err != nil || len(got) != 1 {
+			e.t.Fatalf("%s: Locate(%s) = %v, %v", when, id, got, err)
+		}
+		if l := got[0]; l.Found != found || found && (l.Status != st || l.Reachable != reach) {
+			e.t.Errorf("%s: Locate(%s) = %+v, want found %v status %v reachable %v", when, id, l, found, st, reach)
+		}
+	}
+	want("enqueued", due, true, jobstore.StatusQueued, true)
+	if e.has(jobstore.CapDelayedJobs) {
+		want("enqueued for an hour later", later, true, jobstore.StatusQueued, true)
+	}
+	want("never enqueued", gone, false, 0, false)
+	c := e.claimOne(done, holdLease)
+	want("claimed", done, true, jobstore.StatusInProgress, true)
+	if err := e.s.Complete(e.ctx, c.Lease, nil); err != nil {
+		e.t.Fatal(err)
+	}
+	want("completed", done, true, jobstore.StatusCompleted, true)
+	c = e.claimOne(due, holdLease)
+	if e.has(jobstore.CapRetries) {
+		if _, err := e.s.Fail(e.ctx, c.Lease, "boom"); err != nil {
+			e.t.Fatal(err)
+		}
+		want("failed with a retry ahead", due, true, jobstore.StatusScheduled, true)
+		e.clk.Advance(backoffMax)
+		c = e.claimOne(due, e.lease)
+	}
+	if e.has(jobstore.CapLeaseRecovery) {
+		e.expire(e.lease)
+		want("lease expired, not yet recovered", due, true, jobstore.StatusInProgress, true)
+		e.recover(10)
+		want("recovered", due, true, jobstore.StatusScheduled, true)
+	}
+	// Many ids in one call, in order.
+	got, err := loc.Locate(e.ctx, []string{gone, done, gone})
+	if err != nil || len(got) != 3 || got[0].Found || !got[1].Found || got[2].Found {
+		e.t.Errorf("Locate of three ids = %+v, %v: want not found, found, not found", got, err)
+	}
 }

@@ -54,18 +54,26 @@ func spawnCluster(ctx context.Context, o Options, path string) (*Redis, error) {
 		r.Addrs = append(r.Addrs, n.Addr())
 	}
 	r.Password = r.Nodes[0].password
-	fctx, cancel := context.WithTimeout(ctx, o.StartTimeout)
+	// Forming the cluster and syncing each replica takes longer the more
+	// servers there are, and much longer on a loaded machine: the budget
+	// grows with them.
+	budget := o.StartTimeout + time.Duration(len(all))*perServerBudget
+	fctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	if err := formCluster(fctx, r.Nodes); err != nil {
-		return fail(err)
+		return fail(fmt.Errorf("cluster of %d masters not formed within %v: %w", len(r.Nodes), budget, err))
 	}
 	if err := attachReplicas(fctx, r.Nodes, r.Replicas); err != nil {
-		return fail(err)
+		return fail(fmt.Errorf("%d replicas not attached within %v: %w", len(r.Replicas), budget, err))
 	}
 	o.Logf("redisserver: cluster of %d masters (%d replicas) ready in %v: %v", len(r.Nodes), len(r.Replicas),
 		time.Since(began).Round(time.Millisecond), r.Addrs)
 	return r, nil
 }
+
+// perServerBudget is what each server of a spawned cluster adds to the
+// time it may take to form (Options.StartTimeout is the base).
+const perServerBudget = 3 * time.Second
 
 // formCluster gives each fresh node a distinct config epoch and an even
 // share of the slots, introduces them to the first node, and waits until all

@@ -6,8 +6,13 @@ package redisserver
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
 )
@@ -76,19 +81,25 @@ func startContainer(ctx context.Context, o Options) (*Redis, error) {
 		}
 	}
 	o.Logf("redisserver: starting container %s", o.Image)
+	// The port is published on 127.0.0.1 only, and reached there only:
+	// the host testcontainers reports can be the Docker bridge's gateway,
+	// an address outside the loopback range, so neither its Host nor a
+	// wait strategy that dials it is used.
 	c, err := testcontainers.Run(ctx, o.Image,
 		testcontainers.WithExposedPorts("6379/tcp"),
+		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+			hc.PortBindings = network.PortMap{network.MustParsePort("6379/tcp"): {{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: "0"}}}
+		}),
 		testcontainers.WithCmd(cmd...),
-		testcontainers.WithWaitStrategyAndDeadline(o.StartTimeout,
-			wait.ForLog("Ready to accept connections"),
-			wait.ForListeningPort("6379/tcp")),
+		testcontainers.WithWaitStrategyAndDeadline(o.StartTimeout, wait.ForLog("Ready to accept connections")),
 	)
 	terminate := func(context.Context) error { return testcontainers.TerminateContainer(c) }
 	if err != nil {
 		_ = terminate(ctx)
 		return nil, fmt.Errorf("redisserver: run container %s: %w", o.Image, err)
 	}
-	addr, err := c.PortEndpoint(ctx, "6379/tcp", "")
+	port, err := c.MappedPort(ctx, "6379/tcp")
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(int(port.Num())))
 	if err != nil {
 		_ = terminate(ctx)
 		return nil, fmt.Errorf("redisserver: container %s: mapped port: %w", o.Image, err)

@@ -56,9 +56,31 @@ func (p *proc) exited() bool {
 	}
 }
 
+// nodeDir makes a node's directory under os.TempDir()/aebench-redis,
+// named for this process ("<pid>-<random>"), after removing the ones of
+// processes that no longer run: a coordinator killed with SIGKILL never
+// removes its own (its servers die with it, by Pdeathsig), so the next
+// run reaps them.
+func nodeDir() (string, error) {
+	parent := filepath.Join(os.TempDir(), "aebench-redis")
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", err
+	}
+	if entries, err := os.ReadDir(parent); err == nil {
+		for _, e := range entries {
+			pidText, _, ok := strings.Cut(e.Name(), "-")
+			pid, err := strconv.Atoi(pidText)
+			if ok && err == nil && pid != os.Getpid() && !processAlive(pid) {
+				_ = os.RemoveAll(filepath.Join(parent, e.Name()))
+			}
+		}
+	}
+	return os.MkdirTemp(parent, strconv.Itoa(os.Getpid())+"-")
+}
+
 // newNode makes a node with a fresh temporary directory; it does not start it.
 func newNode(o Options, path string, port int, cluster bool) (*Node, error) {
-	dir, err := os.MkdirTemp("", "redisserver-")
+	dir, err := nodeDir()
 	if err != nil {
 		return nil, fmt.Errorf("redisserver: temp dir: %w", err)
 	}

@@ -12,3 +12,8 @@ import "syscall"
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 }
+
+// processAlive reports whether a process with this pid runs (signal 0).
+func processAlive(pid int) bool {
+	return syscall.Kill(pid, 0) != syscall.ESRCH
+}

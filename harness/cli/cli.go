@@ -28,6 +28,7 @@ import (
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/runner"
+	"github.com/aebench/aebench/rclient"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/verdict"
 	"github.com/aebench/aebench/redisserver"
@@ -231,10 +232,21 @@ func cmdRun(ctx context.Context, args []string, opts Options, tty bool) int {
 		case <-finished:
 		}
 	}()
+	logf := func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }
+	clog := &rclient.ClientLog{}
+	if !rf.quiet {
+		clog.Logf = logf
+	}
+	rclient.RouteGoRedisLog(clog)
 	outcome, err := runner.Run(ctx, sc, runner.Options{Registry: reg, Dir: rf.out, Stdout: stdout, TTY: tty, Width: opts.width,
-		Quiet: rf.quiet, NoPlots: rf.noPlots, Logf: func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }})
+		Quiet: rf.quiet, NoPlots: rf.noPlots, Logf: logf})
 	close(finished)
 	<-noticeDone
+	if !rf.quiet {
+		for _, line := range clog.Summary() {
+			fmt.Fprintln(stderr, line)
+		}
+	}
 	return runExit(outcome, err, stderr)
 }
 
@@ -334,7 +346,12 @@ func runExit(outcome *runner.Outcome, err error, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "aebench run: infrastructure error in %s\n", strings.Join(outcome.Errored, ", "))
 		return exitInfra
 	case len(outcome.Failed) > 0:
-		fmt.Fprintf(stderr, "aebench run: FAILED correctness checks: %s (see summary.json ledger)\n", strings.Join(outcome.Failed, ", "))
+		fmt.Fprintf(stderr, "aebench run: FAILED: %s (see summary.json: each run's error, problems and ledger)\n", strings.Join(outcome.Failed, ", "))
+		for _, r := range outcome.Summary.Runs {
+			if r.Status == "failed" && r.Error != "" {
+				fmt.Fprintf(stderr, "  %s: %s\n", r.ID, r.Error)
+			}
+		}
 		return exitFailed
 	case len(outcome.Crossed) > 0:
 		fmt.Fprintf(stderr, "aebench run: THRESHOLD crossed (exit %d): %s\n", exitThreshold, strings.Join(outcome.Crossed, "; "))

@@ -145,6 +145,46 @@ func (e *engine) settleLocated(ctx context.Context, loc jobstore.Locator, jobs [
 	return true
 }
 
+// quietReadBack bounds the drain's read-back of open jobs: above it the
+// drain waits out its time instead (a backlog far beyond what a read-back
+// can afford each second).
+const quietReadBack = 10000
+
+// settleFinished is the drain's read-back: every open job the store shows
+// finished is settled, so a job whose completion event never reached the
+// ledger does not hold the drain to its end. Open jobs stay open (the
+// drain goes on for them); only the final read-back calls a job lost.
+func (e *engine) settleFinished() {
+	jobs := e.led.OutstandingJobs()
+	if len(jobs) == 0 || len(jobs) > quietReadBack {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), settleFor)
+	defer cancel()
+	at := time.Now()
+	if loc, ok := e.store.(jobstore.Locator); ok {
+		ids := make([]string, len(jobs))
+		for i, j := range jobs {
+			ids[i] = j.ID
+		}
+		locs, err := loc.Locate(ctx, ids)
+		if err != nil {
+			return
+		}
+		for i, l := range locs {
+			if l.Found && !isOpen(l.Status) {
+				e.settle(ctx, jobs[i].ID, jobs[i].Attempt, "", at)
+			}
+		}
+		return
+	}
+	for _, j := range jobs[:min(len(jobs), quietReadBack/10)] {
+		gctx, gcancel := context.WithTimeout(ctx, 2*time.Second)
+		e.settle(gctx, j.ID, j.Attempt, "", at)
+		gcancel()
+	}
+}
+
 func isOpen(st jobstore.Status) bool {
 	return st == jobstore.StatusQueued || st == jobstore.StatusScheduled || st == jobstore.StatusInProgress
 }

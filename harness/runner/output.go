@@ -53,9 +53,28 @@ func (pr *planRunner) fill(rs *summary.RunSummary, res *engine.Result) {
 		rs.Status = summary.StatusInterrupted
 	case !res.Ledger.OK:
 		rs.Status = summary.StatusFailed
+	case measuredNothing(rs) != "":
+		rs.Status, rs.Error = summary.StatusFailed, measuredNothing(rs)
+		rs.Problems = append(rs.Problems, rs.Error)
 	default:
 		rs.Status = summary.StatusOK
 	}
+}
+
+// measuredNothing says why a run's window holds no measurement: no job
+// was enqueued and none completed in it. Such a run proves nothing (a rate
+// too low for the duration, a store that refused every call) and must not
+// pass; "" when the window measured something.
+func measuredNothing(rs *summary.RunSummary) string {
+	if rs.Calibration || rs.Throughput.Completed > 0 || rs.Throughput.Enqueued > 0 {
+		return ""
+	}
+	c := rs.Config
+	why := fmt.Sprintf("measured nothing: no job was enqueued or completed in the %s measured window", c.Duration)
+	if c.Producers.Mode == "open" && c.Producers.Rate*c.Duration.Seconds() < 1 {
+		why += fmt.Sprintf(" (producers.rate %g jobs/s plans fewer than one job in duration %s: raise either)", c.Producers.Rate, c.Duration)
+	}
+	return why
 }
 
 // writeRunFiles writes one .hgrm per non-empty histogram and the run's rows
@@ -312,10 +331,17 @@ func (pr *planRunner) finalize() error {
 			pr.sum.PlotError += err.Error()
 		}
 	}
-	if err := pr.writeSummary(); err != nil {
-		return err
+	return pr.writeSummary()
+}
+
+// writePage writes report.html from summary.json as it stands: with
+// final true the complete flag is about to follow (the last file).
+func (pr *planRunner) writePage(final bool) error {
+	write := page.WriteDir
+	if final {
+		write = page.WriteFinal
 	}
-	if err := page.WriteDir(pr.dir); err != nil {
+	if err := write(pr.dir); err != nil {
 		return fmt.Errorf("%s: %w", page.FileName, err)
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -117,8 +118,9 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 	defer ts.close()
 	runs := s.Runs()
 	if err := pr.prepare(ctx, runs); err != nil {
-		sum.FinishedAt = time.Now().UTC()
+		sum.FinishedAt, sum.Error = time.Now().UTC(), err.Error()
 		_ = pr.writeSummary()
+		_ = pr.writePage(false)
 		return out, err
 	}
 	runErr := pr.runAll(ctx, runs, out)
@@ -233,12 +235,39 @@ func (pr *planRunner) conclude(out *Outcome, runErr error) error {
 	if !o.NoPlots {
 		fmt.Fprint(o.Stdout, ", plots *.png and *.svg")
 	}
-	if runErr == nil && sum.Complete && len(out.Errored) == 0 {
+	final := runErr == nil && sum.Complete && len(out.Errored) == 0
+	if why := planError(runErr, sum); why != "" {
+		sum.Error = why
+		_ = pr.writeSummary()
+	}
+	if err := pr.writePage(final); err != nil && runErr == nil {
+		runErr, final = err, false
+	}
+	if final {
 		runErr = writeCompleteFlag(pr.dir, sum)
 		fmt.Fprint(o.Stdout, ", "+verdict.CompleteFlag)
 	}
 	fmt.Fprintln(o.Stdout)
 	return runErr
+}
+
+// planError is summary.json's error: what stopped the plan, else the runs
+// that errored or failed and why ("" when every run passed).
+func planError(runErr error, sum *summary.Summary) string {
+	if runErr != nil {
+		return runErr.Error()
+	}
+	var bad []string
+	for _, r := range sum.Runs {
+		switch {
+		case r.Status == summary.StatusError, r.Status == summary.StatusFailed && r.Error != "":
+			bad = append(bad, r.ID+" "+r.Status+": "+r.Error)
+		case r.Status == summary.StatusFailed:
+			bad = append(bad, fmt.Sprintf("%s failed its correctness checks (lost %d, unexpected %d, early %d; problems: %s)",
+				r.ID, r.Ledger.Lost, r.Ledger.Unexpected, r.Ledger.StartedEarly, strings.Join(r.Problems, "; ")))
+		}
+	}
+	return strings.Join(bad, "; ")
 }
 
 func backendTitle(spec scenario.RunSpec) string {

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -88,7 +87,23 @@ func ReadDescription(path string) (string, error) {
 	return head.Description, nil
 }
 
-var yamlLine = regexp.MustCompile(`line (\d+)`)
+var yamlLine = regexp.MustCompile(`^line \d+`)
+
+// syntaxErrorLine is the line where a file stops being valid YAML: the
+// line after the longest prefix of whole lines that still parses. The
+// parser's own "line N" names where the construct it was in began, off by
+// one for flow collections (an unclosed '[' on line 2 reads "line 1"), so
+// it is not used. 1 when even the first line fails on its own.
+func syntaxErrorLine(data []byte) int {
+	lines := strings.SplitAfter(string(data), "\n")
+	for n := len(lines) - 1; n > 0; n-- {
+		var doc yaml.Node
+		if yaml.Unmarshal([]byte(strings.Join(lines[:n], "")), &doc) == nil {
+			return n + 1
+		}
+	}
+	return 1
+}
 
 // ParseScenario parses a scenario file's bytes against the built-in
 // backends; file names it in errors.
@@ -104,9 +119,9 @@ func Parse(reg *registry.Registry, file string, data []byte, overrides ...Overri
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		ce := &ConfigError{File: file, Msg: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-			ce.Line, _ = strconv.Atoi(m[1])
+		msg := yamlLine.ReplaceAllString(strings.TrimPrefix(err.Error(), "yaml: "), "")
+		ce := &ConfigError{File: file, Msg: "not valid YAML: " + strings.TrimPrefix(msg, ": ")}
+		if ce.Line = syntaxErrorLine(data); ce.Line > 0 {
 			ce.Column = 1
 		}
 		return nil, ce

@@ -49,10 +49,14 @@ type Summary struct {
 	FinishedAt    time.Time    `json:"finished_at,omitzero"`
 	// Complete: every planned run ran. False while running, after Ctrl-C
 	// or after an infrastructure error.
-	Complete    bool              `json:"complete"`
-	Interrupted bool              `json:"interrupted"`
-	Units       map[string]string `json:"units"`
-	Runs        []RunSummary      `json:"runs"`
+	Complete    bool `json:"complete"`
+	Interrupted bool `json:"interrupted"`
+	// Error is what stopped the plan (no Redis, a cluster that did not
+	// start, a file that could not be written): the cause a CI artifact
+	// needs. Empty when the plan ran to its end.
+	Error string            `json:"error,omitempty"`
+	Units map[string]string `json:"units"`
+	Runs  []RunSummary      `json:"runs"`
 	// HarnessOverhead is what the harness itself adds, from the calibration
 	// runs and the dispatch/bookkeeping histograms of every run.
 	HarnessOverhead *Overhead `json:"harness_overhead,omitempty"`

@@ -127,6 +127,12 @@ func Compare(base, cand *Set, o CompareOptions) *Comparison {
 			c.Incorrect = append(c.Incorrect, r.ID+": "+why)
 		}
 	}
+	for _, r := range base.Runs {
+		if r.Status == StatusFailed && strings.HasPrefix(r.Error, "measured nothing") {
+			// A baseline that measured nothing is no baseline.
+			c.Incomplete = append(c.Incomplete, base.Source+": run "+r.ID+": "+r.Error)
+		}
+	}
 	bg, ng := groupMap(base), groupMap(cand)
 	var matched [][2][]Run
 	for _, k := range orderedKeys(base) {

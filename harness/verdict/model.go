@@ -45,6 +45,8 @@ type Set struct {
 	Units map[string]string
 	// IncompleteWhy says why Complete is false.
 	IncompleteWhy string
+	// Error is what stopped the plan (summary.json's error).
+	Error string
 }
 
 // Env is where the runs ran.
@@ -120,6 +122,8 @@ func (r Run) Incorrect() string {
 		return fmt.Sprintf("%d unexpected", l.Unexpected)
 	case l.Early > 0 && !l.SeedVariant:
 		return fmt.Sprintf("%d started early", l.Early)
+	case r.Status == StatusFailed && r.Error != "":
+		return r.Error
 	case r.Status == StatusFailed:
 		return "failed its correctness checks"
 	}

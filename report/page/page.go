@@ -42,6 +42,20 @@ func WriteDir(dir string) error {
 	return WriteFile(filepath.Join(dir, FileName), s, nil)
 }
 
+// WriteFinal writes the page of a run that is about to write its complete
+// flag (its last file, after this page): the page states the final status
+// the summary holds instead of "no flag yet".
+func WriteFinal(dir string) error {
+	s, err := verdict.Load(dir)
+	if err != nil {
+		return err
+	}
+	if !s.Complete && strings.HasPrefix(s.IncompleteWhy, "no "+verdict.CompleteFlag+" flag") {
+		s.Complete, s.IncompleteWhy = true, "" // the flag follows this page
+	}
+	return WriteFile(filepath.Join(dir, FileName), s, nil)
+}
+
 // WriteFile writes the page for s (and its comparison with base, if not
 // nil) to path, replacing it atomically.
 func WriteFile(path string, s, base *verdict.Set) error {
@@ -131,10 +145,18 @@ func build(s *verdict.Set, base *verdict.Set) data {
 	ff := &fontFaces{}
 	d := data{Set: s, Title: "aebench " + s.Scenario, Generated: time.Now().UTC().Format(time.RFC3339)}
 	d.Status = "complete"
-	if s.Interrupted {
+	switch {
+	case s.Error != "" && s.Complete:
+		d.Status = "complete, FAILED: " + s.Error
+	case s.Error != "":
+		d.Status = "error: " + s.Error
+	case s.Interrupted:
 		d.Status = "interrupted"
-	} else if !s.Complete {
+	case !s.Complete:
 		d.Status = "incomplete"
+		if s.IncompleteWhy != "" {
+			d.Status += " (" + s.IncompleteWhy + ")"
+		}
 	}
 	block := s.Stats
 	if block == nil {
