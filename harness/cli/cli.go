@@ -28,9 +28,9 @@ import (
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/runner"
-	"github.com/aebench/aebench/rclient"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/verdict"
+	"github.com/aebench/aebench/rclient"
 	"github.com/aebench/aebench/redisserver"
 )
 
