@@ -32,6 +32,9 @@ type Hooks struct {
 	Redis RedisNode
 	// KillMaster kills the cluster master of the queue and names it.
 	KillMaster func(ctx context.Context) (string, error)
+	// Partition cuts the replication links of the queue's master, names
+	// it and returns what heals the cut.
+	Partition func(ctx context.Context) (string, func() error, error)
 	// Proxy carries the workers' connections, for network faults.
 	Proxy *Proxy
 	// InFlight lists every job in flight (for Redis and network faults).
@@ -150,6 +153,19 @@ func (in *Injector) fire(ctx context.Context, ev Event) error {
 		}
 		h.Tracker.Fault(ev, "master "+target, at, inFlight)
 		return nil
+	case NetPartition:
+		if h.Partition == nil {
+			return fmt.Errorf("%s needs a cluster aebench spawned with replicas (redis.mode cluster, redis.replicas)", f.Kind)
+		}
+		at := time.Now()
+		inFlight := h.InFlight()
+		target, heal, err := h.Partition(ctx)
+		if err != nil {
+			return err
+		}
+		h.Tracker.Fault(ev, "partition "+target, at, inFlight)
+		hold(f.Duration)
+		return heal()
 	case NetLatency, NetReset, NetTimeout:
 		if h.Proxy == nil {
 			return fmt.Errorf("%s needs the workers' proxy", f.Kind)

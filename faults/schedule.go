@@ -62,6 +62,13 @@ const (
 // acknowledged jobs the replica never got.
 const MasterKill Kind = "master_kill"
 
+// NetPartition cuts the replication links of the master that holds the
+// queue's slot for Duration: its replicas stop receiving its writes while
+// clients still reach it (spawned replicas replicate through a proxy each;
+// see redisserver's replication links). A master_kill during the cut
+// shows what an asynchronous failover loses.
+const NetPartition Kind = "net_partition"
+
 // WorkerLost is not scheduled: it is what a run records when a remote
 // worker's connection ends before the run's stop (the host died, the
 // network broke). Its jobs in flight are its affected jobs.
@@ -69,7 +76,7 @@ const WorkerLost Kind = "worker_lost"
 
 // Kinds lists every kind, for errors and docs.
 func Kinds() []Kind {
-	return []Kind{WorkerCrash, WorkerKill, RecovererCrash, MoverCrash, RedisRestart, RedisPause, NetLatency, NetReset, NetTimeout, MasterKill}
+	return []Kind{WorkerCrash, WorkerKill, RecovererCrash, MoverCrash, RedisRestart, RedisPause, NetLatency, NetReset, NetTimeout, MasterKill, NetPartition}
 }
 
 // Point is where in a worker's loop (or a maintenance call) a crash lands.
@@ -138,6 +145,10 @@ func (f Fault) IsWorkerKind() bool { return f.Kind == WorkerCrash || f.Kind == W
 func (f Fault) NeedsProxy() bool {
 	return f.Kind == NetLatency || f.Kind == NetReset || f.Kind == NetTimeout
 }
+
+// NeedsReplicas: the fault acts on a spawned cluster's masters and their
+// replicas.
+func (f Fault) NeedsReplicas() bool { return f.Kind == MasterKill || f.Kind == NetPartition }
 
 // NeedsOwnedRedis: the fault acts on the redis-server process.
 func (f Fault) NeedsOwnedRedis() bool { return f.Kind == RedisRestart || f.Kind == RedisPause }
@@ -370,7 +381,7 @@ func (f *Fault) check() *checkErr {
 	if !f.IsWorkerKind() && f.Worker >= 0 {
 		return &checkErr{"worker", fmt.Sprintf("%s does not act on a worker", f.Kind)}
 	}
-	if f.NeedsOwnedRedis() || f.NeedsProxy() {
+	if f.NeedsOwnedRedis() || f.NeedsProxy() || f.Kind == NetPartition {
 		if f.Duration == 0 {
 			f.Duration = DefaultDuration
 		}

@@ -310,4 +310,8 @@ var (
 	ErrNotCancelable = errors.New("jobstore: job is not queued or scheduled")
 	ErrInvalid       = errors.New("jobstore: invalid argument")
 	ErrClosed        = errors.New("jobstore: store closed")
+	// ErrNotReplicated: the write reached the master but fewer replicas
+	// than Options.WaitReplicas confirmed it within WaitTimeout; the job
+	// may exist, and a failover may lose it. Not an acknowledgement.
+	ErrNotReplicated = errors.New("jobstore: write not confirmed by the replicas asked for")
 )

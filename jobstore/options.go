@@ -64,9 +64,12 @@ type Options struct {
 	Seed int64
 	// WaitReplicas > 0: Enqueue sends WAIT WaitReplicas WaitTimeout after its
 	// write, on the same connection, and returns once that many replicas
-	// have the jobs or the timeout has passed (Redis replicates
-	// asynchronously; WAIT narrows what a failover loses, it does not make
-	// the write durable). Default 0: no WAIT. WaitTimeout defaults to 1s.
+	// have the jobs, or ErrNotReplicated when fewer confirmed them within
+	// the timeout (the jobs may exist on the master only: not
+	// acknowledged). Redis replicates asynchronously; WAIT narrows what a
+	// failover loses, it does not make the write durable (a replica may
+	// still lose what it confirmed to a failover of its own). Default 0: no
+	// WAIT. WaitTimeout defaults to 1s.
 	WaitReplicas int
 	WaitTimeout  time.Duration
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,6 +83,7 @@ func NewGoRedis(o Options) (Client, error) {
 				DisableIdentity:          true, // CLIENT SETINFO is Redis 7.2+
 				DisableRoutingPolicies:   true, // one command, one node: no fan-out
 				MaintNotificationsConfig: maint(),
+				Dialer:                   mappedDialer(o),
 				NewClient: func(no *redis.Options) *redis.Client {
 					// ClusterOptions turns ReadTimeout -1 into 0, which the
 					// node clients then read as "default 5s".
@@ -322,4 +324,16 @@ func fromGoRedis(v any) any {
 		return &RedisError{Msg: x.Error()}
 	}
 	return v // nil, string, int64, float64, bool
+}
+
+// mappedDialer dials through Options.AddrMap; nil (go-redis's own dialer)
+// without one.
+func mappedDialer(o Options) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if len(o.AddrMap) == 0 {
+		return nil
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		d := net.Dialer{Timeout: o.dialTimeout(), KeepAlive: 5 * time.Minute}
+		return d.DialContext(ctx, network, o.dialAddr(addr))
+	}
 }

@@ -128,6 +128,20 @@ type Options struct {
 	DialTimeout time.Duration
 	// PoolSize is connections per node for go-redis; 0 = the library's default.
 	PoolSize int
+	// AddrMap redirects dials: a node the cluster announces at a key's
+	// address is dialed at its value instead. A spawned cluster whose
+	// masters announce a replication proxy (redisserver's
+	// ReplicationLinks) maps each proxy to its master, so clients reach
+	// the master directly while its replicas go through the proxy.
+	AddrMap map[string]string
+}
+
+// dialAddr is addr after AddrMap.
+func (o Options) dialAddr(addr string) string {
+	if m, ok := o.AddrMap[addr]; ok {
+		return m
+	}
+	return addr
 }
 
 // Configured is implemented by the Clients New returns: Options gives back

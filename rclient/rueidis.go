@@ -2,6 +2,7 @@ package rclient
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -44,6 +45,11 @@ func NewRueidis(o Options) (Client, error) {
 		ClientSetInfo:     rueidis.DisableClientSetInfo, // CLIENT SETINFO is Redis 7.2+
 		ForceSingleClient: !o.Cluster,
 		BlockingPoolSize:  blockingPoolSize,
+	}
+	if len(o.AddrMap) > 0 {
+		opt.DialCtxFn = func(ctx context.Context, addr string, d *net.Dialer, _ *tls.Config) (net.Conn, error) {
+			return d.DialContext(ctx, "tcp", o.dialAddr(addr))
+		}
 	}
 	if !o.Cluster {
 		opt.SelectDB = o.DB

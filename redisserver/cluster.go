@@ -54,6 +54,11 @@ func spawnCluster(ctx context.Context, o Options, path string) (*Redis, error) {
 		r.Addrs = append(r.Addrs, n.Addr())
 	}
 	r.Password = r.Nodes[0].password
+	if len(r.Replicas) > 0 {
+		if err := linkMasters(ctx, r.Nodes); err != nil {
+			return fail(err)
+		}
+	}
 	// Forming the cluster and syncing each replica takes longer the more
 	// servers there are, and much longer on a loaded machine: the budget
 	// grows with them.
@@ -69,6 +74,40 @@ func spawnCluster(ctx context.Context, o Options, path string) (*Redis, error) {
 	o.Logf("redisserver: cluster of %d masters (%d replicas) ready in %v: %v", len(r.Nodes), len(r.Replicas),
 		time.Since(began).Round(time.Millisecond), r.Addrs)
 	return r, nil
+}
+
+// linkMasters puts a link proxy in front of each master and has the master
+// announce the proxy's port to the cluster (before it meets the others),
+// so its replicas replicate through the proxy and CutReplication can cut
+// them off while clients, which map the proxy back to the master
+// (ClientOptions' AddrMap), still reach it directly.
+func linkMasters(ctx context.Context, masters []*Node) error {
+	for _, n := range masters {
+		p, err := newLinkProxy(n.Addr())
+		if err != nil {
+			return err
+		}
+		n.link = p
+		c := newClient(n.Addr(), n.password, 0)
+		err = c.ConfigSet(ctx, "cluster-announce-port", strconv.Itoa(p.Port())).Err()
+		_ = c.Close()
+		if err != nil {
+			return fmt.Errorf("redisserver: announce %s at its link proxy %s: %w", n.Addr(), p.Addr(), err)
+		}
+	}
+	return nil
+}
+
+// CutReplication cuts every connection between master n and its replicas
+// (its link proxy drops them and refuses new ones) and returns what heals
+// the cut. Clients still reach n. It fails for a node with no link: a
+// cluster without replicas, or a replica.
+func (r *Redis) CutReplication(n *Node) (heal func() error, err error) {
+	if n.link == nil {
+		return nil, fmt.Errorf("redisserver: %s has no replication link to cut (only the masters of a spawned cluster with replicas do)", n.Addr())
+	}
+	n.link.Cut()
+	return func() error { n.link.Heal(); return nil }, nil
 }
 
 // perServerBudget is what each server of a spawned cluster adds to the
@@ -278,7 +317,7 @@ func (r *Redis) MasterOf(ctx context.Context, key string) (*Node, error) {
 		for _, s := range slots {
 			if int64(s.Start) <= slot && slot <= int64(s.End) && len(s.Nodes) > 0 {
 				for _, m := range all {
-					if m.Addr() == s.Nodes[0].Addr {
+					if m.Addr() == s.Nodes[0].Addr || m.announced() == s.Nodes[0].Addr {
 						return m, nil
 					}
 				}

@@ -38,6 +38,18 @@ type Node struct {
 	mu     sync.Mutex
 	proc   *proc // current or last process; nil before the first start
 	paused bool
+	// link is the proxy a master's replicas replicate through (a cluster
+	// with replicas); the master announces its port to the cluster.
+	link *linkProxy
+}
+
+// announced is the address the cluster knows the node at: its link
+// proxy's for a master with replicas, else its own.
+func (n *Node) announced() string {
+	if n.link != nil {
+		return n.link.Addr()
+	}
+	return n.Addr()
 }
 
 // proc is one run of redis-server.
@@ -255,6 +267,9 @@ func (n *Node) Restart(ctx context.Context) error {
 // destroy kills the node and removes its directory.
 func (n *Node) destroy() error {
 	err := n.Kill()
+	if n.link != nil {
+		err = errors.Join(err, n.link.Close())
+	}
 	if rmErr := os.RemoveAll(n.dir); rmErr != nil {
 		err = errors.Join(err, fmt.Errorf("redisserver: remove %s: %w", n.dir, rmErr))
 	}
@@ -285,6 +300,9 @@ func (n *Node) args() []string {
 			"--cluster-enabled", "yes",
 			"--cluster-config-file", "nodes.conf",
 			"--cluster-node-timeout", "2000")
+		if n.link != nil {
+			a = append(a, "--cluster-announce-port", strconv.Itoa(n.link.Port()))
+		}
 	}
 	return append(a, n.o.ExtraArgs...)
 }

@@ -406,12 +406,21 @@ func infoField(info, name string) string {
 
 // ClientOptions returns what rclient needs to reach r.
 func (r *Redis) ClientOptions() rclient.Options {
-	return rclient.Options{
+	o := rclient.Options{
 		Addrs:    append([]string(nil), r.Addrs...),
 		Cluster:  r.Cluster,
 		Password: r.Password,
 		DB:       r.DB,
 	}
+	for _, n := range r.Nodes {
+		if n.link != nil {
+			if o.AddrMap == nil {
+				o.AddrMap = map[string]string{}
+			}
+			o.AddrMap[n.link.Addr()] = n.Addr()
+		}
+	}
+	return o
 }
 
 // URL returns redis://[:password@]host:port[/db] for the first address, or

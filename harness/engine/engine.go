@@ -328,7 +328,7 @@ func (e *engine) startWorkers(ctx context.Context, wg *sync.WaitGroup) (*faults.
 	if fs.Redis != nil {
 		h.Redis = fs.Redis
 	}
-	h.KillMaster = fs.KillMaster
+	h.KillMaster, h.Partition = fs.KillMaster, fs.Partition
 	for _, l := range []*LoopCrash{fs.RecLoop, fs.MovLoop} {
 		if l != nil {
 			l.tracker = e.ft.tracker

@@ -46,6 +46,8 @@ type FaultSetup struct {
 	MovLoop *LoopCrash       // nil unless a mover_crash is scheduled (and a mover loop runs)
 	// KillMaster: see faults.Hooks; nil unless a master_kill is scheduled.
 	KillMaster func(ctx context.Context) (string, error)
+	// Partition: see faults.Hooks; nil unless a net_partition is scheduled.
+	Partition func(ctx context.Context) (string, func() error, error)
 }
 
 // faultRun is the engine's fault state; nil in a run without faults, so

@@ -115,7 +115,7 @@ func (e *engine) settleLocated(ctx context.Context, loc jobstore.Locator, jobs [
 	for i, j := range jobs {
 		ids[i] = j.ID
 	}
-	locs, err := loc.Locate(ctx, ids)
+	locs, err := locateAll(loc, ids)
 	if len(locs) == 0 && err != nil {
 		e.noteErr(fmt.Errorf("read-back: locate: %w", err))
 		return false
@@ -167,7 +167,7 @@ func (e *engine) settleFinished() {
 		for i, j := range jobs {
 			ids[i] = j.ID
 		}
-		locs, err := loc.Locate(ctx, ids)
+		locs, err := locateAll(loc, ids)
 		if err != nil {
 			return
 		}
@@ -183,6 +183,31 @@ func (e *engine) settleFinished() {
 		e.settle(gctx, j.ID, j.Attempt, "", at)
 		gcancel()
 	}
+}
+
+// locateChunk is how many ids one Locate call of the read-back asks about,
+// each call with locateFor to answer: a backlog of a million is read back
+// whole, chunk by chunk, and a Redis that stops answering ends it at the
+// first chunk that fails (the rest are unreadable).
+const (
+	locateChunk = 20000
+	locateFor   = 10 * time.Second
+)
+
+// locateAll locates ids chunk by chunk; on an error it returns the
+// locations found so far and the error.
+func locateAll(loc jobstore.Locator, ids []string) ([]jobstore.Location, error) {
+	out := make([]jobstore.Location, 0, len(ids))
+	for start := 0; start < len(ids); start += locateChunk {
+		ctx, cancel := context.WithTimeout(context.Background(), locateFor)
+		got, err := loc.Locate(ctx, ids[start:min(start+locateChunk, len(ids))])
+		cancel()
+		out = append(out, got...)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
 
 func isOpen(st jobstore.Status) bool {

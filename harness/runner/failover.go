@@ -30,6 +30,23 @@ func masterKiller(srv *pooledRedis, key string, cost engine.CostMeter) func(ctx 
 	}
 }
 
+// partitioner is the net_partition hook: it cuts the replication links
+// of the spawned master that holds key's slot and returns what heals them.
+func partitioner(srv *pooledRedis, key string) func(ctx context.Context) (string, func() error, error) {
+	return func(ctx context.Context) (string, func() error, error) {
+		n, err := srv.r.MasterOf(ctx, key)
+		if err != nil {
+			return "", nil, err
+		}
+		heal, err := srv.r.CutReplication(n)
+		if err != nil {
+			return "", nil, err
+		}
+		srv.broken.Store(true) // its replicas are behind: the next run gets a fresh cluster
+		return n.Addr(), heal, nil
+	}
+}
+
 // queueKey is a key in the queue's slot: its first shard's when sharded.
 func queueKey(queue string, shards int) string {
 	if shards > 1 {

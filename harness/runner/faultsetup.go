@@ -31,9 +31,10 @@ func (pr *planRunner) prepareFaults(ctx context.Context, spec scenario.RunSpec, 
 		fs.Redis = srv.r.Nodes[0]
 	}
 	workerAddr := srv.r.Addrs[0]
-	var need struct{ proxy, rec, mov, master bool }
+	var need struct{ proxy, rec, mov, master, partition bool }
 	for _, f := range cfg.Faults {
 		need.master = need.master || f.Kind == faults.MasterKill
+		need.partition = need.partition || f.Kind == faults.NetPartition
 		need.proxy = need.proxy || f.NeedsProxy()
 		need.rec = need.rec || f.Kind == faults.RecovererCrash
 		need.mov = need.mov || f.Kind == faults.MoverCrash
@@ -58,6 +59,9 @@ func (pr *planRunner) prepareFaults(ctx context.Context, spec scenario.RunSpec, 
 	}
 	if need.master {
 		fs.KillMaster = masterKiller(srv, queueKey(jopts.Queue, cfg.Store.Shards), hooks.Cost)
+	}
+	if need.partition {
+		fs.Partition = partitioner(srv, queueKey(jopts.Queue, cfg.Store.Shards))
 	}
 	if need.proxy {
 		p, err := faults.NewProxy(srv.r.Addrs[0])

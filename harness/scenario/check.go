@@ -59,9 +59,9 @@ func (p *parser) crossCheck(c Config) error {
 			return fat(fmt.Sprintf("worker %d: there are %d worker processes", f.Worker, c.Workers.Processes))
 		case f.IsWorkerKind() && f.Worker >= 0 && f.Kind == faults.WorkerCrash && f.Worker >= c.Workers.InProcess():
 			return fat(fmt.Sprintf("worker %d: there are %d in-process workers", f.Worker, c.Workers.InProcess()))
-		case f.Kind == faults.MasterKill && (c.Redis.Mode != "cluster" || c.Redis.Replicas < 1 || c.Redis.Masters < 3):
-			return fat(fmt.Sprintf("master_kill needs a cluster aebench spawns with replicas and at least 3 masters (a failover needs a majority of masters to see the failure): redis.mode cluster, redis.replicas >= 1, redis.masters >= 3; here %s, %d replicas, %d masters",
-				c.Redis.Mode, c.Redis.Replicas, c.Redis.Masters))
+		case f.NeedsReplicas() && (c.Redis.Mode != "cluster" || c.Redis.Replicas < 1 || c.Redis.Masters < 3):
+			return fat(fmt.Sprintf("%s needs a cluster aebench spawns with replicas and at least 3 masters (a failover needs a majority of masters to see the failure): redis.mode cluster, redis.replicas >= 1, redis.masters >= 3; here %s, %d replicas, %d masters",
+				f.Kind, c.Redis.Mode, c.Redis.Replicas, c.Redis.Masters))
 		case (f.NeedsOwnedRedis() || f.NeedsProxy()) && c.Redis.Mode != "embedded":
 			return fat(fmt.Sprintf("%s needs redis.mode embedded (a loopback redis-server aebench spawned), not %q", f.Kind, c.Redis.Mode))
 		}

@@ -157,6 +157,11 @@ func (s Scripts) runWait(ctx context.Context, w rclient.Waiter, name string, key
 	if !ok {
 		return nil, fmt.Errorf("script %q is not a function: WAIT after it is not supported", name)
 	}
-	v, _, err := w.CallWait(ctx, s.lib, fn, keys, args, replicas, timeout)
+	v, acked, err := w.CallWait(ctx, s.lib, fn, keys, args, replicas, timeout)
+	if err == nil && acked < replicas {
+		// The write is on the master only: not acknowledged, since a
+		// failover now would lose it.
+		return v, fmt.Errorf("%w: WAIT %d %v: %d replica(s) confirmed", jobstore.ErrNotReplicated, replicas, timeout, acked)
+	}
 	return v, err
 }

@@ -8,12 +8,18 @@
 -- KEYS[1] active index, KEYS[2..] the indexes a waiting job's Ref may name.
 -- ARGV: job ids.
 -- Returns per id {status or '', 1 reachable or 0}: '' is no record.
--- Complexity: O(log) per id, one record read each.
+-- Complexity: O(log N) per id, one record read each; each index's TYPE
+-- is read once per call.
 local active = KEYS[1]
 local prefix = job_prefix(active)
 
+local types = {}
 local function in_key(k, m)
-  local t = redis.call('TYPE', k)['ok']
+  local t = types[k]
+  if not t then
+    t = redis.call('TYPE', k)['ok']
+    types[k] = t
+  end
   if t == 'zset' then return redis.call('ZSCORE', k, m) ~= false end
   if t == 'hash' then return redis.call('HEXISTS', k, m) == 1 end
   if t == 'stream' and m:match('^%d+%-%d+$') then return #redis.call('XRANGE', k, m, m) > 0 end
