@@ -136,16 +136,7 @@ func (s *Seed000) Capabilities() jobstore.Capabilities {
 
 // Enqueue stores jobs the seed's way (seed000_enqueue.lua).
 func (s *Seed000) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
-	if err := s.Check(); err != nil {
-		return err
-	}
-	now := s.Now()
-	keys, args, _, err := s.EnqueueArgs(now, jobs)
-	if err != nil {
-		return err
-	}
-	_, err = s.Run(ctx, "seed000_enqueue", append([]string{s.Ready, s.delayed, s.Keys.Audit()}, keys...), append([]string{base.Ms(now)}, args...))
-	return err
+	return s.EnqueueWith(ctx, "seed000_enqueue", []string{s.Ready, s.delayed, s.Keys.Audit()}, nil, jobs)
 }
 
 // Claim moves (in mover mode claim), then reads and claims, polling while

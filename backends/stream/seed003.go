@@ -156,14 +156,5 @@ func (s *Seed003MaxLen) Capabilities() jobstore.Capabilities {
 // Enqueue stores jobs and appends each to the stream, trimming it to about
 // maxLen entries.
 func (s *Seed003MaxLen) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
-	if err := s.Check(); err != nil {
-		return err
-	}
-	now := s.Now()
-	keys, args, _, err := s.EnqueueArgs(now, jobs)
-	if err != nil {
-		return err
-	}
-	_, err = s.Run(ctx, "seed003_maxlen_enqueue", append([]string{s.Ready}, keys...), append([]string{base.Ms(now), s.maxLen}, args...))
-	return err
+	return s.EnqueueWith(ctx, "seed003_maxlen_enqueue", []string{s.Ready}, []string{s.maxLen}, jobs)
 }

@@ -86,18 +86,18 @@ func evalThroughput(s *verdict.Set, _ *summary.Summary, j judge) claimEval {
 }
 
 func evalBacklog(s *verdict.Set, _ *summary.Summary, j judge) claimEval {
-	from, to := "producers.prefill=10000", "producers.prefill=1000000"
-	own := func(b string) interval {
-		return ratio(s, b+" 1M/10k jobs/s", side{b, "throughput", []string{to}}, side{b, "throughput", []string{from}})
-	}
-	d := change(s, "zset's change over stream's", "throughput", "zset", "stream", from, to)
-	return claimEval{Measured: describe(d, own("zset"), own("stream")), Verdict: combine(j.below(d, 0.8)), Intervals: []interval{d}}
+	return evalChange(s, j, "producers.prefill=10000", "producers.prefill=1000000", "1M/10k")
 }
 
 func evalWorkers(s *verdict.Set, _ *summary.Summary, j judge) claimEval {
-	from, to := "workers.count=1", "workers.count=64"
+	return evalChange(s, j, "workers.count=1", "workers.count=64", "64/1 workers")
+}
+
+// evalChange judges "zset degrades where stream does not" between two
+// cells: zset's change in jobs/s over stream's, below 0.8 to hold.
+func evalChange(s *verdict.Set, j judge, from, to, what string) claimEval {
 	own := func(b string) interval {
-		return ratio(s, b+" 64/1 workers jobs/s", side{b, "throughput", []string{to}}, side{b, "throughput", []string{from}})
+		return ratio(s, b+" "+what+" jobs/s", side{b, "throughput", []string{to}}, side{b, "throughput", []string{from}})
 	}
 	d := change(s, "zset's change over stream's", "throughput", "zset", "stream", from, to)
 	return claimEval{Measured: describe(d, own("zset"), own("stream")), Verdict: combine(j.below(d, 0.8)), Intervals: []interval{d}}

@@ -403,15 +403,23 @@ func splitStreamID(id string) (ms, seq uint64) {
 // KEYS the place keys, then one record per job; ARGV now, then the
 // read_new_jobs layout.
 func (s *Stream) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
-	if err := s.Check(); err != nil {
+	return s.EnqueueWith(ctx, "enqueue", s.PlaceKeys, nil, jobs)
+}
+
+// EnqueueWith stores jobs with script: KEYS fixed, then one record per
+// job; ARGV now, pre..., then the read_new_jobs layout (a seed variant's
+// enqueue takes the corrected one's arguments plus its own).
+func (c *Core) EnqueueWith(ctx context.Context, script string, fixed, pre []string, jobs []jobstore.NewJob) error {
+	if err := c.Check(); err != nil {
 		return err
 	}
-	now := s.Now()
-	keys, args, _, err := s.EnqueueArgs(now, jobs)
+	now := c.Now()
+	keys, args, _, err := c.EnqueueArgs(now, jobs)
 	if err != nil {
 		return err
 	}
-	_, err = s.Run(ctx, "enqueue", append(slices.Clip(s.PlaceKeys), keys...), append([]string{Ms(now)}, args...))
+	head := append([]string{Ms(now)}, pre...)
+	_, err = c.Run(ctx, script, append(slices.Clip(fixed), keys...), append(head, args...))
 	return err
 }
 
