@@ -189,6 +189,8 @@ func TestParseBad(t *testing.T) {
 		{"heartbeat too slow", "backends: [zset]\nworkers:\n  heartbeat: true\n  lease: 1s\n  heartbeat_interval: 2s\n", 5,
 			[]string{"workers.heartbeat_interval", "lease would lapse"}},
 		{"not yaml", "backends: [zset\n", 0, []string{"bad.yaml", "not valid YAML"}},
+		{"unclosed flow sequence on line 2", "name: x\nbackends: [zset\nduration: 1s\n", 2, []string{"bad.yaml:2:1", "not valid YAML"}},
+		{"bad indent on line 4", "name: x\nworkers:\n  count: 3\n bad: 1\n", 4, []string{"bad.yaml:4:1", "not valid YAML"}},
 		{"not a mapping", "- a\n- b\n", 1, []string{"must be a mapping"}},
 		{"bad calibration", "backends: [zset]\ncalibration: sometimes\n", 2, []string{"calibration", "allowed: off, on"}},
 		{"bad label", "backends:\n  - name: zset\n    label: my zset\n", 3, []string{"label", "letters, digits"}},
