@@ -280,9 +280,6 @@ func (cr *claimsRun) judge(c claimCheck, oc *runner.Outcome) claimResult {
 			res.Repeats = iv.Repeats
 		}
 	}
-	if cr.noPlots && res.Verdict != verdictNotMeasured {
-		res.Verdict += pointMark
-	}
 	return res
 }
 

@@ -22,7 +22,7 @@ func readmeBlock(verdicts []claimResult, flaws []flawResult, at time.Time, comma
 		"ratios within one run on one machine). Each line names the command that reproduces it.\n\n", readmeBegin, command, at.UTC().Format("2006-01-02"))
 	for _, v := range verdicts {
 		fmt.Fprintf(&b, "- **Seed %s: \"%s\" %s.** %s. Rule: %s; decided by the %s. `aebench claims --claims %s`\n",
-			v.Seed, v.Claim, v.Verdict, v.Measured, v.Rule, v.DecidedBy, strings.TrimSuffix(v.Scenario, ".yaml"))
+			v.Seed, v.Claim, v.shownVerdict(), v.Measured, v.Rule, v.DecidedBy, strings.TrimSuffix(v.Scenario, ".yaml"))
 	}
 	for _, f := range flaws {
 		rep := "reproduced"

@@ -38,7 +38,7 @@ type claimResult struct {
 	Rule      string `json:"rule"`
 	DecidedBy string `json:"decided_by"`
 	// Verdict is holds, holds partly, does not hold, inconclusive or not
-	// measured; under --quick it ends in "(point estimate)".
+	// measured; PointEstimate says it read the medians alone (--quick).
 	Verdict string `json:"verdict"`
 	// Intervals are the paired-ratio intervals the rule read, each with
 	// its coverage and repeats.
@@ -218,11 +218,20 @@ func verdictTable(rows []claimResult) string {
 		"straddles the rule's threshold. A verdict marked (point estimate) read the medians alone (--quick).\n\n")
 	b.WriteString("| seed | claim | measured | rule | decided by | verdict |\n| --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | **%s** |\n", r.Seed, r.Claim, r.Measured, r.Rule, r.DecidedBy, r.Verdict)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | **%s** |\n", r.Seed, r.Claim, r.Measured, r.Rule, r.DecidedBy, r.shownVerdict())
 	}
 	b.WriteString("\nConditions (per scenario):\n\n")
 	for _, r := range rows {
 		fmt.Fprintf(&b, "- %s: %s (results %s)\n", r.Scenario, r.Conditions, r.Results)
 	}
 	return b.String()
+}
+
+// shownVerdict is the verdict as printed: marked when it read the medians
+// alone.
+func (r claimResult) shownVerdict() string {
+	if r.PointEstimate && r.Verdict != verdictNotMeasured {
+		return r.Verdict + pointMark
+	}
+	return r.Verdict
 }
