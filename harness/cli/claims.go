@@ -475,7 +475,9 @@ func flawsTable(rows []flawResult) string {
 	var b strings.Builder
 	b.WriteString("## Seed flaws reproduced\n\n")
 	b.WriteString("Each row: one run of the seed variant and one of the corrected backend in the same scenario (same seed, load and faults); " +
-		"the count is what the flaw causes, from the run's ledger or counters. A seed variant's counts are expected for it, not a harness failure.\n\n")
+		"the count is what the flaw causes, from where its column says: the run's ledger (confirmed by the read-back), its counters, " +
+		"the store's audit (read from Redis after the drain, the same way for both, or counted in Redis by the seed variant as its seed's steps ran), " +
+		"or Redis commandstats. A seed variant's counts are expected for it, not a harness failure.\n\n")
 	b.WriteString("| seed | flaw | seed variant | corrected | faults injected | counted | seed variant | corrected | reproduced |\n")
 	b.WriteString("| --- | --- | --- | --- | --- | --- | ---: | ---: | --- |\n")
 	for _, r := range rows {
