@@ -19,8 +19,15 @@ func ledgerNotes(w io.Writer, runs []summary.RunSummary, repeats int) {
 			fmt.Fprintf(w, "note: %s: lost %d, the store shows them %s\n", runName(r, repeats), l.Lost, engine.FormatStates(l.LostStates))
 		}
 		if l.UnfinishedAtDrain > 0 {
-			fmt.Fprintf(w, "note: %s: %d job(s) unfinished at drain (still queued or running in the store when the drain of %s ended; not lost: raise drain)\n",
-				runName(r, repeats), l.UnfinishedAtDrain, r.Config.Drain)
+			hint := "raise drain"
+			if wc := r.Config.Workers; wc.Lease+wc.RecoveryInterval > r.Config.Drain {
+				// An expired lease is taken back only after lease +
+				// recovery_interval: a longer drain alone may not do.
+				hint = fmt.Sprintf("a job held by a crashed worker comes back only after lease %s + recovery_interval %s, longer than the drain: raise drain above their sum",
+					wc.Lease, wc.RecoveryInterval)
+			}
+			fmt.Fprintf(w, "note: %s: %d job(s) unfinished at drain (still queued or running where the store will reach them when the drain of %s ended; not lost: %s)\n",
+				runName(r, repeats), l.UnfinishedAtDrain, r.Config.Drain, hint)
 		}
 		if r.StallNote != "" {
 			fmt.Fprintf(w, "note: %s: %s\n", runName(r, repeats), r.StallNote)
