@@ -361,7 +361,7 @@ func conditionDiffs(base, cand *Set, br, nr []Run) []string {
 	if bm, nm := base.Env.Machine(), cand.Env.Machine(); bm != nm {
 		out = append(out, fmt.Sprintf("machine %s vs %s", bm, nm))
 	}
-	bp, np := strings.Split(br[0].Conditions, ", "), strings.Split(nr[0].Conditions, ", ")
+	bp, np := splitConditions(br[0].Conditions), splitConditions(nr[0].Conditions)
 	for i := 0; i < max(len(bp), len(np)); i++ {
 		b, n := part(bp, i), part(np, i)
 		if b != n {
@@ -369,6 +369,28 @@ func conditionDiffs(base, cand *Set, br, nr []Run) []string {
 		}
 	}
 	return out
+}
+
+// splitConditions splits a condition line on ", " outside parentheses, so
+// "handler uniform(50ms, 500ms)" stays one part.
+func splitConditions(line string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
+		case '(':
+			depth++
+		case ')':
+			depth = max(depth-1, 0)
+		case ',':
+			if depth == 0 && i+1 < len(line) && line[i+1] == ' ' {
+				out = append(out, line[start:i])
+				start = i + 2
+				i++
+			}
+		}
+	}
+	return append(out, line[start:])
 }
 
 func part(ps []string, i int) string {
