@@ -85,7 +85,15 @@ func (c *Comparison) Headline() string {
 		}
 		return fmt.Sprintf("REGRESSION (exit %d): %s", code, strings.Join(ms, "; "))
 	}
-	return fmt.Sprintf("OK (exit 0): %d groups compared, no gated metric got worse", len(c.Pairs))
+	ok := fmt.Sprintf("OK (exit 0): %d groups compared, no gated metric got worse", len(c.Pairs))
+	if c.Forced {
+		if why := c.refusals(); len(why) > 0 {
+			// --force compared what a plain compare refuses: say so, and why.
+			ok = fmt.Sprintf("OK, FORCED (exit 0; --force overrode: %s): %d groups compared, no gated metric got worse",
+				strings.Join(why, "; "), len(c.Pairs))
+		}
+	}
+	return ok
 }
 
 func (c *Comparison) refusals() []string {
