@@ -23,8 +23,10 @@ intervals, the change in percent with its interval, the Mann-Whitney U
 p-value and a verdict: better, worse, no change or too noisy.
 
 A regression is a gated metric (marked *) that got worse significantly AND
-by more than its limit. Without --fail-on the gated metrics are throughput,
-e2e.p50, e2e.p99 and redis_cpu_us_per_job, each at the noise floor. The
+by more than its limit. The gated metrics are throughput, e2e.p50, e2e.p99
+and redis_cpu_us_per_job, each at the noise floor, plus every metric a
+--fail-on names, at its own limit (a --fail-on on a gated metric sets that
+metric's limit; it never removes the other gates). The
 gated tests share the significance level (Bonferroni), so two result sets of
 the same code fail the gate at most alpha of the time. A metric with too few
 repeats for the test to reach its level says "too noisy", never "worse":
@@ -35,7 +37,7 @@ Redis version, handler...), groups present on one side only and incomplete
 result sets are refused (exit 2) unless --force.
 
 Flags:
-  --fail-on METRIC:±N%  gate on this metric at this limit (repeatable), e.g.
+  --fail-on METRIC:±N%  also gate on this metric, at this limit (repeatable), e.g.
                         --fail-on e2e.p99:+10% --fail-on throughput:-5%
   --noise-floor N%      smallest change called better or worse (default 10%)
   --alpha A             significance level of the gate (default 0.05)

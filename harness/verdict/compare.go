@@ -38,9 +38,10 @@ type CompareOptions struct {
 	NoiseFloor float64 // a fraction; default DefaultNoiseFloor
 	// Force compares groups whose conditions differ, and incomplete sets.
 	Force bool
-	// FailOn are relative thresholds; when given, only their metrics
-	// gate, each with its own limit instead of the noise floor. Without
-	// them the catalog's Gate metrics gate at the noise floor.
+	// FailOn are relative thresholds: each gates its metric at its own
+	// limit, beside the catalog's Gate metrics, which gate at the noise
+	// floor unless a threshold names them (a --fail-on adds a gate or
+	// sets one's limit; it never removes the defaults).
 	FailOn []Threshold
 }
 
@@ -201,17 +202,14 @@ func Compare(base, cand *Set, o CompareOptions) *Comparison {
 // gateLimits maps each gated metric to its limit in percent.
 func gateLimits(o CompareOptions) map[string]float64 {
 	out := map[string]float64{}
-	for _, t := range o.FailOn {
-		if t.Relative {
-			out[t.Metric.Name] = t.Pct
-		}
-	}
-	if len(out) > 0 {
-		return out
-	}
 	for _, m := range catalog {
 		if m.Gate {
 			out[m.Name] = o.NoiseFloor * 100
+		}
+	}
+	for _, t := range o.FailOn {
+		if t.Relative {
+			out[t.Metric.Name] = t.Pct
 		}
 	}
 	return out
