@@ -30,10 +30,13 @@ func collectEnv(ctx context.Context, dir string) summary.Environment {
 			"and read Redis CPU per job beside jobs/s."}
 	b := ReadBuild()
 	env.Modules = b.Modules
-	if rev, dirty, ok := gitRevision(ctx, dir); ok {
-		env.GitRevision, env.GitDirty = rev, dirty
-	} else if b.Revision != "" {
+	// The binary's own stamp first: it names the code that ran, where the
+	// working directory may be another checkout (regress.sh --base-ref runs
+	// a base binary built elsewhere from the candidate's directory).
+	if b.Revision != "" {
 		env.GitRevision, env.GitDirty = b.Revision, b.Modified
+	} else if rev, dirty, ok := gitRevision(ctx, dir); ok {
+		env.GitRevision, env.GitDirty = rev, dirty
 	}
 	return env
 }
