@@ -203,7 +203,10 @@ func Compare(base, cand *Set, o CompareOptions) *Comparison {
 func gateLimits(o CompareOptions) map[string]float64 {
 	out := map[string]float64{}
 	for _, m := range catalog {
-		if m.Gate {
+		switch {
+		case m.Gate && m.Deterministic():
+			out[m.Name] = m.Floor * 100
+		case m.Gate:
 			out[m.Name] = o.NoiseFloor * 100
 		}
 	}
@@ -246,6 +249,9 @@ func compareMetric(m Metric, base, cand []Run, alpha, limitPct float64) (Row, bo
 		row.Verdict = NoChange
 		return row, true
 	}
+	if m.Deterministic() {
+		return deterministicVerdict(m, row, limitPct), true
+	}
 	if minP := minUTestP(len(bv), len(nv)); minP > alpha {
 		row.Verdict = TooNoisy
 		row.Note = fmt.Sprintf("%d+%d repeats cannot reach p < %.3g (need %d per side)", len(bv), len(nv), alpha, repeatsFor(alpha))
@@ -269,6 +275,24 @@ func compareMetric(m Metric, base, cand []Run, alpha, limitPct float64) (Row, bo
 		row.Verdict, row.Note = TooNoisy, fmt.Sprintf("moved %s, not significant (p=%.3f)", fmtPct(row.DeltaPct), cmp.P)
 	}
 	return row, true
+}
+
+// deterministicVerdict decides a counted metric on its medians: a change
+// beyond the limit (at least the metric's floor) is better or worse, with
+// no significance test, so one repeat a side decides.
+func deterministicVerdict(m Metric, row Row, limitPct float64) Row {
+	limit := math.Max(limitPct, m.Floor*100)
+	row.LimitPct = limit
+	row.Note = "deterministic (counted per job): decided on the medians"
+	switch {
+	case math.Abs(float64(row.DeltaPct)) < limit:
+		row.Verdict = NoChange
+	case (row.DeltaPct > 0) == (m.Better == LowerIsBetter):
+		row.Verdict = Worse
+	default:
+		row.Verdict = Better
+	}
+	return row
 }
 
 // worseSign is the sign of a change for the worse.
