@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aebench/aebench/jobstore"
-	"github.com/aebench/aebench/rclient"
 )
 
 // Seed variants: a backend's option OptionVariant builds, instead of the
@@ -75,29 +73,4 @@ func CompleteEach(ctx context.Context, cs []jobstore.Completion, complete func(c
 		errs[i] = complete(ctx, c.Lease, c.Result)
 	}
 	return errs, nil
-}
-
-// AuditCounts reads the counts a seed variant kept in Keys.Audit (none: an
-// empty map).
-func (c *Core) AuditCounts(ctx context.Context) (map[string]int64, error) {
-	v, err := c.C.Do(ctx, rclient.Cmd("HGETALL", c.Keys.Audit()))
-	if err != nil {
-		return nil, fmt.Errorf("audit: %w", err)
-	}
-	r, _ := v.(map[string]any) // rclient speaks RESP3: HGETALL is a map
-	m := make(map[string]int64, len(r))
-	for k, n := range r {
-		m[k] = Int(n)
-	}
-	return m, nil
-}
-
-// AddAudit adds n to a seed variant's count name in Keys.Audit (nothing
-// when n is 0).
-func (c *Core) AddAudit(ctx context.Context, name string, n int64) error {
-	if n == 0 {
-		return nil
-	}
-	_, err := c.C.Do(ctx, rclient.Cmd("HINCRBY", c.Keys.Audit(), name, strconv.FormatInt(n, 10)))
-	return err
 }
