@@ -141,31 +141,8 @@ func (in *Injector) fire(ctx context.Context, ev Event) error {
 			return h.Redis.Restart(bg)
 		}
 		return h.Redis.Resume()
-	case MasterKill:
-		if h.KillMaster == nil {
-			return fmt.Errorf("%s needs a cluster aebench spawned with replicas (redis.mode cluster, redis.replicas)", f.Kind)
-		}
-		at := time.Now()
-		inFlight := h.InFlight()
-		target, err := h.KillMaster(ctx)
-		if err != nil {
-			return err
-		}
-		h.Tracker.Fault(ev, "master "+target, at, inFlight)
-		return nil
-	case NetPartition:
-		if h.Partition == nil {
-			return fmt.Errorf("%s needs a cluster aebench spawned with replicas (redis.mode cluster, redis.replicas)", f.Kind)
-		}
-		at := time.Now()
-		inFlight := h.InFlight()
-		target, heal, err := h.Partition(ctx)
-		if err != nil {
-			return err
-		}
-		h.Tracker.Fault(ev, "partition "+target, at, inFlight)
-		hold(f.Duration)
-		return heal()
+	case MasterKill, NetPartition:
+		return in.fireReplicated(ctx, ev, hold)
 	case NetLatency, NetReset, NetTimeout:
 		if h.Proxy == nil {
 			return fmt.Errorf("%s needs the workers' proxy", f.Kind)
@@ -179,4 +156,31 @@ func (in *Injector) fire(ctx context.Context, ev Event) error {
 		return h.Proxy.Clear()
 	}
 	return fmt.Errorf("unknown fault kind %q", f.Kind)
+}
+
+// fireReplicated fires a fault on a spawned cluster with replicas: the
+// queue's master killed for good, or cut off from its replicas until the
+// fault's duration has passed.
+func (in *Injector) fireReplicated(ctx context.Context, ev Event, hold func(time.Duration)) error {
+	h, f := in.h, ev.Fault
+	if f.Kind == MasterKill && h.KillMaster == nil || f.Kind == NetPartition && h.Partition == nil {
+		return fmt.Errorf("%s needs a cluster aebench spawned with replicas (redis.mode cluster, redis.replicas)", f.Kind)
+	}
+	at := time.Now()
+	inFlight := h.InFlight()
+	if f.Kind == MasterKill {
+		target, err := h.KillMaster(ctx)
+		if err != nil {
+			return err
+		}
+		h.Tracker.Fault(ev, "master "+target, at, inFlight)
+		return nil
+	}
+	target, heal, err := h.Partition(ctx)
+	if err != nil {
+		return err
+	}
+	h.Tracker.Fault(ev, "partition "+target, at, inFlight)
+	hold(f.Duration)
+	return heal()
 }

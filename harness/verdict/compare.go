@@ -114,26 +114,7 @@ func Compare(base, cand *Set, o CompareOptions) *Comparison {
 		o.NoiseFloor = DefaultNoiseFloor
 	}
 	c := &Comparison{Base: base.Source, New: cand.Source, Alpha: o.Alpha, NoiseFloor: o.NoiseFloor, Forced: o.Force}
-	for _, s := range []*Set{base, cand} {
-		if !s.Complete {
-			why := s.Source
-			if s.IncompleteWhy != "" {
-				why += ": " + s.IncompleteWhy
-			}
-			c.Incomplete = append(c.Incomplete, why)
-		}
-	}
-	for _, r := range cand.Runs {
-		if why := r.Incorrect(); why != "" && !r.Calibration {
-			c.Incorrect = append(c.Incorrect, r.ID+": "+why)
-		}
-	}
-	for _, r := range base.Runs {
-		if r.Status == StatusFailed && strings.HasPrefix(r.Error, "measured nothing") {
-			// A baseline that measured nothing is no baseline.
-			c.Incomplete = append(c.Incomplete, base.Source+": run "+r.ID+": "+r.Error)
-		}
-	}
+	c.checkSets(base, cand)
 	bg, ng := groupMap(base), groupMap(cand)
 	var matched [][2][]Run
 	for _, k := range orderedKeys(base) {
@@ -197,6 +178,32 @@ func Compare(base, cand *Set, o CompareOptions) *Comparison {
 		}
 	}
 	return c
+}
+
+// checkSets notes what makes the sets unfit to compare: either one
+// incomplete, a run of NEW that failed its checks, a run of BASE that
+// measured nothing.
+func (c *Comparison) checkSets(base, cand *Set) {
+	for _, s := range []*Set{base, cand} {
+		if !s.Complete {
+			why := s.Source
+			if s.IncompleteWhy != "" {
+				why += ": " + s.IncompleteWhy
+			}
+			c.Incomplete = append(c.Incomplete, why)
+		}
+	}
+	for _, r := range cand.Runs {
+		if why := r.Incorrect(); why != "" && !r.Calibration {
+			c.Incorrect = append(c.Incorrect, r.ID+": "+why)
+		}
+	}
+	for _, r := range base.Runs {
+		if r.Status == StatusFailed && strings.HasPrefix(r.Error, "measured nothing") {
+			// A baseline that measured nothing is no baseline.
+			c.Incomplete = append(c.Incomplete, base.Source+": run "+r.ID+": "+r.Error)
+		}
+	}
 }
 
 // gateLimits maps each gated metric to its limit in percent.
