@@ -112,6 +112,16 @@ func TestReadmeClaimsBlock(t *testing.T) {
 		!strings.Contains(string(got), "`aebench claims --claims claim-x`") {
 		t.Errorf("rewritten:\n%s", got)
 	}
+	// A run of another scenario keeps claim-x's line and updates its own.
+	gen2 := readmeBlock([]claimResult{{Seed: "004", Claim: "d", Scenario: "claim-y.yaml", Verdict: verdictNotHold}}, nil, time.Now(), "aebench claims")
+	if err := rewriteReadme(tmp, gen2); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = os.ReadFile(tmp)
+	if !strings.Contains(string(got), "`aebench claims --claims claim-x`") || !strings.Contains(string(got), "`aebench claims --claims claim-y`") ||
+		strings.Count(string(got), "--claims claim-x`") != 1 {
+		t.Errorf("merged:\n%s", got)
+	}
 	if err := rewriteReadme(filepath.Join(t.TempDir(), "none.md"), gen); err == nil {
 		t.Error("a missing file: no error")
 	}

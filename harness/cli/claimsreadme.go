@@ -37,7 +37,41 @@ func readmeBlock(verdicts []claimResult, flaws []flawResult, at time.Time, comma
 	return b.String()
 }
 
-// rewriteReadme replaces the generated block of the file at path.
+// mergeBlock keeps, of the old block, the lines of the scenarios this run
+// did not run, so `aebench claims --claims X --readme README.md` updates
+// X's lines and no others. Lines are keyed by the command each ends with;
+// the fresh block's lines come first in its own order, then the kept ones.
+func mergeBlock(old, fresh string) string {
+	cmdOf := func(line string) string {
+		if i := strings.LastIndex(line, "`aebench claims --"); i >= 0 {
+			return strings.TrimSpace(line[i:])
+		}
+		return ""
+	}
+	ran := map[string]bool{}
+	for _, l := range strings.Split(fresh, "\n") {
+		if c := cmdOf(l); c != "" {
+			ran[c] = true
+		}
+	}
+	var kept []string
+	for _, l := range strings.Split(old, "\n") {
+		if c := cmdOf(l); c != "" && !ran[c] && strings.HasPrefix(l, "- ") {
+			kept = append(kept, l)
+		}
+	}
+	if len(kept) == 0 {
+		return fresh
+	}
+	i := strings.LastIndex(fresh, "\n\n"+readmeEnd)
+	if i < 0 {
+		return fresh
+	}
+	return fresh[:i] + "\n\nKept from an earlier run of the block (scenarios this run did not run):\n\n" + strings.Join(kept, "\n") + fresh[i:]
+}
+
+// rewriteReadme replaces the generated block of the file at path, keeping
+// the lines of scenarios this run did not run (mergeBlock).
 func rewriteReadme(path, block string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -48,6 +82,6 @@ func rewriteReadme(path, block string) error {
 	if i < 0 || j < i {
 		return fmt.Errorf("--readme %s: no generated block: the file needs the lines %q and %q", path, readmeBegin, readmeEnd)
 	}
-	s = s[:i] + block + s[j+len(readmeEnd):]
+	s = s[:i] + mergeBlock(s[i:j+len(readmeEnd)], block) + s[j+len(readmeEnd):]
 	return os.WriteFile(path, []byte(s), 0o644)
 }
