@@ -23,7 +23,7 @@ func ledgerNotes(w io.Writer, runs []summary.RunSummary, repeats int) {
 			if wc := r.Config.Workers; wc.Lease+wc.RecoveryInterval > r.Config.Drain {
 				// An expired lease is taken back only after lease +
 				// recovery_interval: a longer drain alone may not do.
-				hint = fmt.Sprintf("a job held by a crashed worker comes back only after lease %s + recovery_interval %s, longer than the drain: raise drain above their sum",
+				hint = fmt.Sprintf("raise drain, above lease %s + recovery_interval %s, so that a job a crashed worker held can come back within it",
 					wc.Lease, wc.RecoveryInterval)
 			}
 			fmt.Fprintf(w, "note: %s: %d job(s) unfinished at drain (still queued or running where the store will reach them when the drain of %s ended; not lost: %s)\n",
