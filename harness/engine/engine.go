@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -190,6 +191,12 @@ type HarnessCost struct {
 	// (/proc/self/task/*/schedstat): when it is high, the machine, not the
 	// store, set the tail.
 	RunQueueWaitMsPerS float64 `json:"run_queue_wait_ms_per_s,omitempty"`
+	// ClientAllocsPerJob and ClientAllocBytesPerJob are this process's
+	// heap allocations over the measured window per job completed in it
+	// (runtime/metrics): counted, not timed, so a client-side regression
+	// shows on a noisy runner too. Harness and client library together.
+	ClientAllocsPerJob     float64 `json:"client_allocs_per_job,omitempty"`
+	ClientAllocBytesPerJob float64 `json:"client_alloc_bytes_per_job,omitempty"`
 	// MaxStallNs, on simulated time, is the longest the harness stalled
 	// (a 1ms sleep's worst oversleep over the run), in real ns.
 	MaxStallNs int64 `json:"max_stall_ns,omitempty"`
@@ -198,14 +205,27 @@ type HarnessCost struct {
 // windowUsage samples this process's CPU time and run-queue wait at the
 // start of the measured window, to be divided over it at the end.
 type windowUsage struct {
-	cpu, wait     time.Duration
-	cpuOK, waitOK bool
+	cpu, wait          time.Duration
+	cpuOK, waitOK      bool
+	allocs, allocBytes uint64 // heap allocations since the process started
 }
+
+// The runtime/metrics read for allocations: cumulative counts, so a
+// window's are the difference of two reads.
+const (
+	metricAllocs     = "/gc/heap/allocs:objects"
+	metricAllocBytes = "/gc/heap/allocs:bytes"
+)
 
 func sampleUsage() windowUsage {
 	var u windowUsage
 	u.cpu, u.cpuOK = processCPU()
 	u.wait, u.waitOK = runQueueWait()
+	s := []metrics.Sample{{Name: metricAllocs}, {Name: metricAllocBytes}}
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindUint64 && s[1].Value.Kind() == metrics.KindUint64 {
+		u.allocs, u.allocBytes = s[0].Value.Uint64(), s[1].Value.Uint64()
+	}
 	return u
 }
 
@@ -217,6 +237,10 @@ func (u windowUsage) since(h *HarnessCost, jobs int64, window time.Duration) {
 	}
 	if u.waitOK && now.waitOK && window > 0 {
 		h.RunQueueWaitMsPerS = float64(now.wait-u.wait) / 1e6 / window.Seconds()
+	}
+	if jobs > 0 && now.allocs >= u.allocs {
+		h.ClientAllocsPerJob = float64(now.allocs-u.allocs) / float64(jobs)
+		h.ClientAllocBytesPerJob = float64(now.allocBytes-u.allocBytes) / float64(jobs)
 	}
 }
 
@@ -502,6 +526,7 @@ func (e *engine) finish(res *Result, interrupted bool) {
 	res.StallNote = stallNote(time.Duration(res.Harness.MaxStallNs), e.cfg.Workers.Lease, res.Ledger.DuplicateReruns,
 		res.Counters.Recovered+res.Counters.RecoveredDead, e.hooks.Speed)
 	res.Harness.ClientCPUUsPerJob, res.Harness.RunQueueWaitMsPerS = e.usage.ClientCPUUsPerJob, e.usage.RunQueueWaitMsPerS
+	res.Harness.ClientAllocsPerJob, res.Harness.ClientAllocBytesPerJob = e.usage.ClientAllocsPerJob, e.usage.ClientAllocBytesPerJob
 	e.errMu.Lock()
 	// Errors only fail the run when nothing got through: a few timeouts
 	// under overload are a measurement, not an infrastructure failure.
