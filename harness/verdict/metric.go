@@ -84,11 +84,11 @@ func ledger(name, field, doc string) Metric {
 }
 
 // deterministicFloor is the noise floor of the counted metrics (commands
-// and bytes per job): in an A/A pair of ci.yaml runs here commands per
-// job moved 0.5% (background loops and how many jobs a blocking claim
-// finds), so 2% leaves room for a loaded runner and still sees one extra
-// command in twenty.
-const deterministicFloor = 0.02
+// and bytes per job): in A/A pairs of scenarios/ci.yaml here commands per
+// job moved 0.5% on a quiet machine and up to 3% with throughput.yaml
+// running beside them (background loops, and how many jobs a blocking
+// claim finds, shift with the load), so 4%.
+const deterministicFloor = 0.04
 
 // catalog is the single list of metrics; its order is the tables' order.
 var catalog = []Metric{
