@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"time"
 )
@@ -39,35 +40,52 @@ func readmeBlock(verdicts []claimResult, flaws []flawResult, at time.Time, comma
 
 // mergeBlock keeps, of the old block, the lines of the scenarios this run
 // did not run, so `aebench claims --claims X --readme README.md` updates
-// X's lines and no others. Lines are keyed by the command each ends with;
-// the fresh block's lines come first in its own order, then the kept ones.
+// X's lines and no others. Lines are keyed by the command each ends with
+// and come in the order of claimChecks, then flawRows; a kept line is
+// marked as coming from an earlier run.
 func mergeBlock(old, fresh string) string {
+	const keptMark = " (from an earlier run)"
 	cmdOf := func(line string) string {
-		if i := strings.LastIndex(line, "`aebench claims --"); i >= 0 {
-			return strings.TrimSpace(line[i:])
+		if i := strings.LastIndex(line, "`aebench claims --"); i >= 0 && strings.HasPrefix(line, "- ") {
+			return strings.TrimSuffix(strings.TrimSpace(line[i:]), keptMark)
 		}
 		return ""
 	}
+	lines := map[string][]string{} // command -> its lines, fresh ones replacing old ones
 	ran := map[string]bool{}
 	for _, l := range strings.Split(fresh, "\n") {
 		if c := cmdOf(l); c != "" {
 			ran[c] = true
+			lines[c] = append(lines[c], l)
 		}
 	}
-	var kept []string
 	for _, l := range strings.Split(old, "\n") {
-		if c := cmdOf(l); c != "" && !ran[c] && strings.HasPrefix(l, "- ") {
-			kept = append(kept, l)
+		if c := cmdOf(l); c != "" && !ran[c] {
+			lines[c] = append(lines[c], strings.TrimSuffix(l, keptMark)+keptMark)
 		}
 	}
-	if len(kept) == 0 {
-		return fresh
+	var order []string
+	for _, c := range claimChecks {
+		order = append(order, "`aebench claims --claims "+strings.TrimSuffix(c.File, ".yaml")+"`")
 	}
-	i := strings.LastIndex(fresh, "\n\n"+readmeEnd)
-	if i < 0 {
-		return fresh
+	for _, f := range flawRows {
+		order = append(order, "`aebench claims --flaws "+strings.TrimSuffix(f.File, ".yaml")+"`")
 	}
-	return fresh[:i] + "\n\nKept from an earlier run of the block (scenarios this run did not run):\n\n" + strings.Join(kept, "\n") + fresh[i:]
+	var out []string
+	for _, c := range order {
+		out = append(out, lines[c]...)
+		delete(lines, c)
+	}
+	var rest []string // scenarios not in the lists (a folder of one's own): sorted, last
+	for c := range lines {
+		rest = append(rest, c)
+	}
+	sort.Strings(rest)
+	for _, c := range rest {
+		out = append(out, lines[c]...)
+	}
+	head, _, _ := strings.Cut(fresh, "\n- ")
+	return head + "\n" + strings.Join(out, "\n") + "\n\n" + readmeEnd
 }
 
 // rewriteReadme replaces the generated block of the file at path, keeping
