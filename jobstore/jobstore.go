@@ -310,6 +310,9 @@ var (
 	ErrNotCancelable = errors.New("jobstore: job is not queued or scheduled")
 	ErrInvalid       = errors.New("jobstore: invalid argument")
 	ErrClosed        = errors.New("jobstore: store closed")
+	// ErrUnsupported: a wrapper (a sharded or simulated-time store) was
+	// asked for an optional method its store does not implement.
+	ErrUnsupported = errors.New("jobstore: not supported by this store")
 	// ErrNotReplicated: the write reached the master but fewer replicas
 	// than Options.WaitReplicas confirmed it within WaitTimeout; the job
 	// may exist, and a failover may lose it. Not an acknowledgement.

@@ -374,7 +374,7 @@ func (s *Store) Locate(ctx context.Context, ids []string) ([]jobstore.Location, 
 		}
 		loc, ok := s.shards[i].(jobstore.Locator)
 		if !ok {
-			return nil, fmt.Errorf("shard %d: its store cannot locate jobs", i)
+			return nil, fmt.Errorf("shard %d: locate: %w", i, jobstore.ErrUnsupported)
 		}
 		part := make([]string, len(ks))
 		for n, k := range ks {

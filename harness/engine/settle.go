@@ -117,7 +117,9 @@ func (e *engine) settleLocated(ctx context.Context, loc jobstore.Locator, jobs [
 	}
 	locs, err := locateAll(loc, ids)
 	if len(locs) == 0 && err != nil {
-		e.noteErr(fmt.Errorf("read-back: locate: %w", err))
+		if !errors.Is(err, jobstore.ErrUnsupported) {
+			e.noteErr(fmt.Errorf("read-back: locate: %w", err))
+		}
 		return false
 	}
 	for i, j := range jobs {

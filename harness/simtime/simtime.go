@@ -17,7 +17,7 @@ package simtime
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"time"
 
 	"github.com/aebench/aebench/clock"
@@ -161,7 +161,7 @@ func (s *Store) Locate(ctx context.Context, ids []string) ([]jobstore.Location, 
 	if l, ok := s.Store.(jobstore.Locator); ok {
 		return l.Locate(ctx, ids)
 	}
-	return nil, errors.New("simtime: the store cannot locate jobs")
+	return nil, fmt.Errorf("simtime: locate: %w", jobstore.ErrUnsupported)
 }
 
 // Audit is the store's audit (jobstore.Auditor), or nil when it keeps none.
