@@ -86,17 +86,20 @@ func (s *ClientJSON) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error
 		return err
 	}
 	now := s.Now()
-	keys, _, runAts, err := s.EnqueueArgs(now, jobs)
+	keys, layout, _, err := s.EnqueueArgs(now, jobs)
 	if err != nil {
 		return err
 	}
+	// layout is read_new_jobs': n, then per job id, runAt, npairs, pairs
+	// (validated and built once, by EnqueueArgs).
 	args := make([]string, 0, 3*len(jobs))
-	for i, j := range jobs {
-		pairs, err := base.NewRecordPairs(j, runAts[i], now)
-		if err != nil {
-			return err
-		}
-		r := cjRecord{"Status": strconv.Itoa(int(jobstore.StatusQueued)), "Ref": j.ID}
+	for at := 1; at < len(layout); {
+		id, runAt := layout[at], layout[at+1]
+		np, _ := strconv.Atoi(layout[at+2])
+		pairs := layout[at+3 : at+3+2*np]
+		at += 3 + 2*np
+		r := make(cjRecord, np+2)
+		r["Status"], r["Ref"] = strconv.Itoa(int(jobstore.StatusQueued)), id
 		for k := 0; k+1 < len(pairs); k += 2 {
 			r[pairs[k]] = pairs[k+1]
 		}
@@ -104,7 +107,7 @@ func (s *ClientJSON) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error
 		if err != nil {
 			return fmt.Errorf("zset client-json: %w", err)
 		}
-		args = append(args, j.ID, base.Ms(runAts[i]), text)
+		args = append(args, id, runAt, text)
 	}
 	_, err = s.Run(ctx, "cj_create", append([]string{s.queue}, keys...), args)
 	return err
@@ -130,16 +133,23 @@ func (s *ClientJSON) read(ctx context.Context, id string) (string, cjRecord, err
 // cas writes r back over old with op's index change; false: the record
 // changed since it was read.
 func (s *ClientJSON) cas(ctx context.Context, id, old string, r cjRecord, op string, args ...string) (bool, error) {
+	_, ok, err := s.casText(ctx, id, old, r, op, args...)
+	return ok, err
+}
+
+// casText is cas that also returns the JSON it wrote (a claim decodes the
+// job it returns from it, not from a second encoding).
+func (s *ClientJSON) casText(ctx context.Context, id, old string, r cjRecord, op string, args ...string) (string, bool, error) {
 	text, err := r.encode()
 	if err != nil {
-		return false, fmt.Errorf("zset client-json: %w", err)
+		return "", false, fmt.Errorf("zset client-json: %w", err)
 	}
 	v, err := s.Run(ctx, "cj_cas", []string{s.Keys.Job(id), s.queue, s.Keys.Active(), s.Keys.Dead(), s.Keys.Completed()},
 		append([]string{old, text, op, id}, args...))
 	if err != nil {
-		return false, fmt.Errorf("zset client-json: %s %s: %w", op, id, err)
+		return "", false, fmt.Errorf("zset client-json: %s %s: %w", op, id, err)
 	}
-	return base.Int(v) == 1, nil
+	return text, base.Int(v) == 1, nil
 }
 
 // Claim reads the due head outside Lua, then claims each candidate with a
@@ -167,14 +177,14 @@ func (s *ClientJSON) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jo
 			ms := base.Ms(now)
 			r["Status"], r["WorkerId"], r["StartedAt"], r["LastUpdatedAt"] = strconv.Itoa(int(jobstore.StatusInProgress)), req.WorkerID, ms, ms
 			r["LeaseToken"], r["LeaseDeadline"] = token, base.Ms(deadline)
-			ok, err := s.cas(ctx, id, old, r, "claim", token, base.Ms(deadline))
+			text, ok, err := s.casText(ctx, id, old, r, "claim", token, base.Ms(deadline))
 			if err != nil {
 				return got, time.Time{}, err
 			}
 			if !ok {
 				continue // another claimer changed it first
 			}
-			j, err := s.decode(r)
+			j, err := base.DecodeRecord(text)
 			if err != nil {
 				return got, time.Time{}, err
 			}
@@ -182,14 +192,6 @@ func (s *ClientJSON) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jo
 		}
 		return got, time.Time{}, nil
 	})
-}
-
-func (s *ClientJSON) decode(r cjRecord) (jobstore.Job, error) {
-	text, err := r.encode()
-	if err != nil {
-		return jobstore.Job{}, err
-	}
-	return base.DecodeRecord(text)
 }
 
 // held reads a record and checks that l still holds it.
