@@ -4,12 +4,28 @@ GO ?= go
 # summary.json) where git can read the checkout, and is silent elsewhere.
 AEBENCH = $(GO) run -buildvcs=auto ./cmd/aebench
 
-.PHONY: test bench build vet baseline regress capacity claims example
+.PHONY: test bench build vet baseline regress capacity claims example drivers peers
 
 # test: every package's tests; they spawn their own redis-server processes.
-test:
+# The BullMQ driver's packages are installed first where npm is present (a
+# driver whose runtime is missing is skipped with how to install it).
+test: drivers
 	$(GO) test -count=1 -timeout 15m ./...
 	$(MAKE) example
+
+# drivers: the Node packages of drivers/bullmq (npm ci, pinned by its
+# package-lock.json), when npm is there and they are not yet installed.
+drivers:
+	@if command -v npm >/dev/null 2>&1 && [ ! -d drivers/bullmq/node_modules/bullmq ]; then \
+		cd drivers/bullmq && npm ci --no-audit --no-fund --loglevel=error; fi
+
+# peers: the job systems people run (BullMQ, Sidekiq, RQ, asynq) beside zset
+# and dual, then under SIGKILL, and each driver's overhead against its
+# plain loop (about 6 minutes).
+peers: drivers
+	$(AEBENCH) run scenarios/peers.yaml
+	$(AEBENCH) run scenarios/peers-crash.yaml
+	$(AEBENCH) drivers --overhead
 
 # bench: the main job, scenarios/quick.yaml on an embedded Redis; writes results/.
 bench:

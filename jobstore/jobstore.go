@@ -41,6 +41,7 @@ package jobstore
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"strconv"
 	"time"
 )
@@ -318,3 +319,50 @@ var (
 	// may exist, and a failover may lose it. Not an acknowledgement.
 	ErrNotReplicated = errors.New("jobstore: write not confirmed by the replicas asked for")
 )
+
+// ExternalWorkers is implemented by a store whose jobs run in the worker
+// loop of the job system it stands for (a peer behind a driver process,
+// docs/drivers.md), not in aebench's Claim/Complete workers. The harness
+// then starts every worker of a run as WorkerCommand's process and reads
+// its events (started, completed, failed) into the ledger, as it does for
+// its own worker processes.
+type ExternalWorkers interface {
+	WorkerCommand(w WorkerSpec) (*exec.Cmd, error)
+}
+
+// WorkerSpec is one worker process of an ExternalWorkers store.
+type WorkerSpec struct {
+	Index, Gen  int // worker index in the run, replacement count
+	Concurrency int // jobs the process runs at once
+	// Addr and Password reach Redis from the worker: the network-fault
+	// proxy when the run has one.
+	Addr, Password string
+	// Lease is the scenario's workers.lease: a system with a lock or
+	// visibility timeout sets it from this.
+	Lease time.Duration
+}
+
+// HandlerPlanner is implemented by ExternalWorkers stores: the harness gives
+// them its handler's plan (how long attempt a of job id runs, and whether it
+// fails) before the first Enqueue, so the system's own worker plays the
+// same handler as aebench's workers do.
+type HandlerPlanner interface {
+	SetHandlerPlan(plan func(id string, attempt int) (time.Duration, bool))
+}
+
+// LossDeclarer is implemented by a store whose design loses jobs under
+// some faults, by its own documents (Sidekiq's open-source fetch under a
+// SIGKILL): under those fault kinds, up to the jobs the faults caught in
+// flight, a loss is that system's documented behaviour, reported with its
+// count, not a failed run. A loss beyond it still fails the run.
+type LossDeclarer interface {
+	DeclaredLoss() (faultKinds []string, why string)
+}
+
+// EarlyDeclarer is implemented by a store whose design may start a delayed
+// job before its RunAt, by up to max, by its own code (RQ scores scheduled
+// jobs in whole seconds): such early starts are reported with their count
+// as that system's behaviour; an earlier start is still a problem.
+type EarlyDeclarer interface {
+	DeclaredEarly() (max time.Duration, why string)
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/aebench/aebench/backends/asynq"
 	"github.com/aebench/aebench/backends/bucket"
+	"github.com/aebench/aebench/backends/driver"
 	"github.com/aebench/aebench/backends/dual"
 	"github.com/aebench/aebench/backends/floor"
 	"github.com/aebench/aebench/backends/internal/base"
@@ -95,6 +96,7 @@ func builtins() []Backend {
 				}
 				return asynq.NewWith(ctx, c, o, cfg)
 			}},
+		driverPeer(driver.BullMQ), driverPeer(driver.Sidekiq), driverPeer(driver.RQ),
 		{Name: null.Name, Kind: KindCalibration,
 			Doc:    "calibration, not a job store: an in-process queue with blocking claim, used to measure the harness's own overhead",
 			Limits: "in process memory: nothing survives the process, no Redis, no client",
@@ -105,6 +107,18 @@ func builtins() []Backend {
 				return null.New(o)
 			}},
 	}
+}
+
+// driverPeer is the registry entry of a job system behind its driver
+// (package driver, docs/drivers.md).
+func driverPeer(spec driver.Spec) Backend {
+	d := driver.DeclaredBy[spec.Name]
+	return Backend{Name: spec.Name, Kind: KindPeer, Doc: d.Doc, Driver: &spec, Loses: d.Loses, SelfRecovering: d.Recovers,
+		Limits: "runs its jobs in its own worker processes (workers.processes = workers.count); one Redis server, no cluster; no Cancel; records are the system's",
+		Caps:   storeCaps(jobstore.CapDelayedJobs, jobstore.CapNativeDelay, jobstore.CapRetries),
+		New: func(ctx context.Context, c rclient.Client, o jobstore.Options, _ map[string]string) (jobstore.Store, error) {
+			return driver.New(ctx, c, o, spec)
+		}}
 }
 
 // storeCaps is a capability set; Caps of the job stores are their default

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/aebench/aebench/backends/driver"
 	"github.com/aebench/aebench/backends/shard"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
@@ -55,6 +56,13 @@ type Backend struct {
 	// its own (asynq's recoverer) although it does not declare
 	// jobstore.CapLeaseRecovery, so scenarios with crashes apply to it.
 	SelfRecovering bool
+	// Driver: the backend is a job system behind its driver process
+	// (docs/drivers.md); aebench list probes it.
+	Driver *driver.Spec
+	// Loses lists the fault kinds under which the backend declares losing
+	// the jobs a fault catches in flight (jobstore.LossDeclarer): scenarios
+	// with only those faults apply to it although it does not recover.
+	Loses []string
 	// New builds a store. extra holds the backend-specific settings by
 	// Option.Name, as strings ("1s", "claim"); a bad value is an error naming
 	// the key and what is allowed. Build also rejects unknown keys. The

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/aebench/aebench/backends/driver"
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/runner"
@@ -113,6 +114,8 @@ func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 		return cmdList(args[1:], opts)
 	case "claims":
 		return cmdClaims(ctx, args[1:], opts, tty)
+	case "drivers":
+		return cmdDrivers(ctx, args[1:], opts)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, runner.ReadBuild())
 		return exitOK
@@ -132,7 +135,7 @@ func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 				fmt.Fprint(stdout, listHelp)
 				return exitOK
 			}
-			fmt.Fprintf(stderr, "aebench help: unknown command %q; commands: run, list, claims, compare, export, report, version, help\n", args[1])
+			fmt.Fprintf(stderr, "aebench help: unknown command %q; commands: run, list, claims, drivers, compare, export, report, version, help\n", args[1])
 			return exitUsage
 		}
 		fmt.Fprint(stdout, mainHelp)
@@ -141,7 +144,7 @@ func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 	if code, ok := verdictCommand(args[0], args[1:], stdout, stderr); ok {
 		return code
 	}
-	fmt.Fprintf(stderr, "aebench: unknown command %q; commands: run, list, claims, compare, export, report, version, help\n", args[0])
+	fmt.Fprintf(stderr, "aebench: unknown command %q; commands: run, list, claims, drivers, compare, export, report, version, help\n", args[0])
 	return exitUsage
 }
 
@@ -151,6 +154,7 @@ Usage:
   aebench run [flags] SCENARIO   run a scenario file (e.g. scenarios/quick.yaml)
   aebench list [flags]           list backends and scenarios
   aebench claims [--quick]       run scenarios/claims/flaw-*.yaml: the seeds' flaws table
+  aebench drivers [--overhead]   the job-system drivers (BullMQ, Sidekiq, RQ): declarations, overhead
   aebench compare BASE NEW       compare two result sets, gate on regressions
   aebench export --format benchstat DIR   Go benchmark text for benchstat
   aebench report DIR [BASE]      write DIR/report.html
@@ -427,6 +431,30 @@ func listKind(w io.Writer, b registry.Backend) {
 	if b.Limits != "" {
 		fmt.Fprintf(w, "  %-8s limits: %s\n", "", b.Limits)
 	}
+	if b.Driver != nil {
+		listDriver(w, *b.Driver)
+	}
+}
+
+// listDriver runs a driver's hello: what it declares, or how to install it.
+func listDriver(w io.Writer, spec driver.Spec) {
+	h, err := driver.ProbeHello(context.Background(), spec)
+	if err != nil {
+		if errors.Is(err, driver.ErrNotInstalled) {
+			fmt.Fprintf(w, "  %-8s driver: not installed: %v\n", "", err)
+		} else {
+			fmt.Fprintf(w, "  %-8s driver: broken: %v\n", "", err)
+		}
+		return
+	}
+	loses := "none"
+	if len(h.Loses) > 0 {
+		loses = strings.Join(h.Loses, ", ")
+	}
+	fmt.Fprintf(w, "  %-8s driver: %s %s on %s (driver %s, protocol %d)\n", "", h.System, h.SystemVersion, h.Runtime, h.DriverVersion, h.Protocol)
+	fmt.Fprintf(w, "  %-8s declares: delayed %v, retries %q, recovery %q, batch enqueue %v; loses in-flight jobs under: %s\n",
+		"", h.Caps.Delayed, h.Caps.Retries, h.Caps.Recovery, h.Caps.BatchEnqueue, loses)
+	fmt.Fprintf(w, "  %-8s guarantees: %s\n", "", h.Guarantees)
 }
 
 func quoteEmpty(s string) string {

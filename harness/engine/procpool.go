@@ -18,6 +18,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/aebench/aebench/clock"
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/jobstore"
@@ -57,6 +58,9 @@ type procPool struct {
 	procs map[int]*workerProc // live processes by slot
 
 	remote remoteSide
+	// ext: the store's jobs run in its own worker loop (a peer's driver);
+	// the processes are its, not `aebench worker`.
+	ext jobstore.ExternalWorkers
 }
 
 // workerProc is one worker process and what it holds.
@@ -79,7 +83,9 @@ type procJob struct {
 }
 
 func newProcPool(e *engine, wg *sync.WaitGroup, s *ProcSetup) *procPool {
-	return &procPool{e: e, setup: s, wg: wg, rec: e.newRecorder(), procs: map[int]*workerProc{}}
+	p := &procPool{e: e, setup: s, wg: wg, rec: e.newRecorder(), procs: map[int]*workerProc{}}
+	p.ext, _ = e.store.(jobstore.ExternalWorkers)
+	return p
 }
 
 // Start launches the worker processes and waits until each has built its
@@ -117,8 +123,10 @@ func (p *procPool) start(slot, gen int) (*workerProc, error) {
 	if gen > 0 {
 		wp.id += "." + strconv.Itoa(gen)
 	}
-	cmd := exec.Command(p.exe, "worker")
-	cmd.Env = append(os.Environ(), WorkerEnv+"=1", WorkerConfigEnv+"="+string(data))
+	cmd, err := p.command(idx, gen, data)
+	if err != nil {
+		return nil, err
+	}
 	cmd.SysProcAttr = workerProcAttr()
 	cmd.Stderr = &lockedWriter{mu: &wp.mu, b: &wp.stderr}
 	if wp.stdin, err = cmd.StdinPipe(); err != nil {
@@ -132,19 +140,42 @@ func (p *procPool) start(slot, gen int) (*workerProc, error) {
 		return nil, fmt.Errorf("start worker process %s: %w", p.exe, err)
 	}
 	wp.cmd = cmd
-	ready := p.serve(wp, out, func() { _ = cmd.Wait() })
+	// Events carry their own times: read them in batches, as a driver's
+	// overhead check does (clock.PacedReader).
+	ready := p.serve(wp, &clock.PacedReader{R: out, Pace: time.Millisecond}, func() { _ = cmd.Wait() })
 	select {
 	case <-ready:
 	case <-wp.eof:
 		return nil, fmt.Errorf("worker process %s exited at start: %s", wp.id, strings.TrimSpace(wp.stderrText()))
-	case <-time.After(15 * time.Second):
-		_ = cmd.Process.Kill()
-		return nil, fmt.Errorf("worker process %s did not start within 15s", wp.id)
+	case <-time.After(startWait):
+		_ = killGroup(cmd.Process)
+		return nil, fmt.Errorf("worker process %s did not start within %v: %s", wp.id, startWait, strings.TrimSpace(wp.stderrText()))
 	}
 	p.mu.Lock()
 	p.procs[slot] = wp
 	p.mu.Unlock()
 	return wp, nil
+}
+
+// startWait bounds a worker process's start (a driver's runtime loads its
+// system's packages first, slowly on a busy machine).
+const startWait = 60 * time.Second
+
+// command is the process of worker idx: `aebench worker` with its
+// configuration, or the driver's worker role for an ExternalWorkers store.
+func (p *procPool) command(idx, gen int, data []byte) (*exec.Cmd, error) {
+	if p.ext != nil {
+		wc := p.setup.Config.Workers
+		cmd, err := p.ext.WorkerCommand(jobstore.WorkerSpec{Index: idx, Gen: gen, Concurrency: wc.Concurrency,
+			Addr: p.setup.Addr, Password: p.setup.Password, Lease: wc.Lease})
+		if err != nil {
+			return nil, fmt.Errorf("worker process w%d: %w", idx, err)
+		}
+		return cmd, nil
+	}
+	cmd := exec.Command(p.exe, "worker")
+	cmd.Env = append(os.Environ(), WorkerEnv+"=1", WorkerConfigEnv+"="+string(data))
+	return cmd, nil
 }
 
 type lockedWriter struct {
@@ -214,15 +245,9 @@ func (p *procPool) read(wp *workerProc, r io.Reader, ready chan struct{}) {
 			e.c.claimed.Add(1)
 			e.c.inFlight.Add(1)
 		case "started":
-			wp.mu.Lock()
-			if j := wp.inflight[ev.ID]; j != nil {
-				j.Started = true
-			}
-			wp.mu.Unlock()
-			e.led.Started(ev.ID, ev.A, at)
-			e.ft.tracker.Started(ev.ID, at)
-			e.c.started.Add(1)
+			p.started(wp, ev, at)
 		case "completed":
+			p.finished(wp, ev.ID)
 			jt := e.led.Completed(ev.ID, ev.A, at)
 			e.c.completed.Add(1)
 			if jt.Known && jt.Measured && ev.H != 0 {
@@ -232,7 +257,14 @@ func (p *procPool) read(wp *workerProc, r io.Reader, ready chan struct{}) {
 				p.rec.Record(TagE2E, at.Sub(jt.Intended))
 			}
 		case "failed":
+			p.finished(wp, ev.ID)
 			res := jobstore.FailResult{Status: jobstore.Status(ev.Status), RunAt: time.Unix(0, ev.RunAt)}
+			if ev.Dead != nil {
+				res.Status = jobstore.StatusScheduled
+				if *ev.Dead {
+					res.Status = jobstore.StatusFailed
+				}
+			}
 			e.led.Failed(ev.ID, ev.A, res, at)
 			if res.Status == jobstore.StatusFailed {
 				e.c.dead.Add(1)
@@ -264,6 +296,48 @@ func (p *procPool) read(wp *workerProc, r io.Reader, ready chan struct{}) {
 			}
 		}
 	}
+}
+
+// started records a job's start in a worker process. A driver's worker
+// reports no claim, so its start is the claim too. The queue wait and the
+// lateness are the coordinator's: it alone knows when a job was due.
+func (p *procPool) started(wp *workerProc, ev workerEvent, at time.Time) {
+	e := p.e
+	wp.mu.Lock()
+	j := wp.inflight[ev.ID]
+	if j == nil && p.ext != nil {
+		j = &procJob{Affected: faults.Affected{ID: ev.ID, Attempt: ev.A, ClaimedAt: at}}
+		wp.inflight[ev.ID] = j
+		e.c.claimed.Add(1)
+		e.c.inFlight.Add(1)
+	}
+	if j != nil {
+		j.Started = true
+	}
+	wp.mu.Unlock()
+	jt := e.led.Started(ev.ID, ev.A, at)
+	e.ft.tracker.Started(ev.ID, at)
+	e.c.started.Add(1)
+	if jt.Known && jt.Measured && !jt.Due.IsZero() {
+		p.rec.Record(TagQueueWait, at.Sub(jt.Due))
+		if jt.Scheduled {
+			p.rec.Record(TagLateness, at.Sub(jt.Due))
+		}
+	}
+}
+
+// finished ends a driver worker's hold on a job: its completed or failed
+// event is its "done".
+func (p *procPool) finished(wp *workerProc, id string) {
+	if p.ext == nil {
+		return
+	}
+	wp.mu.Lock()
+	if wp.inflight[id] != nil {
+		delete(wp.inflight, id)
+		p.e.c.inFlight.Add(-1)
+	}
+	wp.mu.Unlock()
 }
 
 // InFlight lists the jobs the live processes hold.
@@ -314,6 +388,9 @@ func (p *procPool) Crash(ctx context.Context, ev faults.Event) error {
 		return errors.New("no live local worker process (killed, not yet restarted)")
 	}
 	point := ev.Point
+	if p.ext != nil {
+		point = faults.Random // a driver has no crash points: killed where it is
+	}
 	if point != faults.Random {
 		if _, err := io.WriteString(wp.stdin, "arm "+string(point)+"\n"); err != nil {
 			return fmt.Errorf("arm %s: %w", wp.id, err)
@@ -329,7 +406,7 @@ func (p *procPool) Crash(ctx context.Context, ev faults.Event) error {
 		t.Stop()
 	}
 	at := time.Now()
-	if err := wp.cmd.Process.Kill(); err != nil {
+	if err := killGroup(wp.cmd.Process); err != nil {
 		return fmt.Errorf("SIGKILL %s: %w", wp.id, err)
 	}
 	<-wp.eof // every event it wrote has been read
@@ -431,7 +508,7 @@ func (wp *workerProc) hangUp() {
 // connection cut.
 func (wp *workerProc) kill() {
 	if wp.cmd != nil {
-		_ = wp.cmd.Process.Kill()
+		_ = killGroup(wp.cmd.Process)
 		return
 	}
 	_ = wp.conn.Close()

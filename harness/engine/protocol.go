@@ -69,6 +69,9 @@ type workerEvent struct {
 	Point  string `json:"p,omitempty"`
 	Msg    string `json:"msg,omitempty"` // hist: the encoded histogram of tag Point
 	H      int64  `json:"h,omitempty"`   // completed: the handler's end, unix ns (for the ack wait)
+	// Dead is a driver's failed event (docs/drivers.md): true when the
+	// job was dead-lettered, false when a retry is due at RunAt.
+	Dead *bool `json:"dead,omitempty"`
 }
 
 // pipeEvents writes a worker's events as JSON lines, flushed one by one: a

@@ -51,3 +51,14 @@ func runQueueWait() (time.Duration, bool) {
 	}
 	return time.Duration(total), true
 }
+
+// killGroup SIGKILLs a worker process and every process it started: they
+// share its process group (workerProcAttr). A driver's worker forks (RQ's
+// worker processes, their scheduler): a SIGKILL of the driver alone would
+// leave them running, holding jobs and the events pipe.
+func killGroup(p *os.Process) error {
+	if err := syscall.Kill(-p.Pid, syscall.SIGKILL); err != nil {
+		return p.Kill()
+	}
+	return nil
+}

@@ -3,6 +3,7 @@
 package engine
 
 import (
+	"os"
 	"syscall"
 	"time"
 )
@@ -12,3 +13,5 @@ func workerProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }
 func processCPU() (time.Duration, bool) { return 0, false }
 
 func runQueueWait() (time.Duration, bool) { return 0, false }
+
+func killGroup(p *os.Process) error { return p.Kill() }

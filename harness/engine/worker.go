@@ -267,7 +267,6 @@ func (e *engine) fetch(w *worker, slots chan struct{}, work chan<- workItem) {
 // execute runs claimed jobs: the handler, then Complete (now, or through
 // the worker's acker) or Fail.
 func (e *engine) execute(ctx context.Context, w *worker, slots <-chan struct{}, work <-chan workItem) {
-	wc := e.cfg.Workers
 	rec := w.rec
 	timer := clock.NewSleeper(w.stop)
 	defer timer.Close()
@@ -296,9 +295,7 @@ func (e *engine) execute(ctx context.Context, w *worker, slots <-chan struct{}, 
 			}
 		}
 
-		jr := jobRand(e.cfg.Seed, id, attempt)
-		d := wc.Handler.Sample(jr.float(), jr.float())
-		fail := wc.Fail > 0 && jr.float() < wc.Fail
+		d, fail := e.handlerPlan(id, attempt)
 		lease := it.c.Lease
 		hs := time.Now()
 		if e.armedAt(w, faults.InHandler) {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -94,7 +95,7 @@ func notApplicable(be registry.Backend, caps jobstore.Capabilities, cfg scenario
 	}
 	var missing []string
 	for _, n := range needs(cfg) {
-		if caps.Has(n.cap) || n.recovery && be.SelfRecovering {
+		if caps.Has(n.cap) || n.recovery && (be.SelfRecovering || declaresLoss(be, cfg.Faults)) {
 			continue
 		}
 		missing = append(missing, fmt.Sprintf("%s needs %s", n.why, n.cap))
@@ -103,4 +104,20 @@ func notApplicable(be registry.Backend, caps jobstore.Capabilities, cfg scenario
 		return ""
 	}
 	return strings.Join(missing, "; ") + ", which " + be.Name + " does not declare"
+}
+
+// declaresLoss: every fault of fs that needs recovery is one under which
+// be declares its loss (registry.Backend.Loses), so a run shows that
+// documented loss instead of failing for want of recovery.
+func declaresLoss(be registry.Backend, fs []faults.Fault) bool {
+	kinds := recoveryFaults(fs)
+	if len(kinds) == 0 || len(be.Loses) == 0 {
+		return false
+	}
+	for _, k := range kinds {
+		if !slices.Contains(be.Loses, k) {
+			return false
+		}
+	}
+	return true
 }

@@ -231,6 +231,9 @@ func verdictLine(rs *summary.RunSummary) string {
 	}
 	fmt.Fprintf(&b, "; %d acknowledged, %d completed, %d dead-lettered, lost %d%s, unexpected %d, duplicated %d, early %d",
 		l.Acknowledged, l.Completed, l.DeadLettered, l.Lost, lostNote(rs), l.Unexpected, l.DuplicatedExecutions, l.StartedEarly)
+	if l.EarlyDeclared != "" {
+		fmt.Fprintf(&b, " (worst by %v, declared by the system: %s)", time.Duration(l.MaxEarlyNs).Round(time.Millisecond), l.EarlyDeclared)
+	}
 	if pf := rs.Prefill; pf != nil {
 		fmt.Fprintf(&b, "\n     prefill: %d jobs (%d delayed past the run) loaded in %.1fs (%.0f jobs/s) before the run, not measured",
 			pf.Jobs, pf.Delayed, pf.LoadS, pf.JobsPS)
@@ -255,6 +258,9 @@ func lostNote(rs *summary.RunSummary) string {
 	}
 	if rs.Ledger.SeedVariant {
 		return " (expected for this seed variant)"
+	}
+	if rs.Ledger.LostDeclared != "" {
+		return " (declared by the system: " + rs.Ledger.LostDeclared + ")"
 	}
 	if rs.Config.Redis.Replicas > 0 && hasFault(rs.Config, faults.MasterKill) {
 		return " (expected: a master failed over to a replica that replicates asynchronously)"

@@ -85,6 +85,9 @@ func (pr *planRunner) claimKind(r summary.RunSummary) string {
 		}
 	}
 	if be, err := pr.o.Registry.Lookup(r.Backend); err == nil {
+		if be.Driver != nil {
+			return "own loop"
+		}
 		for _, o := range be.Options {
 			if !o.ClaimPoll {
 				continue

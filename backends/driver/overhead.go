@@ -1,0 +1,239 @@
+package driver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aebench/aebench/clock"
+)
+
+// EventPace is how long a reader of driver events lets them gather (as
+// the engine reads worker processes, clock.PacedReader).
+const EventPace = time.Millisecond
+
+// MinOverheadRatio is the least share of its plain loop's jobs/s a driver
+// must reach for its peer to count as measured at its honest best.
+const MinOverheadRatio = 0.9
+
+// OverheadResult compares a driver with the plain loop in its language
+// that uses only the system's API, draining the same prefilled jobs with
+// the same concurrency and empty handlers.
+type OverheadResult struct {
+	Driver      string
+	Jobs        int
+	Concurrency int
+	// LoopJobsPS and DriverJobsPS are the medians over the rounds;
+	// Ratio is DriverJobsPS / LoopJobsPS.
+	LoopJobsPS, DriverJobsPS, Ratio float64
+	Rounds                          int
+	// Loops and Drivers are each round's jobs/s.
+	Loops, Drivers []float64
+}
+
+// OK says the driver reaches MinOverheadRatio of its loop.
+func (r OverheadResult) OK() bool { return r.Ratio >= MinOverheadRatio }
+
+// Overhead runs the loop and the driver alternately, rounds times each,
+// on the Redis at addr (each round on queues of its own).
+func Overhead(ctx context.Context, spec Spec, addr RedisAddr, jobs, concurrency, rounds int) (OverheadResult, error) {
+	res := OverheadResult{Driver: spec.Name, Jobs: jobs, Concurrency: concurrency, Rounds: rounds}
+	var loops, drivers []float64
+	for i := range rounds {
+		q := fmt.Sprintf("aebench-overhead-%s-%d", spec.Name, i)
+		loop := func() (float64, error) {
+			return runLoop(ctx, spec, Config{Role: "loop", Redis: addr, Queue: q + "-loop", Concurrency: concurrency, Jobs: jobs,
+				Payload: strings.Repeat("a", 64), RetentionMs: 600_000})
+		}
+		drv := func() (float64, error) {
+			return runDriver(ctx, spec, Config{Redis: addr, Queue: q + "-driver", Concurrency: concurrency, RetentionMs: 600_000}, jobs)
+		}
+		// Alternate which goes first, so neither always meets the other's
+		// leftovers in Redis.
+		first, second := loop, drv
+		if i%2 == 1 {
+			first, second = drv, loop
+		}
+		a, err := first()
+		if err != nil {
+			return res, err
+		}
+		b, err := second()
+		if err != nil {
+			return res, err
+		}
+		if i%2 == 1 {
+			a, b = b, a
+		}
+		loops, drivers = append(loops, a), append(drivers, b)
+	}
+	res.Loops, res.Drivers = loops, drivers
+	res.LoopJobsPS, res.DriverJobsPS = median(loops), median(drivers)
+	if res.LoopJobsPS > 0 {
+		res.Ratio = res.DriverJobsPS / res.LoopJobsPS
+	}
+	return res, nil
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// runLoop runs the driver's loop role and reads its jobs/s.
+func runLoop(ctx context.Context, spec Spec, cfg Config) (float64, error) {
+	cmd, err := spec.Cmd(ctx, cfg)
+	if err != nil {
+		return 0, err
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, fmt.Errorf("driver %s: loop: %w: %s", spec.Name, err, lastLine(stderr.String()))
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		var ev struct {
+			E       string  `json:"e"`
+			JobsPS  float64 `json:"jobs_per_s"`
+			Seconds float64 `json:"seconds"`
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.E == "loop" {
+			return ev.JobsPS, nil
+		}
+	}
+	return 0, fmt.Errorf("driver %s: loop printed no result: %q", spec.Name, lastLine(string(out)))
+}
+
+// runDriver enqueues jobs through the driver's client (batches of 100),
+// then starts one worker process and times it from its jobs/5-th to its
+// last completed event read here, as the engine reads them.
+func runDriver(ctx context.Context, spec Spec, cfg Config, jobs int) (float64, error) {
+	cl, err := startRole(ctx, spec, cfg, "client")
+	if err != nil {
+		return 0, err
+	}
+	for i := 0; i < jobs; i += 100 {
+		batch := make([]wireJob, 0, 100)
+		for k := i; k < min(jobs, i+100); k++ {
+			batch = append(batch, wireJob{ID: "D" + strconv.Itoa(k), P: strings.Repeat("a", 64), H: [][2]int64{{0, 0}}})
+		}
+		if err := cl.call(map[string]any{"op": "enqueue", "seq": i, "jobs": batch}); err != nil {
+			return 0, err
+		}
+	}
+	cl.close() // as the loop, the worker drains alone
+	w, err := startRole(ctx, spec, cfg, "worker")
+	if err != nil {
+		return 0, err
+	}
+	defer w.close()
+	// The rate is taken over the last four fifths, as the loops take it:
+	// the first fifth warms a fresh runtime up.
+	skip := jobs / 5
+	var t0, t1 int64
+	done := 0
+	for done < jobs && w.sc.Scan() {
+		var ev struct {
+			E  string `json:"e"`
+			ID string `json:"id"`
+			T  int64  `json:"t"`
+		}
+		if err := json.Unmarshal(w.sc.Bytes(), &ev); err != nil {
+			return 0, fmt.Errorf("driver %s: bad event %q", spec.Name, w.sc.Text())
+		}
+		if ev.E == "completed" {
+			done++
+			if done == skip {
+				t0 = ev.T
+			}
+			t1 = max(t1, ev.T)
+		}
+	}
+	if done < jobs {
+		return 0, fmt.Errorf("driver %s: worker ended after %d of %d jobs: %s", spec.Name, done, jobs, lastLine(w.stderr.String()))
+	}
+	return float64(jobs-skip) / time.Duration(t1-t0).Seconds(), nil
+}
+
+// role is a driver process started for the overhead check.
+type role struct {
+	spec   Spec
+	stdin  io.WriteCloser
+	sc     *bufio.Scanner
+	cmd    *exec.Cmd
+	stderr *strings.Builder
+}
+
+func startRole(ctx context.Context, spec Spec, cfg Config, name string) (*role, error) {
+	cfg.Role = name
+	cmd, err := spec.Cmd(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	ownGroup(cmd)
+	r := &role{spec: spec, stderr: &strings.Builder{}, cmd: cmd}
+	cmd.Stderr = r.stderr
+	if r.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	r.sc = bufio.NewScanner(&clock.PacedReader{R: out, Pace: EventPace})
+	r.sc.Buffer(make([]byte, 64<<10), 16<<20)
+	if _, err := readHello(spec.Name, r.sc); err != nil {
+		killGroup(cmd)
+		return nil, fmt.Errorf("%w: %s", err, lastLine(r.stderr.String()))
+	}
+	return r, nil
+}
+
+// call sends one request and reads its reply (the overhead check's client
+// is used one request at a time).
+func (r *role) call(req map[string]any) error {
+	line, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	if _, err := r.stdin.Write(append(line, '\n')); err != nil {
+		return err
+	}
+	if !r.sc.Scan() {
+		return fmt.Errorf("driver %s ended: %s", r.spec.Name, lastLine(r.stderr.String()))
+	}
+	var rep reply
+	if err := json.Unmarshal(r.sc.Bytes(), &rep); err != nil || rep.E != "ack" {
+		return fmt.Errorf("driver %s: %s answered %q", r.spec.Name, req["op"], r.sc.Text())
+	}
+	return nil
+}
+
+// close ends the process as the engine does: stdin closes, and what has
+// not exited 10s later is killed with its children.
+func (r *role) close() {
+	_ = r.stdin.Close()
+	t := time.AfterFunc(10*time.Second, func() { killGroup(r.cmd) })
+	defer t.Stop()
+	for r.sc.Scan() { // drain, so the process is not blocked on its stdout
+	}
+	_ = r.cmd.Wait()
+}

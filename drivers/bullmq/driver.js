@@ -1,0 +1,176 @@
+'use strict';
+// aebench driver for BullMQ, protocol 1 (docs/drivers.md).
+//
+// Roles (argv[2]): hello, client (enqueue, inspect, stats), worker (BullMQ's
+// own Worker loop) and loop (the plain loop the driver's overhead is
+// measured against). The configuration comes as JSON in
+// AEBENCH_DRIVER_CONFIG; requests arrive as JSON lines on stdin, events
+// leave as JSON lines on stdout (synchronous writes on a pipe on Linux, so
+// a SIGKILL finds every event of the work done before it), logs go to
+// stderr.
+//
+// Settings, as BullMQ's own documents recommend for reliability and
+// throughput: Queue.addBulk for enqueue batches; attempts = the job's retries + 1
+// with a fixed backoff of backoff_ms; lockDuration and stalledInterval set
+// to the scenario's lease, so a killed worker's jobs come back at the next
+// stalled check; maxStalledCount 1 (BullMQ's default); finished jobs kept
+// for retention_ms (removeOnComplete/removeOnFail by age), as aebench's
+// stores keep finished records for Options.Retention.
+const { Queue, Worker } = require('bullmq');
+const readline = require('readline');
+
+const PROTOCOL = 1;
+const cfg = JSON.parse(process.env.AEBENCH_DRIVER_CONFIG || '{}');
+const role = process.argv[2] || cfg.role || 'hello';
+
+const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
+// A worker's events leave once per turn of the event loop, in one write:
+// one write per event cost about a tenth of BullMQ's jobs/s. BullMQ keeps
+// finished jobs (removeOnComplete by age), so a completion whose event a
+// SIGKILL cut off is read back from Redis (docs/drivers.md).
+let pending = [];
+const flush = () => { const s = pending.join(''); pending = []; process.stdout.write(s); };
+const event = (line) => { if (pending.push(line) === 1) setImmediate(flush); };
+const nowNs = () => Math.round((performance.timeOrigin + performance.now()) * 1e6);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function connection() {
+  const r = cfg.redis || {};
+  return { host: r.host || '127.0.0.1', port: r.port, password: r.password || undefined, db: r.db || 0,
+    maxRetriesPerRequest: null };
+}
+
+function jobOpts(j) {
+  const keep = { age: Math.max(1, Math.ceil((cfg.retention_ms || 3600000) / 1000)) };
+  const o = { jobId: j.id, attempts: (j.r || 0) + 1, removeOnComplete: keep, removeOnFail: keep };
+  if (cfg.backoff_ms > 0) o.backoff = { type: 'fixed', delay: cfg.backoff_ms };
+  const delay = j.at ? j.at - Date.now() : 0;
+  if (delay > 0) o.delay = delay;
+  return o;
+}
+
+function hello() {
+  out({ e: 'hello', protocol: PROTOCOL, driver: 'bullmq', driver_version: '1.0.0', system: 'bullmq',
+    system_version: require('bullmq/package.json').version, runtime: 'node ' + process.version,
+    caps: { delayed: true, retries: 'fixed backoff', recovery: 'stalled-check', batch_enqueue: true, inspect: true },
+    loses: [],
+    guarantees: 'at least once: a killed worker\'s active job goes back to wait at the next stalled check ' +
+      '(stalledInterval = the lease) and runs again; a job stalled more than maxStalledCount (1) times fails' });
+}
+
+// The state protocol 1 knows for a BullMQ state, and whether BullMQ will
+// still reach the job: an active job whose worker died is taken back by the
+// stalled check.
+const STATES = { waiting: 'waiting', prioritized: 'waiting', 'waiting-children': 'waiting', delayed: 'delayed',
+  active: 'active', completed: 'completed', failed: 'failed' };
+
+async function client() {
+  hello();
+  const queue = new Queue(cfg.queue, { connection: connection() });
+  await queue.waitUntilReady();
+  out({ e: 'ready' });
+  const rl = readline.createInterface({ input: process.stdin });
+  const pending = new Set();
+  rl.on('line', (line) => {
+    const p = serve(queue, JSON.parse(line)).catch((err) => ({ e: 'refused', msg: String(err && err.message) }));
+    pending.add(p);
+    p.then((reply) => { pending.delete(p); out(reply); });
+  });
+  rl.on('close', async () => { await Promise.all(pending); await queue.close(); process.exit(0); });
+}
+
+async function serve(queue, req) {
+  const seq = req.seq;
+  switch (req.op) {
+    case 'enqueue':
+      try {
+        await queue.addBulk(req.jobs.map((j) => ({ name: 'j', data: { p: j.p, h: j.h }, opts: jobOpts(j) })));
+        return { e: 'ack', seq };
+      } catch (err) {
+        return { e: 'refused', seq, msg: String(err.message) };
+      }
+    case 'inspect': {
+      const states = await Promise.all(req.ids.map((id) => queue.getJobState(id)));
+      return { e: 'states', seq, states: states.map((s) => {
+        const st = STATES[s] || 'unknown';
+        return { s: st, r: st !== 'unknown' };
+      }) };
+    }
+    case 'stats': {
+      const c = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed');
+      return { e: 'stats', seq, due: c.waiting + c.prioritized, delayed: c.delayed, active: c.active,
+        completed: c.completed, dead: c.failed };
+    }
+    default:
+      return { e: 'refused', seq, msg: 'unknown op ' + JSON.stringify(req.op) };
+  }
+}
+
+function worker() {
+  hello();
+  const plan = (job) => {
+    const h = (job.data && job.data.h) || [];
+    return h.length ? h[Math.min(job.attemptsStarted - 1, h.length - 1)] : [0, 0];
+  };
+  const w = new Worker(cfg.queue, async (job) => {
+    const a = job.attemptsStarted - 1;
+    job.aeA = a;
+    event(`{"e":"started","id":${JSON.stringify(job.id)},"a":${a},"t":${nowNs()}}\n`);
+    const [us, fail] = plan(job);
+    if (us > 0) await sleep(us / 1000);
+    job.aeH = nowNs();
+    if (fail) throw new Error('aebench: injected handler failure');
+  }, { connection: connection(), concurrency: cfg.concurrency || 1, autorun: false,
+    lockDuration: cfg.lease_ms || 30000, stalledInterval: cfg.lease_ms || 30000, maxStalledCount: 1 });
+  w.on('completed', (job) => event(`{"e":"completed","id":${JSON.stringify(job.id)},"a":${job.aeA},"t":${nowNs()},"h":${job.aeH}}\n`));
+  w.on('failed', (job, err) => {
+    if (!job) return out({ e: 'err', msg: 'failed without a job: ' + (err && err.message) });
+    const dead = job.attemptsMade >= (job.opts.attempts || 1);
+    const ra = dead ? 0 : (Date.now() + (cfg.backoff_ms || 0)) * 1e6;
+    event(JSON.stringify({ e: 'failed', id: job.id, a: job.aeA === undefined ? job.attemptsStarted - 1 : job.aeA, t: nowNs(), dead, ra }) + '\n');
+  });
+  w.on('error', (err) => out({ e: 'err', msg: String(err && err.message) }));
+  w.waitUntilReady().then(() => { out({ e: 'ready' }); w.run(); });
+  // Stdin's end is the clean shutdown: finish what is active, then exit.
+  process.stdin.resume();
+  process.stdin.on('end', async () => { await w.close(); flush(); process.exit(0); });
+}
+
+// loop is the plain program the driver is measured against: n jobs added
+// with addBulk, then one Worker with the same options drains them; it
+// prints the drain's jobs/s over its last four fifths (the first fifth
+// warms the runtime up, in the loop as in the driver).
+async function loop() {
+  const n = cfg.jobs || 10000;
+  const queue = new Queue(cfg.queue, { connection: connection() });
+  for (let i = 0; i < n; i += 100) {
+    const batch = [];
+    for (let k = i; k < Math.min(n, i + 100); k++) batch.push({ name: 'j', data: { p: cfg.payload || '', h: [[0, 0]] }, opts: jobOpts({ id: 'L' + k }) });
+    await queue.addBulk(batch);
+  }
+  let done = 0;
+  let t0 = 0;
+  const skip = Math.floor(n / 5); // warm-up: the rate is taken over the last 4/5
+  const finished = new Promise((resolve) => {
+    const w = new Worker(cfg.queue, async () => {}, { connection: connection(), concurrency: cfg.concurrency || 1,
+      autorun: false, lockDuration: cfg.lease_ms || 30000, stalledInterval: cfg.lease_ms || 30000 });
+    w.on('completed', () => {
+      if (++done === skip) t0 = performance.now();
+      if (done === n) resolve(w);
+    });
+    w.waitUntilReady().then(() => w.run());
+  });
+  const w = await finished;
+  const secs = (performance.now() - t0) / 1000;
+  out({ e: 'loop', jobs: n - skip, seconds: secs, jobs_per_s: (n - skip) / secs });
+  await w.close();
+  await queue.close();
+  process.exit(0);
+}
+
+const roles = { hello: async () => { hello(); process.exit(0); }, client, worker, loop };
+if (!roles[role]) {
+  process.stderr.write(`bullmq driver: unknown role ${JSON.stringify(role)}; allowed: ${Object.keys(roles).join(', ')}\n`);
+  process.exit(2);
+}
+Promise.resolve(roles[role]()).catch((err) => { process.stderr.write(`bullmq driver: ${err && err.stack}\n`); process.exit(1); });

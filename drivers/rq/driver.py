@@ -1,0 +1,224 @@
+"""aebench driver for RQ, protocol 1 (docs/drivers.md).
+
+Roles (argv[1]): hello, client (enqueue, inspect, stats), worker (RQ's own
+worker loop) and loop (the plain loop the driver's overhead is measured
+against). The configuration comes as JSON in AEBENCH_DRIVER_CONFIG;
+requests arrive as JSON lines on stdin, events leave as JSON lines on
+stdout, logs go to stderr. Run with Debian's /usr/bin/python3 (python3-rq).
+
+Settings, as RQ's documents recommend: SimpleWorker (no fork per job: RQ's
+performance notes), one per unit of concurrency, each in its own process
+(an RQ worker runs one job at a time); with_scheduler=True so enqueue_at
+and retry intervals run; Retry(max=the job's retries, interval=backoff rounded up
+to whole seconds, as RQ takes seconds); result_ttl and failure_ttl =
+retention. Worker names carry the process id, so inspect can tell a job
+held by a live worker from one a killed worker abandoned (RQ moves such a
+job to the failed registry, it never runs it again).
+"""
+import datetime
+import json
+import math
+import os
+import signal
+import sys
+import time
+
+import redis
+import rq
+from rq.job import Job, JobStatus, Retry
+from rq.worker import SimpleWorker
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import aebench_rq_job  # noqa: E402
+
+PROTOCOL = 1
+CFG = json.loads(os.environ.get("AEBENCH_DRIVER_CONFIG") or "{}")
+FUNC = "aebench_rq_job.handle"
+
+
+def out(obj):
+    aebench_rq_job.emit(json.dumps(obj, separators=(",", ":")))
+
+
+def connect():
+    r = CFG.get("redis") or {}
+    return redis.Redis(host=r.get("host", "127.0.0.1"), port=r.get("port", 6379),
+                       password=r.get("password") or None, db=r.get("db", 0))
+
+
+def keep_s():
+    return max(1, math.ceil(CFG.get("retention_ms", 3600000) / 1000))
+
+
+def retry(n):
+    return Retry(max=n, interval=math.ceil(CFG.get("backoff_ms", 0) / 1000)) if n > 0 else None
+
+
+def hello():
+    out({"e": "hello", "protocol": PROTOCOL, "driver": "rq", "driver_version": "1.0.0", "system": "rq",
+         "system_version": rq.__version__, "runtime": "python " + sys.version.split()[0],
+         "caps": {"delayed": True, "retries": "fixed interval (whole seconds)", "recovery": "none",
+                  "batch_enqueue": True, "inspect": True},
+         "loses": ["worker_kill"],
+         "early": {"max_ms": 1000, "why": "rq/registry.py ScheduledJobRegistry.schedule scores a job "
+                   "calendar.timegm(utctimetuple()), whole seconds: a delayed job can start up to 1 s early"},
+         "guarantees": "at most once under a crash: a killed worker's job stays in the started registry and "
+                       "goes to the failed registry (abandoned), never run again; delayed jobs and retries wait "
+                       "for the scheduler's 1 s pass"})
+
+
+def enqueue(q, jobs):
+    now = time.time() * 1000
+    kw = dict(result_ttl=keep_s(), failure_ttl=keep_s())
+    with q.connection.pipeline() as pipe:
+        ready = [Queue.prepare_data(FUNC, args=(j.get("p", ""), j.get("h")), job_id=j["id"], retry=retry(j.get("r", 0)), **kw)
+                 for j in jobs if not j.get("at") or j["at"] <= now]
+        if ready:
+            q.enqueue_many(ready, pipeline=pipe)
+        for j in jobs:
+            if j.get("at") and j["at"] > now:
+                at = datetime.datetime.fromtimestamp(j["at"] / 1000, tz=datetime.timezone.utc)
+                q.enqueue_at(at, FUNC, j.get("p", ""), j.get("h"), job_id=j["id"], pipeline=pipe,
+                           retry=retry(j.get("r", 0)), **kw)
+        pipe.execute()
+
+
+STATES = {JobStatus.QUEUED: "waiting", JobStatus.SCHEDULED: "delayed", JobStatus.DEFERRED: "delayed",
+          JobStatus.STARTED: "active", JobStatus.FINISHED: "completed", JobStatus.FAILED: "failed",
+          JobStatus.STOPPED: "failed", JobStatus.CANCELED: "failed"}
+
+
+def alive(job):
+    # A started job is reachable only while the worker process holding it
+    # lives (names are "ae-<pid>-<n>"): RQ never runs an abandoned job again.
+    try:
+        os.kill(int((job.worker_name or "").split("-")[1]), 0)
+        return True
+    except (IndexError, ValueError, ProcessLookupError, PermissionError):
+        return False
+
+
+def inspect(conn, ids):
+    res = []
+    for job in Job.fetch_many(ids, connection=conn):
+        st = STATES.get(job.get_status(refresh=False), "unknown") if job else "unknown"
+        reach = st != "unknown" and (st != "active" or alive(job))
+        res.append({"s": st, "r": reach})
+    return res
+
+
+def client():
+    hello()
+    conn = connect()
+    q = rq.Queue(CFG["queue"], connection=conn)
+    out({"e": "ready"})
+    for line in sys.stdin:
+        req = json.loads(line)
+        seq = req.get("seq")
+        try:
+            if req["op"] == "enqueue":
+                enqueue(q, req["jobs"])
+                out({"e": "ack", "seq": seq})
+            elif req["op"] == "inspect":
+                out({"e": "states", "seq": seq, "states": inspect(conn, req["ids"])})
+            elif req["op"] == "stats":
+                out({"e": "stats", "seq": seq, "due": q.count, "delayed": q.scheduled_job_registry.count,
+                     "active": q.started_job_registry.count, "completed": q.finished_job_registry.count,
+                     "dead": q.failed_job_registry.count})
+            else:
+                out({"e": "refused", "seq": seq, "msg": "unknown op %r" % req.get("op")})
+        except Exception as err:  # a refusal names the cause; the process goes on
+            out({"e": "refused", "seq": seq, "msg": "%s: %s" % (type(err).__name__, err)})
+
+
+class EventWorker(SimpleWorker):
+    """SimpleWorker that reports each job's end after RQ has written it."""
+
+    def handle_job_success(self, job, queue, started_job_registry):
+        super().handle_job_success(job, queue, started_job_registry)
+        out({"e": "completed", "id": job.id, "a": int(job.meta.get("ae_attempt", 0)), "t": time.time_ns(),
+             "h": int(job.meta.get("ae_h", 0))})
+
+    def handle_job_failure(self, job, queue, started_job_registry=None, exc_string=""):
+        attempt = int(job.meta.get("ae_attempt", 0))
+        dead = not (job.retries_left and job.retries_left > 0)
+        if not dead:
+            # The next run's attempt travels in the job's meta, saved with
+            # the retry RQ writes below.
+            job.meta["ae_attempt"] = attempt + 1
+        super().handle_job_failure(job, queue, started_job_registry, exc_string)
+        ra = 0 if dead else (time.time_ns() + math.ceil(CFG.get("backoff_ms", 0) / 1000) * 10**9)
+        out({"e": "failed", "id": job.id, "a": attempt, "t": time.time_ns(), "dead": dead, "ra": ra})
+
+
+def die_with_parent():
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def run_worker(n, burst=False):
+    die_with_parent()
+    conn = connect()
+    w = EventWorker([rq.Queue(CFG["queue"], connection=conn)], connection=conn,
+                    name="ae-%d-%d" % (os.getpid(), n))
+    w.work(with_scheduler=True, burst=burst, logging_level="WARNING")
+
+
+def worker():
+    hello()
+    kids = []
+    for n in range(max(1, CFG.get("concurrency", 1))):
+        pid = os.fork()
+        if pid == 0:
+            sys.stdin.close()
+            run_worker(n)
+            os._exit(0)
+        kids.append(pid)
+    out({"e": "ready"})
+    sys.stdin.read()  # stdin's end is the clean shutdown
+    for pid in kids:
+        os.kill(pid, signal.SIGTERM)  # RQ's warm shutdown: finish the job, then exit
+    for pid in kids:
+        os.waitpid(pid, 0)
+
+
+def loop():
+    """The plain loop: n jobs with enqueue_many, then the same workers (as
+    processes of SimpleWorker) drain them; the rate is taken over the last
+    four fifths (the first warms up), from the jobs' own end times."""
+    n = CFG.get("jobs", 10000)
+    conn = connect()
+    q = rq.Queue(CFG["queue"], connection=conn)
+    for i in range(0, n, 100):
+        q.enqueue_many([rq.Queue.prepare_data(FUNC, args=(CFG.get("payload", ""), [[0, 0]]), job_id="L%d" % k,
+                                              result_ttl=keep_s(), failure_ttl=keep_s())
+                        for k in range(i, min(n, i + 100))])
+    kids = []
+    for k in range(max(1, CFG.get("concurrency", 1))):
+        pid = os.fork()
+        if pid == 0:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # the handler's events are not the loop's
+            conn = connect()
+            SimpleWorker([rq.Queue(CFG["queue"], connection=conn)], connection=conn).work(burst=True, logging_level="WARNING")
+            os._exit(0)
+        kids.append(pid)
+    for pid in kids:
+        os.waitpid(pid, 0)
+    ends = sorted(j.ended_at.timestamp() for j in Job.fetch_many(["L%d" % k for k in range(n)], connection=conn) if j and j.ended_at)
+    skip = n // 5
+    secs = ends[-1] - ends[skip - 1]
+    out({"e": "loop", "jobs": n - skip, "seconds": secs, "jobs_per_s": (n - skip) / secs})
+
+
+Queue = rq.Queue
+ROLES = {"hello": hello, "client": client, "worker": worker, "loop": loop}
+
+if __name__ == "__main__":
+    role = sys.argv[1] if len(sys.argv) > 1 else CFG.get("role", "hello")
+    if role not in ROLES:
+        sys.stderr.write("rq driver: unknown role %r; allowed: %s\n" % (role, ", ".join(ROLES)))
+        sys.exit(2)
+    ROLES[role]()

@@ -1,0 +1,94 @@
+# frozen_string_literal: true
+
+# The job class and event middleware of aebench's Sidekiq driver (required
+# by driver.rb, and by Sidekiq's CLI with -r in the worker role).
+require "fiddle"
+require "json"
+require "sidekiq"
+require "sidekiq/api"
+# Debian's redis-rb 4.8 warns on every call Sidekiq 6.4 makes the 4.x way.
+Redis.silence_deprecations = true if Redis.respond_to?(:silence_deprecations=)
+# Sidekiq's logger writes to stdout by default; stdout carries the events.
+Sidekiq.logger = Sidekiq::Logger.new($stderr)
+Sidekiq.logger.level = Logger::WARN
+
+module Aebench
+  CFG = JSON.parse(ENV["AEBENCH_DRIVER_CONFIG"] || "{}")
+  # EVENTS is the process's stdout when it started; driver.rb points $stdout
+  # at stderr, so Sidekiq's logs never mix with the events.
+  EVENTS = IO.new(1, "w").tap { |io| io.sync = true }
+  def self.emit(obj) = write(JSON.generate(obj) + "\n")
+
+  # write puts one event on the pipe in one write(2), atomic below
+  # PIPE_BUF, while holding the GVL: IO#syswrite gives the GVL up around
+  # the syscall and then waits to get it back behind Sidekiq's other
+  # threads, which cost about a quarter of Sidekiq's jobs/s. libc's write
+  # through Fiddle (need_gvl: true) keeps it; a short write finishes with
+  # syswrite.
+  WRITE = Fiddle::Function.new(Fiddle::Handle::DEFAULT["write"], [Fiddle::TYPE_INT, Fiddle::TYPE_VOIDP, Fiddle::TYPE_SIZE_T],
+    Fiddle::TYPE_SSIZE_T, need_gvl: true)
+  def self.write(line)
+    n = WRITE.call(1, line, line.bytesize)
+    return if n == line.bytesize
+    EVENTS.syswrite(n.positive? ? line.byteslice(n..) : line)
+  end
+
+  def self.now_ns = Process.clock_gettime(Process::CLOCK_REALTIME, :nanosecond)
+
+  def self.redis_url
+    r = CFG["redis"] || {}
+    pw = r["password"].to_s.empty? ? "" : ":#{r["password"]}@"
+    "redis://#{pw}#{r["host"] || "127.0.0.1"}:#{r["port"]}/#{r["db"] || 0}"
+  end
+
+  # Job runs the plan aebench gave the job: args are [id, payload, plan],
+  # plan[attempt] = [handler µs, fail 0/1].
+  class Job
+    include Sidekiq::Worker
+    sidekiq_options queue: CFG["queue"], backtrace: false
+    sidekiq_retry_in { |_count, _exc| (CFG.fetch("backoff_ms", 0) / 1000.0).ceil }
+
+    def perform(_id, _payload, plan)
+      step = (plan || [])[[Thread.current[:ae_attempt].to_i, (plan || [0]).size - 1].min] || [0, 0]
+      sleep(step[0] / 1e6) if step[0].positive?
+      Thread.current[:ae_h] = Aebench.now_ns
+      raise "aebench: injected handler failure" if step[1] == 1
+    end
+  end
+
+  # Events reports start, completion and failure around each job. Sidekiq's
+  # retry handling wraps the middleware, so a failure is reported before
+  # Sidekiq writes its retry (dead when the retries are spent).
+  class Events
+    # The two events of every job are written without JSON.generate.
+    def call(_worker, job, _queue)
+      id = job["args"][0]
+      a = job["retry_count"] ? job["retry_count"] + 1 : 0
+      Thread.current[:ae_attempt] = a
+      q = id.to_json
+      Aebench.write(%({"e":"started","id":#{q},"a":#{a},"t":#{Aebench.now_ns}}\n))
+      begin
+        yield
+      rescue Exception # rubocop:disable Lint/RescueException
+        dead = a >= job["retry"].to_i # retry: the job's retries (push_bulk's "retry")
+        ra = dead ? 0 : Aebench.now_ns + (CFG.fetch("backoff_ms", 0) / 1000.0).ceil * 1_000_000_000
+        Aebench.emit({e: "failed", id: id, a: a, t: Aebench.now_ns, dead: dead, ra: ra})
+        raise
+      end
+      Aebench.write(%({"e":"completed","id":#{q},"a":#{a},"t":#{Aebench.now_ns},"h":#{Thread.current[:ae_h].to_i}}\n))
+    end
+  end
+end
+
+module Aebench
+  # configure_server! is called once Sidekiq's CLI is loaded (Sidekiq runs
+  # configure_server blocks only in a server process).
+  def self.configure_server!
+    Sidekiq.configure_server do |config|
+      config.redis = {url: redis_url} # Sidekiq sizes the pool to its concurrency
+      config.server_middleware { |chain| chain.add Events }
+      config.on(:startup) { emit({e: "ready"}) }
+    end
+  end
+end
+Sidekiq.configure_client { |config| config.redis = {url: Aebench.redis_url, size: 5} }

@@ -1,0 +1,153 @@
+# frozen_string_literal: true
+
+# aebench driver for Sidekiq, protocol 1 (docs/drivers.md).
+#
+# Roles (ARGV[0]): hello, client (enqueue, inspect, stats), worker
+# (Sidekiq's own CLI and launcher in this process) and loop (the plain loop
+# the driver's overhead is measured against). The configuration comes as
+# JSON in AEBENCH_DRIVER_CONFIG; requests arrive as JSON lines on stdin,
+# events leave as JSON lines on stdout, logs go to stderr.
+#
+# Settings, as Sidekiq's documents give them: the open-source BasicFetch
+# (BRPOP; a killed process loses the jobs it holds, as Sidekiq's wiki says:
+# reliable fetch is Sidekiq Pro's); concurrency threads in one process;
+# Client.push_bulk for batches (aebench's id is the job's first argument,
+# as push_bulk makes its own jids); perform_at through push_bulk's "at";
+# retry: the job's retries with sidekiq_retry_in = backoff in whole seconds (Sidekiq
+# adds its jitter of rand(10) * (count + 1) s); the scheduled poller at
+# Sidekiq's default average_scheduled_poll_interval (5 s).
+$stdout.sync = true
+require_relative "aebench_job"
+$stdout = $stderr # Sidekiq and Ruby print to stdout; only events go there
+
+module Aebench
+  PROTOCOL = 1
+
+  def self.hello
+    emit({e: "hello", protocol: PROTOCOL, driver: "sidekiq", driver_version: "1.0.0", system: "sidekiq",
+          system_version: Sidekiq::VERSION, runtime: "ruby #{RUBY_VERSION}",
+          caps: {delayed: true, retries: "sidekiq_retry_in + jitter", recovery: "none", batch_enqueue: true, inspect: true},
+          loses: ["worker_kill"],
+          guarantees: "at most once under a crash: BasicFetch takes a job off the queue with BRPOP, so a killed " \
+                      "process loses the jobs it holds (reliable fetch is Sidekiq Pro's); delayed jobs and retries " \
+                      "wait for the scheduled poller"})
+  end
+
+  def self.enqueue(jobs)
+    now = Time.now.to_f
+    jobs.group_by { |j| j["r"].to_i }.each do |retries, js|
+      due, later = js.partition { |j| j["at"].to_i.zero? || j["at"] / 1000.0 <= now }
+      item = {"class" => Job, "retry" => retries}
+      Sidekiq::Client.push_bulk(item.merge("args" => due.map { |j| [j["id"], j["p"], j["h"]] })) unless due.empty?
+      next if later.empty?
+      Sidekiq::Client.push_bulk(item.merge("args" => later.map { |j| [j["id"], j["p"], j["h"]] },
+        "at" => later.map { |j| j["at"] / 1000.0 }))
+    end
+  end
+
+  def self.pid_alive?(identity)
+    Process.kill(0, identity.split(":")[-2].to_i)
+    true
+  rescue Errno::ESRCH, Errno::EPERM
+    false
+  end
+
+  # where maps aebench ids to [state, reachable] from what Sidekiq keeps:
+  # the queue, the scheduled, retry and dead sets, and the busy jobs of
+  # live processes. A finished job leaves no record in Sidekiq.
+  def self.where(queue)
+    w = {}
+    Sidekiq::Queue.new(queue).each { |j| w[j.args[0]] = ["waiting", true] }
+    Sidekiq::ScheduledSet.new.each { |j| w[j.args[0]] = ["delayed", true] }
+    Sidekiq::RetrySet.new.each { |j| w[j.args[0]] = ["delayed", true] }
+    Sidekiq::DeadSet.new.each { |j| w[j.args[0]] = ["failed", true] }
+    Sidekiq::Workers.new.each do |identity, _tid, work|
+      payload = work["payload"]
+      payload = JSON.parse(payload) if payload.is_a?(String)
+      w[payload["args"][0]] = ["active", pid_alive?(identity)]
+    end
+    w
+  end
+
+  def self.serve(queue, req)
+    case req["op"]
+    when "enqueue"
+      enqueue(req["jobs"])
+      {e: "ack", seq: req["seq"]}
+    when "inspect"
+      w = where(queue)
+      {e: "states", seq: req["seq"], states: req["ids"].map { |id| s, r = w[id] || ["unknown", false]; {s: s, r: r} }}
+    when "stats"
+      st = Sidekiq::Stats.new
+      {e: "stats", seq: req["seq"], due: Sidekiq::Queue.new(queue).size, delayed: st.scheduled_size + st.retry_size,
+       active: Sidekiq::Workers.new.size, completed: st.processed - st.failed, dead: st.dead_size}
+    else
+      {e: "refused", seq: req["seq"], msg: "unknown op #{req["op"].inspect}"}
+    end
+  rescue => e
+    {e: "refused", seq: req["seq"], msg: "#{e.class}: #{e.message}"}
+  end
+
+  def self.client
+    hello
+    Sidekiq.redis(&:ping)
+    emit({e: "ready"})
+    $stdin.each_line { |line| emit(serve(CFG["queue"], JSON.parse(line))) }
+  end
+
+  def self.worker
+    hello
+    require "sidekiq/cli"
+    configure_server!
+    cli = Sidekiq::CLI.instance
+    cli.parse(["-q", CFG["queue"], "-c", CFG.fetch("concurrency", 1).to_s, "-t", "25",
+      "-r", File.join(__dir__, "aebench_job.rb")])
+    Sidekiq.logger = Sidekiq::Logger.new($stderr)
+    Sidekiq.logger.level = Logger::WARN
+    # Stdin's end is the clean shutdown: TERM is Sidekiq's, it finishes
+    # what it holds (within -t) and exits.
+    Thread.new { $stdin.read; Process.kill("TERM", Process.pid) }
+    cli.run
+  end
+
+  # loop: n jobs pushed with push_bulk, then Sidekiq's CLI (the way Sidekiq
+  # is run) with the same concurrency drains them; a server middleware
+  # counts them and stops the process.
+  def self.loop
+    n = CFG.fetch("jobs", 10_000)
+    (0...n).each_slice(100) { |s| Sidekiq::Client.push_bulk("class" => Job, "args" => s.map { |k| ["L#{k}", CFG["payload"].to_s, [[0, 0]]] }) }
+    require "sidekiq/cli"
+    count = 0
+    lock = Mutex.new
+    t0 = nil
+    skip = n / 5 # warm-up: the rate is taken over the last four fifths
+    Sidekiq.configure_server do |config|
+      config.redis = {url: redis_url}
+      config.server_middleware do |chain|
+        chain.add(Class.new do
+          define_method(:call) do |*, &b|
+            b.call
+            c = lock.synchronize { count += 1 }
+            t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC) if c == skip
+            next unless c == n
+            secs = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
+            Aebench.emit({e: "loop", jobs: n - skip, seconds: secs, jobs_per_s: (n - skip) / secs})
+            Process.kill("TERM", Process.pid)
+          end
+        end)
+      end
+    end
+    cli = Sidekiq::CLI.instance
+    cli.parse(["-q", CFG["queue"], "-c", CFG.fetch("concurrency", 1).to_s, "-t", "5", "-r", File.join(__dir__, "aebench_job.rb")])
+    Sidekiq.logger.level = Logger::WARN
+    cli.run
+  end
+end
+
+roles = %w[hello client worker loop]
+role = ARGV[0] || Aebench::CFG["role"] || "hello"
+unless roles.include?(role)
+  warn "sidekiq driver: unknown role #{role.inspect}; allowed: #{roles.join(", ")}"
+  exit 2
+end
+Aebench.send(role)

@@ -1,0 +1,105 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/aebench/aebench/backends/driver"
+	"github.com/aebench/aebench/harness/scenario"
+	"github.com/aebench/aebench/harness/summary"
+	"github.com/aebench/aebench/redisserver"
+)
+
+// TestDriverPeers runs each job system behind its driver (BullMQ, Sidekiq,
+// RQ) twice on a spawned Redis: a smoke run with delayed jobs and handler
+// failures, and a run whose worker process is SIGKILLed. Every job is
+// accounted for; a loss is allowed only as the system declares it (up to
+// the jobs the kill caught in flight). A driver that is not installed is
+// skipped with the way to install it, except under CI, which installs
+// them (.ci/run).
+func TestDriverPeers(t *testing.T) {
+	for _, spec := range driver.Specs() {
+		t.Run(spec.Name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := driver.ProbeHello(context.Background(), spec); err != nil {
+				if errors.Is(err, driver.ErrNotInstalled) && os.Getenv("CI") == "" {
+					t.Skipf("%v", err)
+				}
+				t.Fatal(err)
+			}
+			for _, tc := range []struct {
+				name, faults string
+			}{
+				{"smoke", ""},
+				{"sigkill", "faults: [{kind: worker_kill, point: random, at: 2s, replace_after: 300ms}]"},
+			} {
+				r := runDriverScenario(t, spec.Name, tc.faults)
+				checkDriverRun(t, tc.name, r, tc.faults != "")
+			}
+		})
+	}
+}
+
+func runDriverScenario(t *testing.T, name, faults string) summary.RunSummary {
+	t.Helper()
+	src := fmt.Sprintf(`
+name: driver-%s
+duration: 3s
+warmup: 500ms
+drain: 40s
+calibration: off
+backends: [%s]
+store: {backoff_base: 1s, backoff_max: 1s}
+producers: {rate: 60, delayed: 0.1, delay: "uniform(50ms, 500ms)", max_retries: 1}
+workers: {count: 1, processes: 1, concurrency: 3, handler: "uniform(20ms, 80ms)", fail: %s, lease: 2s}
+%s
+`, name, name, map[bool]string{true: "0", false: "0.05"}[faults != ""], faults)
+	s, err := scenario.ParseScenario("driver.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	outcome, err := Run(context.Background(), s, Options{OutDir: t.TempDir(), Stdout: &out, NoPlots: true})
+	if errors.Is(err, redisserver.ErrNoRedis) {
+		t.Skipf("no Redis: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, out.String())
+	}
+	t.Log(out.String())
+	if len(outcome.Summary.Runs) != 1 {
+		t.Fatalf("%d runs", len(outcome.Summary.Runs))
+	}
+	return outcome.Summary.Runs[0]
+}
+
+func checkDriverRun(t *testing.T, name string, r summary.RunSummary, killed bool) {
+	t.Helper()
+	l := r.Ledger
+	if r.Status != summary.StatusOK {
+		t.Errorf("%s: status %s: %s %v", name, r.Status, r.Error, l.Problems)
+	}
+	if l.Acknowledged == 0 || l.Completed == 0 {
+		t.Errorf("%s: %d acknowledged, %d completed", name, l.Acknowledged, l.Completed)
+	}
+	if !killed {
+		if l.Lost != 0 || l.DuplicatedExecutions != 0 {
+			t.Errorf("%s: %d lost, %d duplicated without a fault", name, l.Lost, l.DuplicatedExecutions)
+		}
+		return
+	}
+	rv := r.Recovery
+	if rv == nil || rv.Landed != 1 {
+		t.Fatalf("%s: the SIGKILL did not land: %+v", name, rv)
+	}
+	if l.Lost > int64(rv.Affected) {
+		t.Errorf("%s: %d lost, more than the %d in flight at the kill", name, l.Lost, rv.Affected)
+	}
+	if l.Lost > 0 && l.LostDeclared == "" {
+		t.Errorf("%s: %d lost, not declared by the driver", name, l.Lost)
+	}
+}
