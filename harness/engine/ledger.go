@@ -412,7 +412,6 @@ type LedgerReport struct {
 	// EarlyDeclared: the early starts are within what the system under test
 	// declares (jobstore.EarlyDeclarer), in its driver's words.
 	EarlyDeclared string `json:"early_declared,omitempty"`
-	earlyProblem  int    // index in Problems of the early-start problem, +1; 0: none
 	// SeedVariant: the store is a seed variant (jobstore.CapSeedVariant),
 	// which reproduces a seed's flaw on purpose: its lost and early jobs
 	// are listed in Expected with their counts, not as problems (an
@@ -569,8 +568,7 @@ func (l *Ledger) check(lostAllowed, seedVariant bool) LedgerReport {
 				r.Lost, r.DuplicatedExecutions, r.DuplicateCompletions, r.StartedEarly, time.Duration(r.MaxEarlyNs)))
 		}
 	} else if r.StartedEarly > 0 {
-		r.earlyProblem = len(r.Problems) + 1
-		r.Problems = append(r.Problems, fmt.Sprintf("%d attempt(s) started before their RunAt, worst by %v (e.g. %v)", r.StartedEarly, time.Duration(r.MaxEarlyNs), r.EarlyIDs))
+		r.Problems = append(r.Problems, fmt.Sprintf("%d"+earlyPhrase+", worst by %v (e.g. %v)", r.StartedEarly, time.Duration(r.MaxEarlyNs), r.EarlyIDs))
 	}
 	r.OK = len(r.Problems) == 0
 	return r
@@ -579,14 +577,22 @@ func (l *Ledger) check(lostAllowed, seedVariant bool) LedgerReport {
 // DeclareEarly marks early starts no earlier than max as the documented
 // behaviour of the system under test (why), not a problem of the run.
 func (r *LedgerReport) DeclareEarly(max time.Duration, why string) {
-	if r.earlyProblem == 0 || time.Duration(r.MaxEarlyNs) > max {
+	if r.StartedEarly == 0 || r.SeedVariant || time.Duration(r.MaxEarlyNs) > max {
 		return
 	}
-	r.Problems = append(r.Problems[:r.earlyProblem-1], r.Problems[r.earlyProblem:]...)
-	r.earlyProblem = 0
+	kept := r.Problems[:0]
+	for _, p := range r.Problems {
+		if !strings.Contains(p, earlyPhrase) {
+			kept = append(kept, p)
+		}
+	}
+	r.Problems = kept
 	r.EarlyDeclared = why
 	r.OK = len(r.Problems) == 0
 }
+
+// earlyPhrase marks the ledger's early-start problem.
+const earlyPhrase = " attempt(s) started before their RunAt"
 
 // FormatStates writes a count per state, sorted by state: "in_progress 2, not_found 1".
 func FormatStates(m map[string]int64) string {
