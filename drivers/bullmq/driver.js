@@ -17,6 +17,7 @@
 // for retention_ms (removeOnComplete/removeOnFail by age), as aebench's
 // stores keep finished records for Options.Retention.
 const { Queue, Worker } = require('bullmq');
+const fs = require('fs');
 const readline = require('readline');
 
 const PROTOCOL = 1;
@@ -29,7 +30,19 @@ const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 // finished jobs (removeOnComplete by age), so a completion whose event a
 // SIGKILL cut off is read back from Redis (docs/drivers.md).
 let pending = [];
-const flush = () => { const s = pending.join(''); pending = []; process.stdout.write(s); };
+// fs.writeSync skips the stream machinery of process.stdout (a pipe's
+// writes are synchronous either way).
+const flush = () => { const s = pending.join(''); pending = []; writeAll(s); };
+function writeAll(s) {
+  const b = Buffer.from(s);
+  for (let off = 0; off < b.length;) {
+    try {
+      off += fs.writeSync(1, b, off);
+    } catch (err) {
+      if (err.code !== 'EAGAIN') throw err;
+    }
+  }
+}
 const event = (line) => { if (pending.push(line) === 1) setImmediate(flush); };
 const nowNs = () => Math.round((performance.timeOrigin + performance.now()) * 1e6);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

@@ -15,6 +15,7 @@ retention. Worker names carry the process id, so inspect can tell a job
 held by a live worker from one a killed worker abandoned (RQ moves such a
 job to the failed registry, it never runs it again).
 """
+import concurrent.futures
 import datetime
 import json
 import math
@@ -32,6 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import aebench_rq_job  # noqa: E402
 
 PROTOCOL = 1
+CLIENT_THREADS = 8
 CFG = json.loads(os.environ.get("AEBENCH_DRIVER_CONFIG") or "{}")
 FUNC = "aebench_rq_job.handle"
 
@@ -108,27 +110,33 @@ def inspect(conn, ids):
 
 
 def client():
+    """Requests are served by a pool of threads, as aebench's producers send
+    them concurrently: one thread would cap enqueues at its round trips."""
     hello()
     conn = connect()
     q = rq.Queue(CFG["queue"], connection=conn)
     out({"e": "ready"})
-    for line in sys.stdin:
-        req = json.loads(line)
-        seq = req.get("seq")
-        try:
-            if req["op"] == "enqueue":
-                enqueue(q, req["jobs"])
-                out({"e": "ack", "seq": seq})
-            elif req["op"] == "inspect":
-                out({"e": "states", "seq": seq, "states": inspect(conn, req["ids"])})
-            elif req["op"] == "stats":
-                out({"e": "stats", "seq": seq, "due": q.count, "delayed": q.scheduled_job_registry.count,
-                     "active": q.started_job_registry.count, "completed": q.finished_job_registry.count,
-                     "dead": q.failed_job_registry.count})
-            else:
-                out({"e": "refused", "seq": seq, "msg": "unknown op %r" % req.get("op")})
-        except Exception as err:  # a refusal names the cause; the process goes on
-            out({"e": "refused", "seq": seq, "msg": "%s: %s" % (type(err).__name__, err)})
+    with concurrent.futures.ThreadPoolExecutor(max_workers=CLIENT_THREADS) as pool:
+        for line in sys.stdin:
+            pool.submit(serve, conn, q, json.loads(line))
+
+
+def serve(conn, q, req):
+    seq = req.get("seq")
+    try:
+        if req["op"] == "enqueue":
+            enqueue(q, req["jobs"])
+            out({"e": "ack", "seq": seq})
+        elif req["op"] == "inspect":
+            out({"e": "states", "seq": seq, "states": inspect(conn, req["ids"])})
+        elif req["op"] == "stats":
+            out({"e": "stats", "seq": seq, "due": q.count, "delayed": q.scheduled_job_registry.count,
+                 "active": q.started_job_registry.count, "completed": q.finished_job_registry.count,
+                 "dead": q.failed_job_registry.count})
+        else:
+            out({"e": "refused", "seq": seq, "msg": "unknown op %r" % req.get("op")})
+    except Exception as err:  # a refusal names the cause; the process goes on
+        out({"e": "refused", "seq": seq, "msg": "%s: %s" % (type(err).__name__, err)})
 
 
 class EventWorker(SimpleWorker):

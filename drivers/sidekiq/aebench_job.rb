@@ -91,4 +91,4 @@ module Aebench
     end
   end
 end
-Sidekiq.configure_client { |config| config.redis = {url: Aebench.redis_url, size: 5} }
+Sidekiq.configure_client { |config| config.redis = {url: Aebench.redis_url, size: 10} }

@@ -88,11 +88,21 @@ module Aebench
     {e: "refused", seq: req["seq"], msg: "#{e.class}: #{e.message}"}
   end
 
+  CLIENT_THREADS = 8
+
+  # client serves requests from a pool of threads, as aebench's producers
+  # send them concurrently: one thread would cap enqueues at its round trips.
   def self.client
     hello
     Sidekiq.redis(&:ping)
     emit({e: "ready"})
-    $stdin.each_line { |line| emit(serve(CFG["queue"], JSON.parse(line))) }
+    work = Queue.new
+    threads = Array.new(CLIENT_THREADS) do
+      Thread.new { while (line = work.pop) do emit(serve(CFG["queue"], JSON.parse(line))) end }
+    end
+    $stdin.each_line { |line| work << line }
+    work.close
+    threads.each(&:join)
   end
 
   def self.worker
