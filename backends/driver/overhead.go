@@ -6,17 +6,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/aebench/aebench/clock"
+	"github.com/aebench/aebench/procio"
 )
 
 // EventPace is how long a reader of driver events lets them gather (as
-// the engine reads worker processes, clock.PacedReader).
+// the engine reads worker processes, procio.PacedReader).
 const EventPace = time.Millisecond
 
 // MinOverheadRatio is the least share of its plain loop's jobs/s a driver
@@ -30,9 +32,12 @@ type OverheadResult struct {
 	Driver      string
 	Jobs        int
 	Concurrency int
-	// LoopJobsPS and DriverJobsPS are the medians over the rounds;
-	// Ratio is DriverJobsPS / LoopJobsPS.
+	// LoopJobsPS and DriverJobsPS are the medians over the rounds; Ratio
+	// is the median of the rounds' ratios (each round runs both, one after
+	// the other, so a ratio pairs two runs under the same machine load), and
+	// RatioMin and RatioMax their range.
 	LoopJobsPS, DriverJobsPS, Ratio float64
+	RatioMin, RatioMax              float64
 	Rounds                          int
 	// Loops and Drivers are each round's jobs/s.
 	Loops, Drivers []float64
@@ -76,9 +81,12 @@ func Overhead(ctx context.Context, spec Spec, addr RedisAddr, jobs, concurrency,
 	}
 	res.Loops, res.Drivers = loops, drivers
 	res.LoopJobsPS, res.DriverJobsPS = median(loops), median(drivers)
-	if res.LoopJobsPS > 0 {
-		res.Ratio = res.DriverJobsPS / res.LoopJobsPS
+	ratios := make([]float64, len(loops))
+	for i := range loops {
+		ratios[i] = drivers[i] / loops[i]
 	}
+	res.Ratio = median(ratios)
+	res.RatioMin, res.RatioMax = slices.Min(ratios), slices.Max(ratios)
 	return res, nil
 }
 
@@ -176,6 +184,7 @@ type role struct {
 	stdin  io.WriteCloser
 	sc     *bufio.Scanner
 	cmd    *exec.Cmd
+	out    *os.File
 	stderr *strings.Builder
 }
 
@@ -191,14 +200,12 @@ func startRole(ctx context.Context, spec Spec, cfg Config, name string) (*role, 
 	if r.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
 	}
-	out, err := cmd.StdoutPipe()
+	out, err := procio.Start(cmd)
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	r.sc = bufio.NewScanner(&clock.PacedReader{R: out, Pace: EventPace})
+	r.out = out
+	r.sc = bufio.NewScanner(&procio.PacedReader{R: out, Pace: EventPace})
 	r.sc.Buffer(make([]byte, 64<<10), 16<<20)
 	if _, err := readHello(spec.Name, r.sc); err != nil {
 		killGroup(cmd)
@@ -236,4 +243,5 @@ func (r *role) close() {
 	for r.sc.Scan() { // drain, so the process is not blocked on its stdout
 	}
 	_ = r.cmd.Wait()
+	_ = r.out.Close()
 }

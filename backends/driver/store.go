@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/procio"
 	"github.com/aebench/aebench/rclient"
 )
 
@@ -40,7 +41,7 @@ type Store struct {
 	wait   map[int64]chan reply
 	dead   error // the client process ended; every later request fails with it
 	ended  chan struct{}
-	stderr strings.Builder
+	stderr procio.Capture
 }
 
 type reply struct {
@@ -109,7 +110,7 @@ func (s *Store) start(ctx context.Context) error {
 		return err
 	}
 	ownGroup(cmd)
-	cmd.Stderr = &lockedBuilder{mu: &s.mu, b: &s.stderr}
+	cmd.Stderr = &s.stderr
 	if s.stdin, err = cmd.StdinPipe(); err != nil {
 		return err
 	}
@@ -156,8 +157,6 @@ func (s *Store) start(ctx context.Context) error {
 }
 
 func (s *Store) stderrTail() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	t := strings.TrimSpace(s.stderr.String())
 	if len(t) > 400 {
 		t = "..." + t[len(t)-400:]
@@ -409,18 +408,4 @@ func (s *Store) Close() error {
 		<-s.ended
 	}
 	return nil
-}
-
-type lockedBuilder struct {
-	mu *sync.Mutex
-	b  *strings.Builder
-}
-
-func (l *lockedBuilder) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.b.Len() < 1<<16 {
-		l.b.Write(p)
-	}
-	return len(p), nil
 }

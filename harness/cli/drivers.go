@@ -18,8 +18,9 @@ Lists the job-system drivers (drivers/, docs/drivers.md) with what each
 declares, or how to install it. With --overhead, measures each installed
 driver against the plain loop in its language that uses only the system's
 API: both drain the same prefilled jobs with empty handlers and the same
-concurrency on an embedded Redis, alternately, --rounds times; the medians
-are compared. A driver below 0.9x its loop's jobs/s exits 1: its peer would
+concurrency on an embedded Redis, one after the other (which first
+alternates), --rounds times; the verdict is on the median of the rounds'
+ratios, whose range is printed beside it. A driver below 0.9x its loop's jobs/s exits 1: its peer would
 be measured below its honest best (exit 4).
 `
 
@@ -32,7 +33,7 @@ func cmdDrivers(ctx context.Context, args []string, opts Options) int {
 	overhead := fs.Bool("overhead", false, "measure each driver against its plain loop")
 	jobs := fs.Int("jobs", 3000, "jobs per round")
 	conc := fs.Int("concurrency", 4, "worker concurrency of both")
-	rounds := fs.Int("rounds", 3, "rounds of each")
+	rounds := fs.Int("rounds", 8, "rounds of each")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -67,7 +68,7 @@ func cmdDrivers(ctx context.Context, args []string, opts Options) int {
 	addr := driver.RedisAddr{Host: host, Port: p, Password: r.Password}
 	fmt.Fprintf(stdout, "\noverhead: each driver against its plain loop, %d jobs, concurrency %d, empty handlers, median of %d rounds, on %s\n",
 		*jobs, *conc, *rounds, r.Addrs[0])
-	fmt.Fprintf(stdout, "%-8s  %12s  %14s  %6s  %s\n", "driver", "loop jobs/s", "driver jobs/s", "ratio", "verdict")
+	fmt.Fprintf(stdout, "%-8s  %12s  %14s  %-18s  %s\n", "driver", "loop jobs/s", "driver jobs/s", "ratio (range)", "verdict")
 	code := exitOK
 	for _, s := range installed {
 		res, err := driver.Overhead(ctx, s, addr, *jobs, *conc, *rounds)
@@ -81,7 +82,7 @@ func cmdDrivers(ctx context.Context, args []string, opts Options) int {
 			verdict = fmt.Sprintf("BELOW %.1fx: the peer would run below its best", driver.MinOverheadRatio)
 			code = exitThreshold
 		}
-		fmt.Fprintf(stdout, "%-8s  %12.0f  %14.0f  %5.2fx  %s\n", s.Name, res.LoopJobsPS, res.DriverJobsPS, res.Ratio, verdict)
+		fmt.Fprintf(stdout, "%-8s  %12.0f  %14.0f  %5.2fx (%.2f-%.2f)  %s\n", s.Name, res.LoopJobsPS, res.DriverJobsPS, res.Ratio, res.RatioMin, res.RatioMax, verdict)
 		fmt.Fprintf(stdout, "%-8s  rounds: loop %s; driver %s\n", "", roundList(res.Loops), roundList(res.Drivers))
 	}
 	return code

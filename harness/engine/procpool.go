@@ -18,10 +18,10 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/aebench/aebench/clock"
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/procio"
 )
 
 // ProcSetup says how to start worker processes: the run's conditions and
@@ -74,7 +74,7 @@ type workerProc struct {
 	inflight  map[string]*procJob
 	point     chan struct{} // receives when the worker announces its crash point
 	eof       chan struct{} // closed when its stdout ended (it exited)
-	stderr    strings.Builder
+	stderr    procio.Capture
 }
 
 type procJob struct {
@@ -128,21 +128,18 @@ func (p *procPool) start(slot, gen int) (*workerProc, error) {
 		return nil, err
 	}
 	cmd.SysProcAttr = workerProcAttr()
-	cmd.Stderr = &lockedWriter{mu: &wp.mu, b: &wp.stderr}
+	cmd.Stderr = &wp.stderr
 	if wp.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
 	}
-	out, err := cmd.StdoutPipe()
+	out, err := procio.Start(cmd)
 	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start worker process %s: %w", p.exe, err)
+		return nil, fmt.Errorf("start worker process %s: %w", cmd.Path, err)
 	}
 	wp.cmd = cmd
 	// Events carry their own times: read them in batches, as a driver's
-	// overhead check does (clock.PacedReader).
-	ready := p.serve(wp, &clock.PacedReader{R: out, Pace: time.Millisecond}, func() { _ = cmd.Wait() })
+	// overhead check does (procio.PacedReader).
+	ready := p.serve(wp, &procio.PacedReader{R: out, Pace: time.Millisecond}, func() { _ = cmd.Wait(); _ = out.Close() })
 	select {
 	case <-ready:
 	case <-wp.eof:
@@ -178,25 +175,7 @@ func (p *procPool) command(idx, gen int, data []byte) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
-type lockedWriter struct {
-	mu *sync.Mutex
-	b  *strings.Builder
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.b.Len() < 1<<16 {
-		l.b.Write(b)
-	}
-	return len(b), nil
-}
-
-func (wp *workerProc) stderrText() string {
-	wp.mu.Lock()
-	defer wp.mu.Unlock()
-	return wp.stderr.String()
-}
+func (wp *workerProc) stderrText() string { return wp.stderr.String() }
 
 // processConfig is what worker idx (replacement gen) is told.
 func (p *procPool) processConfig(idx, gen int) ProcessConfig {
