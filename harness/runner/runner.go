@@ -361,6 +361,10 @@ func (pr *planRunner) runOne(ctx context.Context, spec scenario.RunSpec) (*summa
 	if be.Kind != registry.KindJobStore {
 		rs.Limits = be.Limits
 	}
+	if ld, ok := store.(jobstore.LossDeclarer); ok {
+		_, why := ld.DeclaredLoss()
+		rs.Limits += "; its driver declares " + why
+	}
 	if why := notApplicable(be, store.Capabilities(), cfg); why != "" && !spec.Calibration {
 		rs.Status, rs.NotApplicable = summary.StatusNotApplicable, why
 		return rs, nil
