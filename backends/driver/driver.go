@@ -243,3 +243,15 @@ func readHello(name string, sc *bufio.Scanner) (Hello, error) {
 	}
 	return h, nil
 }
+
+// Missing says why a test may skip spec: the ErrNotInstalled text when its
+// runtime or packages are missing and the CI environment variable is
+// unset; "" when it is installed. Under CI (.ci/run installs every
+// driver) a missing driver, like any other probe failure, is err.
+func Missing(ctx context.Context, spec Spec) (why string, err error) {
+	_, err = ProbeHello(ctx, spec)
+	if errors.Is(err, ErrNotInstalled) && os.Getenv("CI") == "" {
+		return err.Error(), nil
+	}
+	return "", err
+}

@@ -3,7 +3,6 @@ package driver_test
 import (
 	"context"
 	"errors"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -16,10 +15,12 @@ import (
 func TestHelloMatchesDeclared(t *testing.T) {
 	for _, spec := range driver.Specs() {
 		t.Run(spec.Name, func(t *testing.T) {
-			h, err := driver.ProbeHello(context.Background(), spec)
-			if errors.Is(err, driver.ErrNotInstalled) && os.Getenv("CI") == "" {
-				t.Skipf("%v", err)
+			if why, err := driver.Missing(context.Background(), spec); err != nil {
+				t.Fatal(err)
+			} else if why != "" {
+				t.Skip(why)
 			}
+			h, err := driver.ProbeHello(context.Background(), spec)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -25,11 +24,10 @@ func TestDriverPeers(t *testing.T) {
 	for _, spec := range driver.Specs() {
 		t.Run(spec.Name, func(t *testing.T) {
 			t.Parallel()
-			if _, err := driver.ProbeHello(context.Background(), spec); err != nil {
-				if errors.Is(err, driver.ErrNotInstalled) && os.Getenv("CI") == "" {
-					t.Skipf("%v", err)
-				}
+			if why, err := driver.Missing(context.Background(), spec); err != nil {
 				t.Fatal(err)
+			} else if why != "" {
+				t.Skip(why)
 			}
 			for _, tc := range []struct {
 				name, faults string
