@@ -68,9 +68,11 @@ type Config struct {
 	LeaseMs     int64     `json:"lease_ms,omitempty"`
 	BackoffMs   int64     `json:"backoff_ms,omitempty"`
 	RetentionMs int64     `json:"retention_ms,omitempty"`
-	// Jobs and Payload are the plain loop's (role loop).
-	Jobs    int    `json:"jobs,omitempty"`
-	Payload string `json:"payload,omitempty"`
+	// Jobs and Payload are the plain loop's (role loop); Prefilled: the
+	// jobs are already queued (by the client role), the loop only drains.
+	Jobs      int    `json:"jobs,omitempty"`
+	Payload   string `json:"payload,omitempty"`
+	Prefilled bool   `json:"prefilled,omitempty"`
 }
 
 // RedisAddr is the Redis a driver connects to.

@@ -102,8 +102,13 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// runLoop runs the driver's loop role and reads its jobs/s.
+// runLoop prefills the round's jobs, then runs the driver's loop role on
+// them and reads its jobs/s.
 func runLoop(ctx context.Context, spec Spec, cfg Config) (float64, error) {
+	if err := prefill(ctx, spec, Config{Redis: cfg.Redis, Queue: cfg.Queue, RetentionMs: cfg.RetentionMs}, cfg.Jobs); err != nil {
+		return 0, err
+	}
+	cfg.Prefilled = true
 	cmd, err := spec.Cmd(ctx, cfg)
 	if err != nil {
 		return 0, err
@@ -131,20 +136,9 @@ func runLoop(ctx context.Context, spec Spec, cfg Config) (float64, error) {
 // then starts one worker process and times it from its jobs/5-th to its
 // last completed event read here, as the engine reads them.
 func runDriver(ctx context.Context, spec Spec, cfg Config, jobs int) (float64, error) {
-	cl, err := startRole(ctx, spec, cfg, "client")
-	if err != nil {
+	if err := prefill(ctx, spec, cfg, jobs); err != nil {
 		return 0, err
 	}
-	for i := 0; i < jobs; i += 100 {
-		batch := make([]wireJob, 0, 100)
-		for k := i; k < min(jobs, i+100); k++ {
-			batch = append(batch, wireJob{ID: "D" + strconv.Itoa(k), P: strings.Repeat("a", 64), H: [][2]int64{{0, 0}}})
-		}
-		if err := cl.call(map[string]any{"op": "enqueue", "seq": i, "jobs": batch}); err != nil {
-			return 0, err
-		}
-	}
-	cl.close() // as the loop, the worker drains alone
 	w, err := startRole(ctx, spec, cfg, "worker")
 	if err != nil {
 		return 0, err
@@ -176,6 +170,28 @@ func runDriver(ctx context.Context, spec Spec, cfg Config, jobs int) (float64, e
 		return 0, fmt.Errorf("driver %s: worker ended after %d of %d jobs: %s", spec.Name, done, jobs, lastLine(w.stderr.String()))
 	}
 	return float64(jobs-skip) / time.Duration(t1-t0).Seconds(), nil
+}
+
+// prefill enqueues the jobs of a round through the driver's client, in
+// batches of 100, for the loop and the driver alike: both then drain the
+// same jobs, enqueued the same way, from a process that enqueued nothing
+// itself (a runtime warmed by its own enqueues would favour the loop).
+func prefill(ctx context.Context, spec Spec, cfg Config, jobs int) error {
+	cl, err := startRole(ctx, spec, cfg, "client")
+	if err != nil {
+		return err
+	}
+	defer cl.close()
+	for i := 0; i < jobs; i += 100 {
+		batch := make([]wireJob, 0, 100)
+		for k := i; k < min(jobs, i+100); k++ {
+			batch = append(batch, wireJob{ID: "D" + strconv.Itoa(k), P: strings.Repeat("a", 64), H: [][2]int64{{0, 0}}})
+		}
+		if err := cl.call(map[string]any{"op": "enqueue", "seq": i, "jobs": batch}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // role is a driver process started for the overhead check.

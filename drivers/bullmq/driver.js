@@ -156,7 +156,7 @@ function worker() {
 async function loop() {
   const n = cfg.jobs || 10000;
   const queue = new Queue(cfg.queue, { connection: connection() });
-  for (let i = 0; i < n; i += 100) {
+  for (let i = 0; !cfg.prefilled && i < n; i += 100) {
     const batch = [];
     for (let k = i; k < Math.min(n, i + 100); k++) batch.push({ name: 'j', data: { p: cfg.payload || '', h: [[0, 0]] }, opts: jobOpts({ id: 'L' + k }) });
     await queue.addBulk(batch);

@@ -200,7 +200,7 @@ def loop():
     n = CFG.get("jobs", 10000)
     conn = connect()
     q = rq.Queue(CFG["queue"], connection=conn)
-    for i in range(0, n, 100):
+    for i in range(0, 0 if CFG.get("prefilled") else n, 100):
         q.enqueue_many([rq.Queue.prepare_data(FUNC, args=(CFG.get("payload", ""), [[0, 0]]), job_id="L%d" % k,
                                               result_ttl=keep_s(), failure_ttl=keep_s())
                         for k in range(i, min(n, i + 100))])
@@ -215,7 +215,9 @@ def loop():
         kids.append(pid)
     for pid in kids:
         os.waitpid(pid, 0)
-    ends = sorted(j.ended_at.timestamp() for j in Job.fetch_many(["L%d" % k for k in range(n)], connection=conn) if j and j.ended_at)
+    prefix = "D" if CFG.get("prefilled") else "L"
+    ends = sorted(j.ended_at.timestamp() for j in Job.fetch_many(["%s%d" % (prefix, k) for k in range(n)], connection=conn)
+                  if j and j.ended_at)
     skip = n // 5
     secs = ends[-1] - ends[skip - 1]
     out({"e": "loop", "jobs": n - skip, "seconds": secs, "jobs_per_s": (n - skip) / secs})

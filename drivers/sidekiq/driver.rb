@@ -125,7 +125,9 @@ module Aebench
   # counts them and stops the process.
   def self.loop
     n = CFG.fetch("jobs", 10_000)
-    (0...n).each_slice(100) { |s| Sidekiq::Client.push_bulk("class" => Job, "args" => s.map { |k| ["L#{k}", CFG["payload"].to_s, [[0, 0]]] }) }
+    unless CFG["prefilled"]
+      (0...n).each_slice(100) { |s| Sidekiq::Client.push_bulk("class" => Job, "args" => s.map { |k| ["L#{k}", CFG["payload"].to_s, [[0, 0]]] }) }
+    end
     require "sidekiq/cli"
     count = 0
     lock = Mutex.new
