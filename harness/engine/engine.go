@@ -323,67 +323,6 @@ func Run(ctx context.Context, spec scenario.RunSpec, store jobstore.Store, hooks
 	return res
 }
 
-// external prepares a store whose jobs run in its own worker loop (a
-// peer's driver): every worker must be one of its processes, and it plays
-// the handler aebench's workers would.
-func (e *engine) external() error {
-	if _, ok := e.store.(jobstore.ExternalWorkers); !ok {
-		return nil
-	}
-	wc := e.cfg.Workers
-	if wc.InProcess() > 0 || wc.Remote > 0 {
-		return fmt.Errorf("%w: backend %s runs its jobs in its own worker processes: workers.processes must equal workers.count (%d), got %d (and workers.remote 0)",
-			jobstore.ErrInvalid, e.cfg.Backend.Name, wc.Count, wc.Processes)
-	}
-	if hp, ok := e.store.(jobstore.HandlerPlanner); ok {
-		hp.SetHandlerPlan(e.handlerPlan)
-	}
-	return nil
-}
-
-// handlerPlan is how long attempt a of job id runs and whether it fails:
-// the same draw for aebench's workers and a driver's.
-func (e *engine) handlerPlan(id string, attempt int) (time.Duration, bool) {
-	wc := e.cfg.Workers
-	jr := jobRand(e.cfg.Seed, id, attempt)
-	d := wc.Handler.Sample(jr.float(), jr.float())
-	return d, wc.Fail > 0 && jr.float() < wc.Fail
-}
-
-// declaredLoss is why the store loses jobs under this run's faults, by its
-// own documents (jobstore.LossDeclarer); "" when it declares no loss under
-// any of them.
-func (e *engine) declaredLoss() string {
-	ld, ok := e.store.(jobstore.LossDeclarer)
-	if !ok {
-		return ""
-	}
-	kinds, why := ld.DeclaredLoss()
-	for _, f := range e.cfg.Faults {
-		for _, k := range kinds {
-			if string(f.Kind) == k {
-				return why
-			}
-		}
-	}
-	return ""
-}
-
-// declaredLoss marks a loss the system declares; a loss beyond the jobs
-// the faults caught in flight is not what it declares, and fails the run.
-func declaredLoss(r *LedgerReport, why string, affected int) {
-	if r.Lost == 0 {
-		return
-	}
-	r.LostDeclared = why
-	if r.Lost > int64(affected) {
-		r.LostExpected = false
-		r.Problems = append(r.Problems, fmt.Sprintf("%d job(s) lost, beyond the %d the faults caught in flight (the loss the system declares): e.g. %v",
-			r.Lost, affected, r.LostIDs))
-		r.OK = false
-	}
-}
-
 // startWorkers starts the in-process workers and the worker processes,
 // and the fault injector that acts on them; nil without faults.
 func (e *engine) startWorkers(ctx context.Context, wg *sync.WaitGroup) (*faults.Injector, error) {
