@@ -511,9 +511,6 @@ func (e *engine) finish(res *Result, interrupted bool) {
 		res.Ledger = e.led.CheckSeedVariant()
 	} else {
 		res.Ledger = e.led.CheckWith(e.cfg.LostAllowed() || declared != "")
-		if ed, ok := e.store.(jobstore.EarlyDeclarer); ok {
-			res.Ledger.DeclareEarly(ed.DeclaredEarly())
-		}
 	}
 	if e.ft != nil {
 		e.ft.finish(e.local)

@@ -69,6 +69,10 @@ type Ledger struct {
 	settled     atomic.Int64 // outcomes taken from a read-back of the store
 	// pending holds the RunAts not yet due (backlog due vs delayed).
 	pending pendingRunAts
+	// early is how early the store declares it may start a delayed job
+	// (AllowEarly); starts within it are reported, not a problem.
+	early    time.Duration
+	earlyWhy string
 }
 
 type ledgerShard struct {
@@ -567,32 +571,14 @@ func (l *Ledger) check(lostAllowed, seedVariant bool) LedgerReport {
 			r.Expected = append(r.Expected, fmt.Sprintf("expected for this seed variant: %d lost, %d duplicated (%d duplicate completions), %d started early (worst by %v)",
 				r.Lost, r.DuplicatedExecutions, r.DuplicateCompletions, r.StartedEarly, time.Duration(r.MaxEarlyNs)))
 		}
+	} else if r.StartedEarly > 0 && l.earlyWhy != "" && time.Duration(r.MaxEarlyNs) <= l.early {
+		r.EarlyDeclared = l.earlyWhy
 	} else if r.StartedEarly > 0 {
-		r.Problems = append(r.Problems, fmt.Sprintf("%d"+earlyPhrase+", worst by %v (e.g. %v)", r.StartedEarly, time.Duration(r.MaxEarlyNs), r.EarlyIDs))
+		r.Problems = append(r.Problems, fmt.Sprintf("%d attempt(s) started before their RunAt, worst by %v (e.g. %v)", r.StartedEarly, time.Duration(r.MaxEarlyNs), r.EarlyIDs))
 	}
 	r.OK = len(r.Problems) == 0
 	return r
 }
-
-// DeclareEarly marks early starts no earlier than max as the documented
-// behaviour of the system under test (why), not a problem of the run.
-func (r *LedgerReport) DeclareEarly(max time.Duration, why string) {
-	if r.StartedEarly == 0 || r.SeedVariant || time.Duration(r.MaxEarlyNs) > max {
-		return
-	}
-	kept := r.Problems[:0]
-	for _, p := range r.Problems {
-		if !strings.Contains(p, earlyPhrase) {
-			kept = append(kept, p)
-		}
-	}
-	r.Problems = kept
-	r.EarlyDeclared = why
-	r.OK = len(r.Problems) == 0
-}
-
-// earlyPhrase marks the ledger's early-start problem.
-const earlyPhrase = " attempt(s) started before their RunAt"
 
 // FormatStates writes a count per state, sorted by state: "in_progress 2, not_found 1".
 func FormatStates(m map[string]int64) string {
