@@ -25,14 +25,29 @@ const cfg = JSON.parse(process.env.AEBENCH_DRIVER_CONFIG || '{}');
 const role = process.argv[2] || cfg.role || 'hello';
 
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
-// A worker's events leave once per turn of the event loop, in one write:
-// one write per event cost about a tenth of BullMQ's jobs/s. BullMQ keeps
+// A worker's events leave in one write at most once a millisecond
+// (FLUSH_GAP_MS): one write per turn of the event loop cost about a seventh
+// of BullMQ's jobs/s, one per event about a tenth of it. An event after a
+// quiet millisecond leaves at the end of its turn, so at the rates of a
+// crash scenario every event is on the pipe before a SIGKILL can cut it off;
+// at thousands of jobs/s a SIGKILL may cut off the last millisecond's
+// events. Their timestamps are taken when they happen, so the gathering
+// delays aebench's bookkeeping, never what it measures. BullMQ keeps
 // finished jobs (removeOnComplete by age), so a completion whose event a
 // SIGKILL cut off is read back from Redis (docs/drivers.md).
+const FLUSH_GAP_MS = 1;
 let pending = [];
+let armed = false;
+let lastFlush = 0;
 // fs.writeSync skips the stream machinery of process.stdout (a pipe's
 // writes are synchronous either way).
-const flush = () => { const s = pending.join(''); pending = []; writeAll(s); };
+const flush = () => {
+  armed = false;
+  lastFlush = performance.now();
+  const s = pending.join('');
+  pending = [];
+  writeAll(s);
+};
 function writeAll(s) {
   const b = Buffer.from(s);
   for (let off = 0; off < b.length;) {
@@ -43,7 +58,14 @@ function writeAll(s) {
     }
   }
 }
-const event = (line) => { if (pending.push(line) === 1) setImmediate(flush); };
+const event = (line) => {
+  pending.push(line);
+  if (armed) return;
+  armed = true;
+  const wait = lastFlush + FLUSH_GAP_MS - performance.now();
+  if (wait <= 0) setImmediate(flush);
+  else setTimeout(flush, wait);
+};
 const nowNs = () => Math.round((performance.timeOrigin + performance.now()) * 1e6);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -125,22 +147,30 @@ function worker() {
     const h = (job.data && job.data.h) || [];
     return h.length ? h[Math.min(job.attemptsStarted - 1, h.length - 1)] : [0, 0];
   };
+  // run keeps each active job's attempt and handler end beside the job,
+  // not on it: a property added to BullMQ's Job objects would change
+  // their shape under BullMQ's own code.
+  const run = new WeakMap();
   const w = new Worker(cfg.queue, async (job) => {
-    const a = job.attemptsStarted - 1;
-    job.aeA = a;
-    event(`{"e":"started","id":${JSON.stringify(job.id)},"a":${a},"t":${nowNs()}}\n`);
+    const r = { a: job.attemptsStarted - 1, h: 0 };
+    run.set(job, r);
+    event(`{"e":"started","id":${JSON.stringify(job.id)},"a":${r.a},"t":${nowNs()}}\n`);
     const [us, fail] = plan(job);
     if (us > 0) await sleep(us / 1000);
-    job.aeH = nowNs();
+    r.h = nowNs();
     if (fail) throw new Error('aebench: injected handler failure');
   }, { connection: connection(), concurrency: cfg.concurrency || 1, autorun: false,
     lockDuration: cfg.lease_ms || 30000, stalledInterval: cfg.lease_ms || 30000, maxStalledCount: 1 });
-  w.on('completed', (job) => event(`{"e":"completed","id":${JSON.stringify(job.id)},"a":${job.aeA},"t":${nowNs()},"h":${job.aeH}}\n`));
+  w.on('completed', (job) => {
+    const r = run.get(job) || { a: job.attemptsStarted - 1, h: 0 };
+    event(`{"e":"completed","id":${JSON.stringify(job.id)},"a":${r.a},"t":${nowNs()},"h":${r.h}}\n`);
+  });
   w.on('failed', (job, err) => {
     if (!job) return out({ e: 'err', msg: 'failed without a job: ' + (err && err.message) });
     const dead = job.attemptsMade >= (job.opts.attempts || 1);
     const ra = dead ? 0 : (Date.now() + (cfg.backoff_ms || 0)) * 1e6;
-    event(JSON.stringify({ e: 'failed', id: job.id, a: job.aeA === undefined ? job.attemptsStarted - 1 : job.aeA, t: nowNs(), dead, ra }) + '\n');
+    const r = run.get(job);
+    event(JSON.stringify({ e: 'failed', id: job.id, a: r ? r.a : job.attemptsStarted - 1, t: nowNs(), dead, ra }) + '\n');
   });
   w.on('error', (err) => out({ e: 'err', msg: String(err && err.message) }));
   w.waitUntilReady().then(() => { out({ e: 'ready' }); w.run(); });

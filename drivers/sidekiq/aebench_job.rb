@@ -19,18 +19,58 @@ module Aebench
   EVENTS = IO.new(1, "w").tap { |io| io.sync = true }
   def self.emit(obj) = write(JSON.generate(obj) + "\n")
 
-  # write puts one event on the pipe in one write(2), atomic below
-  # PIPE_BUF, while holding the GVL: IO#syswrite gives the GVL up around
-  # the syscall and then waits to get it back behind Sidekiq's other
-  # threads, which cost about a quarter of Sidekiq's jobs/s. libc's write
-  # through Fiddle (need_gvl: true) keeps it; a short write finishes with
-  # syswrite.
+  # write puts lines on the pipe in one write(2) while holding the GVL:
+  # IO#syswrite gives the GVL up around the syscall and then waits to get it
+  # back behind Sidekiq's other threads, which cost about a quarter of
+  # Sidekiq's jobs/s. libc's write through Fiddle (need_gvl: true) keeps it;
+  # a short write finishes with syswrite.
   WRITE = Fiddle::Function.new(Fiddle::Handle::DEFAULT["write"], [Fiddle::TYPE_INT, Fiddle::TYPE_VOIDP, Fiddle::TYPE_SIZE_T],
     Fiddle::TYPE_SSIZE_T, need_gvl: true)
   def self.write(line)
     n = WRITE.call(1, line, line.bytesize)
     return if n == line.bytesize
     EVENTS.syswrite(n.positive? ? line.byteslice(n..) : line)
+  end
+
+  # event gathers a worker's event lines and writes them at most once every
+  # FLUSH_GAP (a write per event cost about a sixth of Sidekiq's jobs/s). An
+  # event after a quiet FLUSH_GAP is written at once, so at the rates of a
+  # crash scenario every event is on the pipe before a SIGKILL can cut it
+  # off; at thousands of jobs/s a SIGKILL may cut off the last
+  # millisecond's events (their timestamps are taken when they happen).
+  # The flusher thread writes what a burst's end left behind.
+  FLUSH_GAP = 0.001
+  @buf = +""
+  @last_flush = 0.0
+  @lock = Mutex.new
+  def self.event(line)
+    @lock.synchronize do
+      @buf << line
+      now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      next if now - @last_flush < FLUSH_GAP
+
+      flush_locked(now)
+    end
+  end
+
+  def self.flush_locked(now)
+    @last_flush = now
+    return if @buf.empty?
+
+    write(@buf)
+    @buf = +""
+  end
+
+  def self.flush = @lock.synchronize { flush_locked(Process.clock_gettime(Process::CLOCK_MONOTONIC)) }
+
+  def self.start_flusher
+    at_exit { flush } # Sidekiq's clean stop ends in exit
+    Thread.new do
+      Kernel.loop do
+        sleep FLUSH_GAP * 5
+        flush unless @buf.empty?
+      end
+    end
   end
 
   def self.now_ns = Process.clock_gettime(Process::CLOCK_REALTIME, :nanosecond)
@@ -66,16 +106,16 @@ module Aebench
       a = job["retry_count"] ? job["retry_count"] + 1 : 0
       Thread.current[:ae_attempt] = a
       q = id.to_json
-      Aebench.write(%({"e":"started","id":#{q},"a":#{a},"t":#{Aebench.now_ns}}\n))
+      Aebench.event(%({"e":"started","id":#{q},"a":#{a},"t":#{Aebench.now_ns}}\n))
       begin
         yield
       rescue Exception # rubocop:disable Lint/RescueException
         dead = a >= job["retry"].to_i # retry: the job's retries (push_bulk's "retry")
         ra = dead ? 0 : Aebench.now_ns + (CFG.fetch("backoff_ms", 0) / 1000.0).ceil * 1_000_000_000
-        Aebench.emit({e: "failed", id: id, a: a, t: Aebench.now_ns, dead: dead, ra: ra})
+        Aebench.event(JSON.generate({e: "failed", id: id, a: a, t: Aebench.now_ns, dead: dead, ra: ra}) + "\n")
         raise
       end
-      Aebench.write(%({"e":"completed","id":#{q},"a":#{a},"t":#{Aebench.now_ns},"h":#{Thread.current[:ae_h].to_i}}\n))
+      Aebench.event(%({"e":"completed","id":#{q},"a":#{a},"t":#{Aebench.now_ns},"h":#{Thread.current[:ae_h].to_i}}\n))
     end
   end
 end
@@ -87,7 +127,10 @@ module Aebench
     Sidekiq.configure_server do |config|
       config.redis = {url: redis_url} # Sidekiq sizes the pool to its concurrency
       config.server_middleware { |chain| chain.add Events }
-      config.on(:startup) { emit({e: "ready"}) }
+      config.on(:startup) do
+        start_flusher
+        emit({e: "ready"})
+      end
     end
   end
 end
