@@ -59,6 +59,8 @@ func parseInfo(addr, text string) (NodeInfo, error) {
 				n.UsedMemory, err = strconv.ParseInt(val, 10, 64)
 			case "used_memory_peak":
 				n.UsedMemoryPeak, err = strconv.ParseInt(val, 10, 64)
+			case "run_id":
+				n.RunID = val
 			default:
 				continue
 			}

@@ -61,6 +61,9 @@ type NodeInfo struct {
 	UsedMemory, UsedMemoryPeak int64
 	// Keys is the total of keys= over the keyspace's databases.
 	Keys int64
+	// RunID is INFO server run_id: a new one means the server restarted,
+	// and every counter above started again from zero.
+	RunID string
 
 	// SelfIn is this snapshot's own traffic that these counters already
 	// include: its connection handshake and its INFO request.
@@ -109,7 +112,7 @@ func takeNode(ctx context.Context, addr, password string) (NodeInfo, error) {
 	c := newClient(addr, password, m)
 	// One INFO call with several sections (Redis 7+), so the figures of a
 	// node are taken at one instant.
-	text, err := c.Info(ctx, "commandstats", "cpu", "stats", "memory", "keyspace").Result()
+	text, err := c.Info(ctx, "commandstats", "cpu", "stats", "memory", "keyspace", "server").Result()
 	inAtInfo, _ := m.snapshot()
 	closeErr := c.Close()
 	if err != nil {
@@ -173,6 +176,10 @@ type Cost struct {
 	// CPUByNode is RedisCPU by node address: a cluster's busiest master
 	// bounds its throughput, not the sum.
 	CPUByNode map[string]time.Duration
+	// Restarted lists the nodes whose run_id changed between the two
+	// snapshots: their counters restarted from zero, so the window's
+	// figures miss what ran before the restart.
+	Restarted []string
 }
 
 // excludedByName are the commands Diff drops whoever sent them: they are
@@ -199,6 +206,9 @@ func Diff(before, after Snapshot) Cost {
 		b, ok := prev[a.Addr]
 		if !ok {
 			b = NodeInfo{Addr: a.Addr}
+		}
+		if b.RunID != "" && a.RunID != "" && a.RunID != b.RunID {
+			c.Restarted = append(c.Restarted, a.Addr)
 		}
 		// Our own commands in the window: the after snapshot's handshake
 		// and whatever the before snapshot sent after its INFO.

@@ -279,6 +279,10 @@ func (n *Node) destroy() error {
 func (n *Node) logPath() string   { return filepath.Join(n.dir, "redis.log") }
 func (n *Node) stdioPath() string { return filepath.Join(n.dir, "stdio.log") }
 
+// CallgrindOut is the --callgrind-out-file of a node run under callgrind
+// (Options.Callgrind); its dumps are this path with .1, .2, ... appended.
+func (n *Node) CallgrindOut() string { return filepath.Join(n.dir, "callgrind.out") }
+
 // args is the redis-server command line.
 func (n *Node) args() []string {
 	a := []string{
@@ -341,6 +345,10 @@ func (n *Node) start(ctx context.Context) error {
 	}
 	args := n.args()
 	cmd := exec.Command(n.path, args...)
+	if n.o.Callgrind {
+		cmd = exec.Command("valgrind", append([]string{"--tool=callgrind", "--instr-atstart=no",
+			"--callgrind-out-file=" + n.CallgrindOut(), n.path}, args...)...)
+	}
 	cmd.Dir = n.dir
 	cmd.Stdout, cmd.Stderr = stdio, stdio
 	cmd.SysProcAttr = sysProcAttr()

@@ -100,6 +100,11 @@ type Options struct {
 	// $AEBENCH_REDIS_IMAGE when set, else "redis:7". An image that is not
 	// present locally is pulled by testcontainers.
 	Image string
+	// Callgrind runs each spawned redis-server under valgrind's callgrind
+	// with instrumentation off until asked (rediscost.Callgrind), writing
+	// its dumps to the node's folder (Node.CallgrindOut). Redis runs about
+	// fifty times slower; the start timeout defaults to 60s.
+	Callgrind bool
 	// Logf, if set, receives progress lines.
 	Logf func(format string, args ...any)
 
@@ -211,8 +216,14 @@ func (o Options) normalize() (Options, error) {
 	if o.StartTimeout < 0 {
 		return o, fmt.Errorf("redisserver: Options.StartTimeout %v invalid; want > 0 (0 means %v)", o.StartTimeout, DefaultStartTimeout)
 	}
+	if o.Callgrind && o.Mode != ModeSpawn && o.Mode != ModeCluster && o.Mode != ModeAuto {
+		return o, fmt.Errorf("redisserver: Options.Callgrind needs a spawned redis-server (mode %q or %q), not mode %q", ModeSpawn, ModeCluster, o.Mode)
+	}
 	if o.StartTimeout == 0 {
 		o.StartTimeout = DefaultStartTimeout
+		if o.Callgrind {
+			o.StartTimeout = 6 * DefaultStartTimeout
+		}
 	}
 	if o.Image == "" {
 		o.Image = os.Getenv(ImageEnv)

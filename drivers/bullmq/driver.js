@@ -5,9 +5,8 @@
 // own Worker loop) and loop (the plain loop the driver's overhead is
 // measured against). The configuration comes as JSON in
 // AEBENCH_DRIVER_CONFIG; requests arrive as JSON lines on stdin, events
-// leave as JSON lines on stdout (synchronous writes on a pipe on Linux, so
-// a SIGKILL finds every event of the work done before it), logs go to
-// stderr.
+// leave as JSON lines on stdout (synchronous writes on a pipe on Linux,
+// gathered at most a millisecond: see FLUSH_GAP_MS), logs go to stderr.
 //
 // Settings, as BullMQ's own documents recommend for reliability and
 // throughput: Queue.addBulk for enqueue batches; attempts = the job's retries + 1

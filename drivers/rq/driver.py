@@ -8,7 +8,8 @@ stdout, logs go to stderr. Run with Debian's /usr/bin/python3 (python3-rq).
 
 Settings, as RQ's documents recommend: SimpleWorker (no fork per job: RQ's
 performance notes), one per unit of concurrency, each in its own process
-(an RQ worker runs one job at a time); with_scheduler=True so enqueue_at
+(an RQ worker runs one job at a time) and restarted when it quits on an
+error, as the supervisor RQ's deployment documents use would; with_scheduler=True so enqueue_at
 and retry intervals run; Retry(max=the job's retries, interval=backoff rounded up
 to whole seconds, as RQ takes seconds); result_ttl and failure_ttl =
 retention. Worker names carry the process id, so inspect can tell a job
@@ -168,11 +169,23 @@ def die_with_parent():
 
 
 def run_worker(n, burst=False):
+    """One SimpleWorker, restarted as a supervisor would restart it: RQ's
+    work() quits on an unhandled error such as a lost Redis connection,
+    and RQ's deployment documents run workers under systemd or
+    supervisord, which start them again. A stop RQ was asked for (SIGTERM,
+    the warm shutdown) ends it."""
     die_with_parent()
-    conn = connect()
-    w = EventWorker([rq.Queue(CFG["queue"], connection=conn)], connection=conn,
-                    name="ae-%d-%d" % (os.getpid(), n))
-    w.work(with_scheduler=True, burst=burst, logging_level="WARNING")
+    for generation in range(1000):
+        conn = connect()
+        w = EventWorker([rq.Queue(CFG["queue"], connection=conn)], connection=conn,
+                        name="ae-%d-%d-%d" % (os.getpid(), n, generation))
+        try:
+            w.work(with_scheduler=True, burst=burst, logging_level="WARNING")
+        except Exception as e:  # noqa: BLE001 - the supervisor restarts whatever ended it
+            sys.stderr.write("rq driver: worker %d ended: %r; restarting in 1s\n" % (n, e))
+        if burst or getattr(w, "_stop_requested", False):
+            return
+        time.sleep(1)
 
 
 def worker():

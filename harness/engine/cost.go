@@ -45,6 +45,14 @@ type CostReport struct {
 	MemoryDeltaBytes       int64   `json:"memory_delta_bytes"`
 	MemoryPerJobBytes      float64 `json:"memory_per_job_bytes"`
 	KeysPerJob             float64 `json:"keys_per_job"`
+	// Instructions is what Redis executed per job over the window
+	// (redis.meter instructions: callgrind), without serverCron and the
+	// meter's INFO; CommandInstructions the part inside processCommand;
+	// InstructionsByCommand each command's inclusive share (commands run by
+	// a script count in the script's too). Zero when not metered.
+	Instructions          float64            `json:"redis_instructions_per_job,omitempty"`
+	CommandInstructions   float64            `json:"redis_command_instructions_per_job,omitempty"`
+	InstructionsByCommand map[string]float64 `json:"redis_instructions_per_job_by_command,omitempty"`
 	// MemoryNote says what MemoryPerJobBytes divides by.
 	MemoryNote string `json:"memory_note"`
 	Error      string `json:"error,omitempty"`

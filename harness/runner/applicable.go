@@ -88,14 +88,17 @@ func recoveryFaults(fs []faults.Fault) []string {
 // caps, would measure what the backend does not do (and so fail for want
 // of it, not for a fault of its own), or "" when it applies. A seed
 // variant always applies: it is run to show what its missing capability
-// costs (the ledger counts its losses as expected for the variant).
+// costs (the ledger counts its losses as expected for the variant). A job
+// system run through a driver (registry.Backend.Driver) meets every fault
+// with its own recovery: what it loses beyond what its driver declares
+// fails the run, which is the finding.
 func notApplicable(be registry.Backend, caps jobstore.Capabilities, cfg scenario.Config) string {
 	if caps.Has(jobstore.CapSeedVariant) {
 		return ""
 	}
 	var missing []string
 	for _, n := range needs(cfg) {
-		if caps.Has(n.cap) || n.recovery && (be.SelfRecovering || declaresLoss(be, cfg.Faults)) {
+		if caps.Has(n.cap) || n.recovery && (be.SelfRecovering || be.Driver != nil || declaresLoss(be, cfg.Faults)) {
 			continue
 		}
 		missing = append(missing, fmt.Sprintf("%s needs %s", n.why, n.cap))

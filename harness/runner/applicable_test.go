@@ -69,16 +69,26 @@ func TestSetRatios(t *testing.T) {
 		run("asynq1", "peer", 1, 500, 50, 19, summary.StatusOK),
 		run("zset2", "job store", 2, 1000, 40, 12, summary.StatusOK),
 		run("stream1", "job store", 1, 0, 0, 0, summary.StatusNotApplicable),
+		run("dual1", "job store", 1, 1005, 30, 14, summary.StatusOK),
+		run("bucket1", "job store", 1, 900, 20, 10, summary.StatusOK),
 	}}
 	setRatios(sum)
 	z := sum.Runs[2].Ratios
 	if x := z["floor"]; x.Throughput != 0.5 || x.RedisCPUPerJob != 2 || x.CommandsPerJob != 4 || x.Against != "floor" {
 		t.Errorf("zset x floor %+v", x)
 	}
-	if x := z["asynq"]; x.Throughput != 2 || x.RedisCPUPerJob != 0.8 {
-		t.Errorf("zset x asynq %+v", x)
+	// dual is within 1% of zset's jobs/s and cheaper: the best strategy;
+	// bucket is cheaper still but 10% slower.
+	if x := sum.Runs[3].Ratios["best strategy"]; x.Against != "dual" || x.Throughput != 500.0/1005 || x.RedisCPUPerJob != 50.0/30 {
+		t.Errorf("asynq x best strategy %+v", x)
 	}
-	if sum.Runs[4].Ratios != nil || sum.Runs[5].Ratios != nil {
-		t.Errorf("a cell without references or a run without numbers got ratios: %+v %+v", sum.Runs[4].Ratios, sum.Runs[5].Ratios)
+	if _, ok := z["asynq"]; ok {
+		t.Errorf("a peer is measured against the references, not one: %+v", z)
+	}
+	if x := sum.Runs[4].Ratios; len(x) != 1 || x["best strategy"].Against != "zset" {
+		t.Errorf("cell 2 (no floor, one store): %+v", x)
+	}
+	if sum.Runs[5].Ratios != nil {
+		t.Errorf("a run without numbers got ratios: %+v", sum.Runs[5].Ratios)
 	}
 }

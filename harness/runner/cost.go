@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,13 +28,18 @@ type redisCost struct {
 	owned     bool
 	retention time.Duration
 
+	// cg counts Redis's instructions over the window (redis.meter
+	// instructions); nil otherwise.
+	cg *rediscost.Callgrind
+
 	base, before rediscost.Snapshot
+	marked       bool
 	sampler      *rediscost.MemorySampler
 	rep          *engine.CostReport
 }
 
-func newRedisCost(addrs []string, password string, owned bool, retention time.Duration) engine.CostMeter {
-	return &redisCost{addrs: addrs, password: password, owned: owned, retention: retention}
+func newRedisCost(addrs []string, password string, owned bool, retention time.Duration, cg *rediscost.Callgrind) engine.CostMeter {
+	return &redisCost{addrs: addrs, password: password, owned: owned, retention: retention, cg: cg}
 }
 
 // forget leaves a node a fault killed out of the snapshots from now on:
@@ -81,6 +87,9 @@ func (m *redisCost) Begin(ctx context.Context) error {
 
 // mark takes the window's first snapshot, then starts the memory sampler,
 // in the order rediscost documents for subtracting the sampler exactly.
+// Under callgrind the sampler is not started (its INFO every 100ms is work
+// that grows with the window's length, which valgrind stretches) and
+// instrumentation starts last.
 func (m *redisCost) Mark(ctx context.Context) error {
 	cctx, cancel := costCtx(ctx)
 	defer cancel()
@@ -88,16 +97,31 @@ func (m *redisCost) Mark(ctx context.Context) error {
 	if m.before, err = rediscost.Take(cctx, m.live(), m.password); err != nil {
 		return err
 	}
+	m.marked = true
+	if m.cg != nil {
+		return m.cg.Start(cctx)
+	}
 	m.sampler = rediscost.StartMemorySampler(context.WithoutCancel(ctx), m.live(), m.password, 100*time.Millisecond)
 	return nil
 }
 
-// end stops the sampler, takes the last snapshot and divides.
+// end stops the sampler (or dumps callgrind's count), takes the last
+// snapshot and divides.
 func (m *redisCost) End(ctx context.Context, jobs, acked int64) error {
-	if m.sampler == nil {
+	if !m.marked {
 		return nil
 	}
-	peak := m.sampler.Stop()
+	var peak int64
+	var prof *rediscost.Profile
+	var profErr error
+	if m.cg != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		p, err := m.cg.Stop(cctx)
+		cancel()
+		prof, profErr = &p, err
+	} else {
+		peak = m.sampler.Stop()
+	}
 	if len(m.live()) < len(m.addrs) {
 		// The queue's master died in the window and a replica took its
 		// slots: neither end of the window covers both.
@@ -111,7 +135,15 @@ func (m *redisCost) End(ctx context.Context, jobs, acked int64) error {
 		m.rep = &engine.CostReport{Error: err.Error()}
 		return err
 	}
-	c := rediscost.Diff(m.before, after).Without(m.sampler.Overhead())
+	c := rediscost.Diff(m.before, after)
+	if m.sampler != nil {
+		c = c.Without(m.sampler.Overhead())
+	}
+	if len(c.Restarted) > 0 {
+		m.rep = &engine.CostReport{Jobs: jobs, Error: fmt.Sprintf("not measured: Redis %s restarted during the window, so its counters started again from zero",
+			strings.Join(c.Restarted, ", "))}
+		return nil
+	}
 	pj := c.PerJob(jobs)
 	window := after.Taken.Sub(m.before.Taken)
 	whole := rediscost.Diff(m.base, after)
@@ -151,11 +183,32 @@ func (m *redisCost) End(ctx context.Context, jobs, acked int64) error {
 		r.MemoryPerJobBytes = float64(whole.MemoryDelta) / float64(acked)
 		r.KeysPerJob = float64(whole.KeysDelta) / float64(acked)
 	}
-	if err := m.sampler.Err(); err != nil {
-		r.Error = "memory sampler: " + err.Error()
+	if m.sampler != nil {
+		if err := m.sampler.Err(); err != nil {
+			r.Error = "memory sampler: " + err.Error()
+		}
+	}
+	if profErr != nil {
+		r.Error = strings.TrimPrefix(r.Error+"; ", "; ") + "instructions: " + profErr.Error()
+	} else if prof != nil {
+		setInstructions(r, prof.Split("info"), jobs)
 	}
 	m.rep = r
 	return nil
+}
+
+// setInstructions divides a callgrind window by the jobs it completed.
+func setInstructions(r *engine.CostReport, c rediscost.Costs, jobs int64) {
+	if jobs <= 0 {
+		return
+	}
+	j := float64(jobs)
+	r.Instructions = float64(c.Work) / j
+	r.CommandInstructions = float64(c.CommandWork) / j
+	r.InstructionsByCommand = map[string]float64{}
+	for name, n := range c.Commands {
+		r.InstructionsByCommand[name] = float64(n) / j
+	}
 }
 
 func (m *redisCost) Finish() *engine.CostReport {
@@ -183,7 +236,7 @@ func (pr *planRunner) costTable(w io.Writer, runs []summary.RunSummary) {
 		rows = append(rows, []string{runName(r, pr.s.Repeats), fmt.Sprintf("%.2f", c.Commands),
 			fmt.Sprintf("%.1fµs", c.RedisCPUMicros), fmt.Sprintf("%.1fµs", c.CommandMicros),
 			fmt.Sprintf("%.0fB", c.NetInBytes), fmt.Sprintf("%.0fB", c.NetOutBytes),
-			fmt.Sprintf("%.0f%%", c.RedisCPUPercent), fmtBytes(float64(c.PeakMemoryBytes)),
+			fmt.Sprintf("%.0f%%", c.RedisCPUPercent), peakText(c.PeakMemoryBytes),
 			fmtBytes(c.MemoryPerJobBytes), topCommands(c.CommandsByName, 3)})
 	}
 	title := "Redis cost per job (INFO deltas over the measured window; Redis shares the CPUs with the harness):"
@@ -195,9 +248,39 @@ func (pr *planRunner) costTable(w io.Writer, runs []summary.RunSummary) {
 	}
 	fmt.Fprintln(w, title)
 	_ = report.Table(w, header, rows)
+	instructionsTable(w, runs, pr.s.Repeats)
 }
 
-func topCommands(m map[string]float64, n int) string {
+// peakText is the sampled peak, or "-" where nothing sampled it (under
+// callgrind the sampler is off).
+func peakText(b int64) string {
+	if b <= 0 {
+		return "-"
+	}
+	return fmtBytes(float64(b))
+}
+
+// instructionsTable prints, for runs whose Redis ran under callgrind, the
+// instructions Redis executed per job, in all and by command.
+func instructionsTable(w io.Writer, runs []summary.RunSummary, repeats int) {
+	var rows [][]string
+	for _, r := range runs {
+		if c := r.Cost; c != nil && c.Instructions > 0 {
+			rows = append(rows, []string{runName(r, repeats), fmt.Sprintf("%.0f", c.Instructions),
+				fmt.Sprintf("%.0f", c.CommandInstructions), topCommandsFmt(c.InstructionsByCommand, 4, "%.0f")})
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Redis instructions per job (callgrind over the measured window, without serverCron and the meter's INFO; "+
+		"counted, so stable on a noisy machine; the run's timings are valgrind's, about 50x slow):")
+	_ = report.Table(w, []string{"backend", "instr/job", "in commands/job", "top commands (instructions per job, inclusive)"}, rows)
+}
+
+func topCommands(m map[string]float64, n int) string { return topCommandsFmt(m, n, "%.2f") }
+
+func topCommandsFmt(m map[string]float64, n int, format string) string {
 	type kv struct {
 		k string
 		v float64
@@ -215,7 +298,7 @@ func topCommands(m map[string]float64, n int) string {
 		if out != "" {
 			out += " "
 		}
-		out += fmt.Sprintf("%s %.2f", e.k, e.v)
+		out += e.k + " " + fmt.Sprintf(format, e.v)
 	}
 	return out
 }

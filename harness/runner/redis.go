@@ -10,6 +10,7 @@ import (
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/rclient"
+	"github.com/aebench/aebench/rediscost"
 	"github.com/aebench/aebench/redisserver"
 )
 
@@ -33,7 +34,7 @@ func newRedisPool(logf func(string, ...any)) *redisPool {
 }
 
 func (p *redisPool) get(ctx context.Context, rc scenario.RedisConfig) (*pooledRedis, error) {
-	key := rc.Mode + "|" + rc.URL + "|" + strconv.Itoa(rc.Masters) + "x" + strconv.Itoa(rc.Replicas) + "|" + rc.Persistence + "|" + strconv.Itoa(rc.HZ)
+	key := rc.Mode + "|" + rc.URL + "|" + strconv.Itoa(rc.Masters) + "x" + strconv.Itoa(rc.Replicas) + "|" + rc.Persistence + "|" + strconv.Itoa(rc.HZ) + "|" + rc.Meter
 	if pr, ok := p.servers[key]; ok && !pr.broken.Load() {
 		return pr, nil
 	} else if ok {
@@ -64,6 +65,12 @@ func (p *redisPool) get(ctx context.Context, rc scenario.RedisConfig) (*pooledRe
 	if o.Mode == redisserver.ModeSpawn || o.Mode == redisserver.ModeCluster {
 		o.ExtraArgs = append(o.ExtraArgs, "--hz", strconv.Itoa(rc.HZ))
 	}
+	if rc.Metered() {
+		if err := rediscost.CheckValgrind(); err != nil {
+			return nil, fmt.Errorf("redis.meter instructions: %w", err)
+		}
+		o.Callgrind = true
+	}
 	r, err := redisserver.Start(ctx, o)
 	if err != nil {
 		return nil, err
@@ -75,6 +82,9 @@ func (p *redisPool) get(ctx context.Context, rc scenario.RedisConfig) (*pooledRe
 	}
 	pr := &pooledRedis{r: r, info: summary.RedisInfo{Mode: rc.Mode, Version: v, Cluster: r.Cluster, Masters: len(r.Addrs),
 		Owned: rc.Mode != "url"}}
+	if rc.Metered() {
+		pr.info.Meter = rc.Meter
+	}
 	p.servers[key] = pr
 	return pr, nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/aebench/aebench/harness/verdict"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
+	"github.com/aebench/aebench/rediscost"
 )
 
 // Options configure Run, in go-redis's style: the zero value of each field
@@ -490,7 +491,11 @@ func (pr *planRunner) connect(ctx context.Context, be registry.Backend, rs *summ
 	if err != nil {
 		return nil, nil, err
 	}
-	return client, newRedisCost(srv.r.Addrs, srv.r.Password, info.Owned, cfg.Store.Retention), nil
+	var cg *rediscost.Callgrind
+	if cfg.Redis.Metered() && len(srv.r.Nodes) == 1 {
+		cg = &rediscost.Callgrind{PID: srv.r.Nodes[0].PID(), OutFile: srv.r.Nodes[0].CallgrindOut()}
+	}
+	return client, newRedisCost(srv.r.Addrs, srv.r.Password, info.Owned, cfg.Store.Retention, cg), nil
 }
 
 // startHLog writes an interval log's header. Its base and start time are

@@ -43,6 +43,14 @@ func (p *parser) crossCheck(c Config) error {
 	if c.Redis.HZ != 10 && c.Redis.Mode != "embedded" && c.Redis.Mode != "cluster" {
 		return at("redis.hz", fmt.Sprintf("applies to a server aebench spawns (redis.mode embedded or cluster), not %q", c.Redis.Mode))
 	}
+	if c.Redis.Metered() && c.Redis.Mode != "embedded" {
+		return at("redis.meter", fmt.Sprintf("instructions needs a server aebench spawns alone (redis.mode embedded), not %q", c.Redis.Mode))
+	}
+	for _, f := range c.Faults {
+		if c.Redis.Metered() && f.Kind == faults.RedisRestart {
+			return at("redis.meter", "instructions cannot meter across a redis_restart fault (the restarted server is a new process with new counters); allowed: time")
+		}
+	}
 	if c.Redis.Persistence != "none" && c.Redis.Mode != "embedded" {
 		return at("redis.persistence", fmt.Sprintf("applies to a server aebench spawns alone (redis.mode embedded), not %q", c.Redis.Mode))
 	}

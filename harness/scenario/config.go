@@ -69,11 +69,16 @@ type RedisConfig struct {
 	Replicas int `json:"replicas,omitempty"`
 	// Persistence of a spawned server: none, aof-everysec or aof-always.
 	Persistence string `json:"persistence"`
+	// Meter is "time" (INFO) or "instructions" (callgrind as well).
+	Meter string `json:"meter,omitempty"`
 	// HZ of a spawned server (redis-server --hz). Redis fires the timeouts of
 	// blocked commands on this tick, so a claimer blocked until a delayed
 	// job's RunAt wakes up to 1/HZ late: it is part of the conditions.
 	HZ int `json:"hz"`
 }
+
+// Metered says Redis runs under callgrind (redis.meter instructions).
+func (rc RedisConfig) Metered() bool { return rc.Meter == "instructions" }
 
 // Text names the Redis a run used, with what of its configuration
 // changes the numbers.
@@ -93,6 +98,9 @@ func (rc RedisConfig) Text(version string) string {
 	}
 	if rc.Persistence != "" && rc.Persistence != "none" {
 		s += " " + rc.Persistence
+	}
+	if rc.Metered() {
+		s += " under callgrind (timings distorted)"
 	}
 	return s
 }

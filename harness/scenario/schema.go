@@ -81,6 +81,10 @@ func fields() []field {
 				return setEnum(&c.Redis.Persistence, v, "none", "aof-everysec", "aof-always")
 			}},
 
+		{Path: "redis.meter", Default: "time", Allowed: "time, instructions",
+			Doc: "time: Redis cost per job from INFO (CPU time, commands, bytes); instructions: also the instructions Redis executes per job, counted by valgrind's callgrind around the measured window (embedded only; deterministic enough to gate on a shared runner, but Redis runs about 50x slower, so the run's timings are marked distorted and never compared with unmetered ones)",
+			set: func(c *Config, v string) error { return setEnum(&c.Redis.Meter, v, "time", "instructions") }},
+
 		{Path: "redis.hz", Default: "10", Allowed: "an integer from 1 to 500", Matrix: true,
 			Doc: "hz of a spawned server (embedded, cluster); Redis's default is 10. Redis times out blocked commands on this tick, so a claim blocked until a delayed job's RunAt wakes up to 1/hz late: compare lateness at 10 and 100",
 			set: func(c *Config, v string) error { return setInt(&c.Redis.HZ, v, 1, 500) }},

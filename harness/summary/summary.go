@@ -182,7 +182,9 @@ type RunSummary struct {
 	// NotApplicable says why the run was not made (Status not applicable).
 	NotApplicable string `json:"not_applicable,omitempty"`
 	// Ratios compare the run with the reference floor ("floor") and the
-	// asynq peer ("asynq") measured in the same cell of the same plan.
+	// cell's best strategy ("best strategy": the job store with the most
+	// jobs/s, ties within 1% to the least Redis CPU per job) measured in
+	// the same cell of the same plan; Ratio.Against names the run.
 	Ratios map[string]Ratio `json:"ratios,omitempty"`
 	// HarnessFloor compares the run's e2e minus handler p99 with the same
 	// p99 of its cell's null calibration run (the harness's own); nil
@@ -348,6 +350,9 @@ type RedisInfo struct {
 	// Owned: spawned by aebench, so it may be flushed between runs. A
 	// server given by URL is never flushed.
 	Owned bool `json:"owned"`
+	// Meter is "instructions" when Redis ran under callgrind (its timings
+	// distorted about fifty-fold), else empty.
+	Meter string `json:"meter,omitempty"`
 }
 
 // Write replaces path with sum atomically (a temporary file renamed), so a

@@ -130,6 +130,12 @@ func Compare(base, cand *Set, o CompareOptions) *Comparison {
 				fmtResolution(b), fmtResolution(n))}})
 			continue
 		}
+		if b, n := bg[k][0].Metered, nr[0].Metered; b != n {
+			c.Refused = append(c.Refused, Refusal{Key: k, Hard: true, Differences: []string{fmt.Sprintf(
+				"Redis under callgrind in %s only (redis.meter instructions: timings distorted about fifty-fold; --force does not compare them)",
+				map[bool]string{true: "BASE", false: "NEW"}[b])}})
+			continue
+		}
 		diffs := conditionDiffs(base, cand, bg[k], nr)
 		if len(diffs) > 0 && !o.Force {
 			c.Refused = append(c.Refused, Refusal{Key: k, Differences: diffs})
@@ -159,14 +165,22 @@ func Compare(base, cand *Set, o CompareOptions) *Comparison {
 		p := &c.Pairs[i]
 		for _, m := range catalog {
 			limit, gated := limits[m.Name]
-			gated = gated && !Reference(runs[1][0].Kind)
+			// Under callgrind only counted work gates: its timings are
+			// valgrind's.
+			gated = gated && !Reference(runs[1][0].Kind) && (!runs[1][0].Metered || m.Deterministic())
 			alpha := o.Alpha
 			if gated {
 				alpha = c.PerTestAlpha
 			} else {
 				limit = o.NoiseFloor * 100
 			}
-			row, ok := compareMetric(m, runs[0], runs[1], alpha, limit)
+			metered := runs[0][0].Metered && runs[1][0].Metered
+			if metered && m.Deterministic() && limit == m.Floor*100 {
+				// The default gate of a counted metric is its floor,
+				// which a metered plan measures lower.
+				limit = m.FloorFor(true) * 100
+			}
+			row, ok := compareMetric(m, runs[0], runs[1], alpha, limit, metered)
 			if !ok {
 				continue
 			}
@@ -231,13 +245,18 @@ func regression(k stats.Key, m Metric, r Row) Crossing {
 	if r.DeltaCI != nil {
 		c.CI = &stats.Interval{Lo: float64(r.DeltaCI[0]), Hi: float64(r.DeltaCI[1]), Confidence: stats.Confidence}
 	}
+	if m.Deterministic() {
+		c.Message = fmt.Sprintf("regression: %s: %s %s -> %s (%s on the medians; counted per job, beyond its noise floor; limit %s)",
+			groupName(k), m.Name, m.Format(r.Base.Median), m.Format(r.New.Median), fmtPct(r.DeltaPct), c.Threshold)
+		return c
+	}
 	c.Message = fmt.Sprintf("regression: %s: %s %s -> %s (%s, 95%% CI %s; p=%.4f < %.4g; limit %s)", groupName(k), m.Name,
 		m.Format(r.Base.Median), m.Format(r.New.Median), fmtPct(r.DeltaPct), fmtCI(r.DeltaCI), r.P, r.Alpha, c.Threshold)
 	return c
 }
 
 // compareMetric tests one metric; ok is false when neither side measured it.
-func compareMetric(m Metric, base, cand []Run, alpha, limitPct float64) (Row, bool) {
+func compareMetric(m Metric, base, cand []Run, alpha, limitPct float64, metered bool) (Row, bool) {
 	bv, nv := metricValues(m, base), metricValues(m, cand)
 	if len(bv) == 0 && len(nv) == 0 {
 		return Row{}, false
@@ -257,7 +276,7 @@ func compareMetric(m Metric, base, cand []Run, alpha, limitPct float64) (Row, bo
 		return row, true
 	}
 	if m.Deterministic() {
-		return deterministicVerdict(m, row, limitPct), true
+		return deterministicVerdict(m, row, limitPct, metered), true
 	}
 	if minP := minUTestP(len(bv), len(nv)); minP > alpha {
 		row.Verdict = TooNoisy
@@ -287,8 +306,8 @@ func compareMetric(m Metric, base, cand []Run, alpha, limitPct float64) (Row, bo
 // deterministicVerdict decides a counted metric on its medians: a change
 // beyond the limit (at least the metric's floor) is better or worse, with
 // no significance test, so one repeat a side decides.
-func deterministicVerdict(m Metric, row Row, limitPct float64) Row {
-	limit := math.Max(limitPct, m.Floor*100)
+func deterministicVerdict(m Metric, row Row, limitPct float64, metered bool) Row {
+	limit := math.Max(limitPct, m.FloorFor(metered)*100)
 	row.LimitPct = limit
 	row.Note = "deterministic (counted per job): decided on the medians"
 	switch {

@@ -142,6 +142,9 @@ func (c *Comparison) GateText() string {
 	}
 	sort.Strings(gated)
 	sort.Strings(counted)
+	if len(gated) == 0 {
+		gated = []string{"none gated (Redis under callgrind: its timings are valgrind's)"}
+	}
 	return fmt.Sprintf("gate (*): deterministic, counted per job and decided on the medians (they hold on a noisy shared runner): %s; "+
 		"timing: %s, a regression is significant (Mann-Whitney U, %d tests sharing alpha %g: p < %.4g each) "+
 		"and beyond its limit (on a shared runner expect these to say too noisy); other metrics: alpha %g, noise floor ±%g%%",

@@ -86,7 +86,7 @@ func fromRun(rs *summary.RunSummary) (Run, error) {
 		r.Label = r.Backend
 	}
 	if rs.Redis != nil {
-		r.RedisVersion = rs.Redis.Version
+		r.RedisVersion, r.Metered = rs.Redis.Version, rs.Redis.Meter == "instructions"
 	}
 	if rv := rs.Recovery; rv != nil {
 		f := &Faults{Landed: rv.Landed, Skipped: rv.Skipped, Affected: rv.Affected, Restarted: rv.Restarted,

@@ -87,6 +87,9 @@ type Run struct {
 	// simulated time (0 on real time): runs of different resolutions are
 	// never compared.
 	ResolutionNs int64
+	// Metered: Redis ran under callgrind (redis.meter instructions), so the
+	// run's timings are distorted: never compared with an unmetered run's.
+	Metered bool
 	// Values maps a catalog metric's name to the run's value; a metric the
 	// run did not measure is absent.
 	Values map[string]float64

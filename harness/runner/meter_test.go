@@ -1,0 +1,77 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/aebench/aebench/harness/scenario"
+	"github.com/aebench/aebench/rediscost"
+	"github.com/aebench/aebench/redisserver"
+)
+
+// TestInstructionsMeter runs a tiny zset scenario on a Redis under
+// callgrind (redis.meter instructions) and checks that instructions per
+// job, in all and by command, reach the summary and its table, and that
+// the conditions say the timings are distorted. Without valgrind it skips
+// with the reason, except under CI, which installs it (.ci/run).
+func TestInstructionsMeter(t *testing.T) {
+	if err := rediscost.CheckValgrind(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("under CI valgrind must be installed (.ci/run): %v", err)
+		}
+		t.Skip(err)
+	}
+	s, err := scenario.ParseScenario("meter.yaml", []byte(`
+name: meter
+duration: 2s
+warmup: 1s
+drain: 20s
+calibration: off
+redis: {mode: embedded, meter: instructions}
+backends: [zset]
+producers: {rate: 40, delayed: 0.1, delay: "uniform(20ms, 100ms)"}
+workers: {count: 2, concurrency: 2, handler: "constant(1ms)"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	outcome, err := Run(context.Background(), s, Options{OutDir: t.TempDir(), Stdout: &out, NoPlots: true})
+	if errors.Is(err, redisserver.ErrNoRedis) {
+		t.Skipf("no Redis: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, out.String())
+	}
+	r := outcome.Summary.Runs[0]
+	c := r.Cost
+	if c == nil || c.Instructions <= 0 || c.CommandInstructions <= 0 || c.CommandInstructions > c.Instructions {
+		t.Fatalf("instructions not measured: %+v\n%s", c, out.String())
+	}
+	if c.InstructionsByCommand["fcall"] <= 0 {
+		t.Errorf("no instructions for fcall: %v", c.InstructionsByCommand)
+	}
+	if !strings.Contains(r.Conditions, "under callgrind (timings distorted)") {
+		t.Errorf("conditions do not say the timings are distorted: %s", r.Conditions)
+	}
+	if !strings.Contains(out.String(), "Redis instructions per job") {
+		t.Errorf("no instructions table:\n%s", out.String())
+	}
+}
+
+// A metered scenario refuses what it cannot meter, naming the field.
+func TestInstructionsMeterChecks(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"redis: {mode: cluster, meter: instructions}", "redis.meter"},
+		{"redis: {meter: instructions}\nfaults: [{kind: redis_restart, at: 1s, duration: 1s}]", "redis_restart"},
+		{"redis: {meter: cycles}", "redis.meter"},
+	} {
+		_, err := scenario.ParseScenario("bad.yaml", []byte("name: bad\nbackends: [zset]\n"+tc.src+"\n"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want it to name %q", tc.src, err, tc.want)
+		}
+	}
+}
