@@ -150,13 +150,22 @@ func Compare(base, cand *Set, o CompareOptions) *Comparison {
 		}
 	}
 	limits := gateLimits(o)
+	// Only significance tests share alpha: the gated timing metrics that
+	// both sides of a pair measured (a counted metric is decided on its
+	// medians, and under callgrind no timing metric gates).
 	gates := 0
 	for _, runs := range matched {
-		if !Reference(runs[1][0].Kind) {
-			gates++
+		if Reference(runs[1][0].Kind) || runs[1][0].Metered {
+			continue
+		}
+		for _, m := range catalog {
+			if _, ok := limits[m.Name]; ok && !m.Deterministic() &&
+				len(metricValues(m, runs[0])) > 0 && len(metricValues(m, runs[1])) > 0 {
+				gates++
+			}
 		}
 	}
-	c.GatedTests = gates * len(limits)
+	c.GatedTests = gates
 	c.PerTestAlpha = o.Alpha
 	if c.GatedTests > 0 {
 		c.PerTestAlpha = o.Alpha / float64(c.GatedTests)
