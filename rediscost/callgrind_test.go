@@ -11,7 +11,7 @@ import (
 // A dump of 2,000 LPUSHes sent by redis-cli to redis-server 7.0.15
 // (Debian's build, symbols without line numbers), one window.
 func TestParseCallgrind(t *testing.T) {
-	f, err := os.Open("testdata/callgrind-lpush.out")
+	f, err := os.Open("testdata/callgrind-lpush.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
