@@ -1,15 +1,12 @@
 package runner
 
 import (
-	"context"
-	"errors"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/rediscost"
-	"github.com/aebench/aebench/redisserver"
 )
 
 // TestInstructionsMeter runs a tiny zset scenario on a Redis under
@@ -24,7 +21,7 @@ func TestInstructionsMeter(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	s, err := scenario.ParseScenario("meter.yaml", []byte(`
+	outcome, out := runScenarioText(t, "meter.yaml", `
 name: meter
 duration: 2s
 warmup: 1s
@@ -34,22 +31,11 @@ redis: {mode: embedded, meter: instructions}
 backends: [zset]
 producers: {rate: 40, delayed: 0.1, delay: "uniform(20ms, 100ms)"}
 workers: {count: 2, concurrency: 2, handler: "constant(1ms)"}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	outcome, err := Run(context.Background(), s, Options{OutDir: t.TempDir(), Stdout: &out, NoPlots: true})
-	if errors.Is(err, redisserver.ErrNoRedis) {
-		t.Skipf("no Redis: %v", err)
-	}
-	if err != nil {
-		t.Fatalf("Run: %v\n%s", err, out.String())
-	}
+`)
 	r := outcome.Summary.Runs[0]
 	c := r.Cost
 	if c == nil || c.Instructions <= 0 || c.CommandInstructions <= 0 || c.CommandInstructions > c.Instructions {
-		t.Fatalf("instructions not measured: %+v\n%s", c, out.String())
+		t.Fatalf("instructions not measured: %+v\n%s", c, out)
 	}
 	if c.InstructionsByCommand["fcall"] <= 0 {
 		t.Errorf("no instructions for fcall: %v", c.InstructionsByCommand)
@@ -57,8 +43,8 @@ workers: {count: 2, concurrency: 2, handler: "constant(1ms)"}
 	if !strings.Contains(r.Conditions, "under callgrind (timings distorted)") {
 		t.Errorf("conditions do not say the timings are distorted: %s", r.Conditions)
 	}
-	if !strings.Contains(out.String(), "Redis instructions per job") {
-		t.Errorf("no instructions table:\n%s", out.String())
+	if !strings.Contains(out, "Redis instructions per job") {
+		t.Errorf("no instructions table:\n%s", out)
 	}
 }
 

@@ -56,7 +56,20 @@ producers: {rate: 60, delayed: 0.1, delay: "uniform(50ms, 500ms)", max_retries: 
 workers: {count: 1, processes: 1, concurrency: 3, handler: "uniform(20ms, 80ms)", fail: %s, lease: 2s}
 %s
 `, name, name, map[bool]string{true: "0", false: "0.05"}[faults != ""], faults)
-	s, err := scenario.ParseScenario("driver.yaml", []byte(src))
+	outcome, out := runScenarioText(t, "driver.yaml", src)
+	t.Log(out)
+	if len(outcome.Summary.Runs) != 1 {
+		t.Fatalf("%d runs", len(outcome.Summary.Runs))
+	}
+	return outcome.Summary.Runs[0]
+}
+
+// runScenarioText parses a scenario from its text and runs it into a
+// temporary folder, skipping the test when no Redis can be had; it
+// returns the outcome and what the run printed.
+func runScenarioText(t *testing.T, file, src string) (*Outcome, string) {
+	t.Helper()
+	s, err := scenario.ParseScenario(file, []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,11 +81,7 @@ workers: {count: 1, processes: 1, concurrency: 3, handler: "uniform(20ms, 80ms)"
 	if err != nil {
 		t.Fatalf("Run: %v\n%s", err, out.String())
 	}
-	t.Log(out.String())
-	if len(outcome.Summary.Runs) != 1 {
-		t.Fatalf("%d runs", len(outcome.Summary.Runs))
-	}
-	return outcome.Summary.Runs[0]
+	return outcome, out.String()
 }
 
 func checkDriverRun(t *testing.T, name string, r summary.RunSummary, killed bool) {
