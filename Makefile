@@ -47,16 +47,23 @@ vet:
 capacity:
 	$(AEBENCH) run scenarios/capacity.yaml
 
-# baseline: scenarios/ci.yaml into BASE (default results/baseline-<UTC
-# time>), the directory `make regress BASE=...` compares against.
+# baseline: scenarios/ci.yaml into BASE/ci and scenarios/ci-cost.yaml (Redis
+# under callgrind; skipped, saying so, without valgrind) into BASE/ci-cost;
+# BASE defaults to results/baseline-<UTC time>. `make regress BASE=...`
+# compares against it.
 BASE ?=
+BASEDIR := $(or $(BASE),results/baseline-$(shell date -u +%Y%m%dT%H%M%SZ))
 baseline:
-	$(AEBENCH) run scenarios/ci.yaml --out $(or $(BASE),results/baseline-$(shell date -u +%Y%m%dT%H%M%SZ))
+	$(AEBENCH) run scenarios/ci.yaml --out $(BASEDIR)/ci
+	@if command -v callgrind_control >/dev/null 2>&1; then \
+		$(AEBENCH) run scenarios/ci-cost.yaml --out $(BASEDIR)/ci-cost; \
+	else echo "make baseline: skipping scenarios/ci-cost.yaml: valgrind not installed (apt-get install valgrind)" >&2; fi
 
-# regress: scenarios/ci.yaml into a new directory, compared against BASE
-# (see README.md, "Gating CI on a regression"). Make exits 2 on any
-# failure; scripts/regress.sh, which this calls, exits with compare's own
-# code (1 correctness, 2 refused, 3 infrastructure, 4 regression).
+# regress: scenarios/ci.yaml and ci-cost.yaml into a new directory, each
+# compared against BASE/<name> (see README.md, "Gating CI on a
+# regression"). Make exits 2 on any failure; scripts/regress.sh, which this
+# calls, exits with compare's own code (1 correctness, 2 refused, 3
+# infrastructure, 4 regression).
 regress:
 	@test -n "$(BASE)" || { echo "make regress: give BASE=dir (a results directory from make baseline)" >&2; exit 2; }
 	GO=$(GO) scripts/regress.sh --base-dir $(BASE)

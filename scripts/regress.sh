@@ -1,26 +1,31 @@
 #!/bin/sh
-# regress.sh: gate a change on scenarios/ci.yaml (see README.md, "Gating CI
-# on a regression"). Two ways:
+# regress.sh: gate a change on scenarios/ci.yaml (timing and counted
+# metrics, 6 repeats) and scenarios/ci-cost.yaml (Redis under callgrind:
+# instructions, commands and bytes per job, decided on one repeat); see
+# README.md, "Gating CI on a regression". Two ways:
 #
 #   scripts/regress.sh --base-dir DIR [--out DIR]
-#       run the working tree's aebench on the scenario into a new results
-#       directory and compare it against DIR (a baseline made earlier on
-#       this machine: make baseline).
+#       run the working tree's aebench on each scenario into a new results
+#       directory and compare it against DIR/<scenario name> (a baseline
+#       made earlier on this machine: make baseline BASE=DIR); with a single
+#       --scenario, DIR is that scenario's results directory itself.
 #   scripts/regress.sh --base-ref REF [--rounds N] [--out DIR]
-#       build aebench at git revision REF and from the working tree, run the
-#       scenario with each in alternation on this machine (round 1: base
-#       then candidate, round 2: candidate then base, ...), and compare each
-#       round's pair. A regression must show in every round to fail the gate
-#       (a machine that drifts between runs does not cry wolf).
+#       build aebench at git revision REF and from the working tree, run
+#       each scenario with each in alternation on this machine (round 1:
+#       base then candidate, round 2: candidate then base, ...), and compare
+#       each round's pair. A regression must show in every round to fail
+#       the gate (a machine that drifts between runs does not cry wolf).
 #
-# Options: --scenario FILE (default scenarios/ci.yaml), --compare-args ARGS
-# (passed to aebench compare, e.g. "--fail-on e2e.p99:+10%").
+# Options: --scenario FILE (repeatable; default scenarios/ci.yaml and
+# scenarios/ci-cost.yaml; ci-cost.yaml is skipped, with a line saying so,
+# where valgrind is not installed), --compare-args ARGS (passed to aebench
+# compare, e.g. "--fail-on e2e.p99:+10%").
 # Exit code: aebench compare's (0 ok, 1 a run failed its correctness
-# checks, 2 usage or a refused comparison, 3 infrastructure, 4 regression);
-# the first non-regression failure of any round wins.
+# checks, 2 usage or a refused comparison, 3 infrastructure, 4 regression)
+# over every scenario: the first non-regression failure wins, then 4.
 set -eu
 
-scenario=scenarios/ci.yaml
+scenarios=
 base_dir= base_ref= out= rounds=1 compare_args=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -28,7 +33,7 @@ while [ $# -gt 0 ]; do
 	--base-ref) base_ref=$2; shift 2 ;;
 	--rounds) rounds=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	--scenario) scenario=$2; shift 2 ;;
+	--scenario) scenarios="$scenarios $2"; shift 2 ;;
 	--compare-args) compare_args=$2; shift 2 ;;
 	*) echo "regress.sh: unknown argument $1 (see the comment at the top of $0)" >&2; exit 2 ;;
 	esac
@@ -44,6 +49,17 @@ out=$(cd "$out" && pwd)
 GO=${GO:-go}
 $GO build -o "$out/bin/new" ./cmd/aebench
 
+if [ -z "$scenarios" ]; then
+	scenarios=scenarios/ci.yaml
+	if command -v valgrind >/dev/null 2>&1 && command -v callgrind_control >/dev/null 2>&1; then
+		scenarios="$scenarios scenarios/ci-cost.yaml"
+	else
+		echo "regress.sh: skipping scenarios/ci-cost.yaml: valgrind not installed (apt-get install valgrind)" >&2
+	fi
+fi
+set -- $scenarios
+many=$#
+
 # run BIN DIR: one run of the scenario; its exit code is the run's
 # correctness, which compare reports again, so only an infrastructure or
 # usage failure (no results to compare) stops here.
@@ -53,7 +69,7 @@ run() {
 	case $code in 0|1|4) ;; *) echo "regress.sh: $1 run exited $code" >&2; exit "$code" ;; esac
 }
 
-# compare BASE NEW: prints the comparison, returns its exit code.
+# compare BASE NEW: prints the comparison, sets code to its exit code.
 compare() {
 	code=0
 	# shellcheck disable=SC2086 # compare_args is a word list
@@ -61,39 +77,69 @@ compare() {
 	return 0
 }
 
-if [ -n "$base_dir" ]; then
-	run "$out/bin/new" "$out/new"
-	compare "$base_dir" "$out/new"
-	echo "regress.sh: compare $base_dir $out/new exited $code"
-	exit "$code"
-fi
-
-# Alternation: the base binary from a clean checkout of REF.
-src=$(mktemp -d)
-trap 'git worktree remove --force "$src" >/dev/null 2>&1 || rm -rf "$src"' EXIT
-git worktree add --detach "$src" "$base_ref" >/dev/null
-(cd "$src" && $GO build -o "$out/bin/base" ./cmd/aebench)
-final=0 regressed=0
-i=1
-while [ "$i" -le "$rounds" ]; do
-	if [ $((i % 2)) -eq 1 ]; then
-		run "$out/bin/base" "$out/base-$i"
-		run "$out/bin/new" "$out/new-$i"
-	else
-		run "$out/bin/new" "$out/new-$i"
-		run "$out/bin/base" "$out/base-$i"
+# gate SCENARIO: one scenario's gate; sets code.
+gate() {
+	scenario=$1
+	name=$(basename "$scenario" .yaml)
+	dir=$out
+	[ "$many" -eq 1 ] || dir=$out/$name
+	mkdir -p "$dir"
+	if [ -n "$base_dir" ]; then
+		base=$base_dir
+		if [ "$many" -gt 1 ]; then
+			base=$base_dir/$name
+			if [ ! -d "$base" ]; then
+				echo "regress.sh: $base_dir has no $name/ (make baseline BASE=DIR writes DIR/ci and DIR/ci-cost; an older baseline holds ci.yaml alone: give --scenario scenarios/ci.yaml, or make a new one)" >&2
+				exit 2
+			fi
+		fi
+		run "$out/bin/new" "$dir/new"
+		compare "$base" "$dir/new"
+		echo "regress.sh: $name: compare $base $dir/new exited $code"
+		return 0
 	fi
-	compare "$out/base-$i" "$out/new-$i"
-	echo "regress.sh: round $i: compare exited $code"
+	final=0 regressed=0
+	i=1
+	while [ "$i" -le "$rounds" ]; do
+		if [ $((i % 2)) -eq 1 ]; then
+			run "$out/bin/base" "$dir/base-$i"
+			run "$out/bin/new" "$dir/new-$i"
+		else
+			run "$out/bin/new" "$dir/new-$i"
+			run "$out/bin/base" "$dir/base-$i"
+		fi
+		compare "$dir/base-$i" "$dir/new-$i"
+		echo "regress.sh: $name: round $i: compare exited $code"
+		case $code in
+		0) ;;
+		4) regressed=$((regressed + 1)) ;;
+		*) [ "$final" -ne 0 ] || final=$code ;;
+		esac
+		i=$((i + 1))
+	done
+	if [ "$final" -eq 0 ] && [ "$regressed" -eq "$rounds" ]; then
+		final=4
+	fi
+	echo "regress.sh: $name: $regressed of $rounds rounds found a regression; exit $final"
+	code=$final
+}
+
+if [ -z "$base_dir" ]; then
+	# Alternation: the base binary from a clean checkout of REF.
+	src=$(mktemp -d)
+	trap 'git worktree remove --force "$src" >/dev/null 2>&1 || rm -rf "$src"' EXIT
+	git worktree add --detach "$src" "$base_ref" >/dev/null
+	(cd "$src" && $GO build -o "$out/bin/base" ./cmd/aebench)
+fi
+worst=0 regression=0
+for s in "$@"; do
+	gate "$s"
 	case $code in
 	0) ;;
-	4) regressed=$((regressed + 1)) ;;
-	*) [ "$final" -ne 0 ] || final=$code ;;
+	4) regression=1 ;;
+	*) [ "$worst" -ne 0 ] || worst=$code ;;
 	esac
-	i=$((i + 1))
 done
-if [ "$final" -eq 0 ] && [ "$regressed" -eq "$rounds" ]; then
-	final=4
-fi
-echo "regress.sh: $regressed of $rounds rounds found a regression; exit $final"
-exit "$final"
+[ "$worst" -ne 0 ] || [ "$regression" -eq 0 ] || worst=4
+echo "regress.sh: exit $worst"
+exit "$worst"
