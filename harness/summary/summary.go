@@ -183,8 +183,9 @@ type RunSummary struct {
 	NotApplicable string `json:"not_applicable,omitempty"`
 	// Ratios compare the run with the reference floor ("floor") and the
 	// cell's best strategy ("best strategy": the job store with the most
-	// jobs/s, ties within 1% to the least Redis CPU per job) measured in
-	// the same cell of the same plan; Ratio.Against names the run.
+	// jobs/s up to the offered rate, ties within 1% to the least Redis
+	// CPU per job) measured in the same cell of the same plan;
+	// Ratio.Against names the run.
 	Ratios map[string]Ratio `json:"ratios,omitempty"`
 	// HarnessFloor compares the run's e2e minus handler p99 with the same
 	// p99 of its cell's null calibration run (the harness's own); nil
