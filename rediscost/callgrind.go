@@ -2,6 +2,7 @@ package rediscost
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -223,8 +224,8 @@ func (c Callgrind) Stop(ctx context.Context) (Profile, error) {
 			if before[f] {
 				continue
 			}
-			if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), "\ntotals:") {
-				return ParseCallgrind(strings.NewReader(string(b)))
+			if b, err := os.ReadFile(f); err == nil && bytes.Contains(b, []byte("\ntotals:")) {
+				return ParseCallgrind(bytes.NewReader(b))
 			}
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {

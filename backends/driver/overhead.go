@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -31,9 +30,7 @@ type OverheadResult struct {
 	Driver      string
 	Jobs        int
 	Concurrency int
-	// LoopJobsPS and DriverJobsPS are the medians over the rounds.
-	LoopJobsPS, DriverJobsPS float64
-	Rounds                   int
+	Rounds      int
 	// Loops and Drivers are each round's jobs/s; Ratios each round's
 	// driver/loop (a round runs both, one after the other, so a ratio pairs
 	// two runs under the same machine load). The verdict reads the median
@@ -108,23 +105,10 @@ func Overhead(ctx context.Context, spec Spec, addr RedisAddr, jobs, concurrency,
 		loops, drivers = append(loops, a), append(drivers, b)
 	}
 	res.Loops, res.Drivers = loops, drivers
-	res.LoopJobsPS, res.DriverJobsPS = median(loops), median(drivers)
 	for i := range loops {
 		res.Ratios = append(res.Ratios, drivers[i]/loops[i])
 	}
 	return res, nil
-}
-
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // runLoop prefills the round's jobs, then runs the driver's loop role on

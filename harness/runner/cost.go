@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -189,7 +190,7 @@ func (m *redisCost) End(ctx context.Context, jobs, acked int64) error {
 		}
 	}
 	if profErr != nil {
-		r.Error = strings.TrimPrefix(r.Error+"; ", "; ") + "instructions: " + profErr.Error()
+		r.Error = strings.Join(slices.DeleteFunc([]string{r.Error, "instructions: " + profErr.Error()}, func(e string) bool { return e == "" }), "; ")
 	} else if prof != nil {
 		setInstructions(r, prof.Split("info"), jobs)
 	}
@@ -273,8 +274,8 @@ func instructionsTable(w io.Writer, runs []summary.RunSummary, repeats int) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "Redis instructions per job (callgrind over the measured window, without serverCron and the meter's INFO; "+
-		"counted, so stable on a noisy machine; the run's timings are valgrind's, about 50x slow):")
+	fmt.Fprintln(w, "Redis instructions per job (callgrind over the measured window, divided by the jobs completed in it; without serverCron and the meter's INFO; "+
+		"counted, not timed: README \"The deterministic gate\" gives its noise; the run's timings are valgrind's, about 50x slow):")
 	_ = report.Table(w, []string{"backend", "instr/job", "in commands/job", "top commands (instructions per job, inclusive)"}, rows)
 }
 

@@ -60,11 +60,12 @@ func averaged(runs []summary.RunSummary, cell int, kind registry.Kind) []refFigu
 		}
 		f := &out[i]
 		n[r.Label]++
-		f.throughput += r.Throughput.Completed
-		f.kept += r.Throughput.Completed
+		done := r.Throughput.Completed
+		f.throughput += done
 		if o := r.Throughput.Offered; o > 0 {
-			f.kept += min(r.Throughput.Completed, o) - r.Throughput.Completed
+			done = min(done, o)
 		}
+		f.kept += done
 		if r.Cost != nil {
 			f.cpu += r.Cost.RedisCPUMicros
 			f.cmds += r.Cost.Commands
