@@ -340,6 +340,11 @@ type WorkerSpec struct {
 	// Lease is the scenario's workers.lease: a system with a lock or
 	// visibility timeout sets it from this.
 	Lease time.Duration
+	// Faults: the run schedules faults. A kill cuts off whatever events the
+	// process has not yet written, and a cut-off completion of a system that
+	// keeps no record of finished jobs would read as a lost job, so the
+	// process writes each event as it happens instead of gathering them.
+	Faults bool
 }
 
 // HandlerPlanner is implemented by ExternalWorkers stores: the harness gives
@@ -357,6 +362,16 @@ type HandlerPlanner interface {
 // count, not a failed run. A loss beyond it still fails the run.
 type LossDeclarer interface {
 	DeclaredLoss() (faultKinds []string, why string)
+}
+
+// HoldDeclarer is implemented by a LossDeclarer whose worker process may
+// hold jobs it has not yet reported started (Sidekiq's BRPOP before its
+// middleware; its scheduled poller between ZPOPBYSCORE and LPUSH): MayHold
+// is the most jobs one killed process running concurrency jobs at once
+// can lose. The declared loss is then bounded by what the killed
+// processes could hold, not only by the starts the harness had seen.
+type HoldDeclarer interface {
+	MayHold(concurrency int) int
 }
 
 // EarlyDeclarer is implemented by a store whose design may start a delayed

@@ -73,6 +73,10 @@ type Config struct {
 	Jobs      int    `json:"jobs,omitempty"`
 	Payload   string `json:"payload,omitempty"`
 	Prefilled bool   `json:"prefilled,omitempty"`
+	// EventsAtOnce: the run schedules faults, so a worker writes each
+	// event as it happens rather than gathering a millisecond's worth
+	// (jobstore.WorkerSpec.Faults).
+	EventsAtOnce bool `json:"events_at_once,omitempty"`
 }
 
 // RedisAddr is the Redis a driver connects to.
@@ -103,6 +107,10 @@ type Hello struct {
 	// documents, loses the jobs a fault catches in flight.
 	Loses      []string `json:"loses"`
 	Guarantees string   `json:"guarantees"`
+	// HoldsExtra: jobs a worker process may hold beyond its concurrency
+	// without having reported them started, which a kill loses (Sidekiq's
+	// scheduled poller between ZPOPBYSCORE and its push: 1).
+	HoldsExtra int `json:"holds_extra,omitempty"`
 	// Early: the system may start a delayed job up to MaxMs before its
 	// RunAt, by its own code (Why cites it).
 	Early struct {

@@ -291,6 +291,7 @@ func (s *Store) WorkerCommand(w jobstore.WorkerSpec) (*exec.Cmd, error) {
 	}
 	cfg := s.config("worker")
 	cfg.Redis, cfg.Concurrency, cfg.Index, cfg.LeaseMs = addr, max(1, w.Concurrency), w.Index, w.Lease.Milliseconds()
+	cfg.EventsAtOnce = w.Faults
 	return s.spec.Cmd(context.Background(), cfg)
 }
 
@@ -298,6 +299,11 @@ func (s *Store) WorkerCommand(w jobstore.WorkerSpec) (*exec.Cmd, error) {
 func (s *Store) DeclaredLoss() ([]string, string) {
 	return s.hello.Loses, s.hello.System + " " + s.hello.SystemVersion + ": " + s.hello.Guarantees
 }
+
+// MayHold implements jobstore.HoldDeclarer: a process holds a job per
+// concurrent slot (fetched, perhaps not yet reported started) and the
+// extra its hello declares.
+func (s *Store) MayHold(concurrency int) int { return max(1, concurrency) + s.hello.HoldsExtra }
 
 // DeclaredEarly implements jobstore.EarlyDeclarer from the driver's hello.
 func (s *Store) DeclaredEarly() (time.Duration, string) {

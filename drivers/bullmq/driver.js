@@ -26,14 +26,13 @@ const role = process.argv[2] || cfg.role || 'hello';
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 // A worker's events leave in one write at most once a millisecond
 // (FLUSH_GAP_MS): one write per turn of the event loop cost about a seventh
-// of BullMQ's jobs/s, one per event about a tenth of it. An event after a
-// quiet millisecond leaves at the end of its turn, so at the rates of a
-// crash scenario every event is on the pipe before a SIGKILL can cut it off;
-// at thousands of jobs/s a SIGKILL may cut off the last millisecond's
-// events. Their timestamps are taken when they happen, so the gathering
-// delays aebench's bookkeeping, never what it measures. BullMQ keeps
-// finished jobs (removeOnComplete by age), so a completion whose event a
-// SIGKILL cut off is read back from Redis (docs/drivers.md).
+// of BullMQ's jobs/s, one per event about a tenth of it. Their timestamps
+// are taken when they happen, so the gathering delays aebench's
+// bookkeeping, never what it measures. When the run schedules faults
+// (events_at_once) each event leaves as it happens, so a SIGKILL cuts off
+// at most the event of its instant; BullMQ keeps finished jobs
+// (removeOnComplete by age), so a completion whose event was cut off is
+// read back from Redis (docs/drivers.md).
 const FLUSH_GAP_MS = 1;
 let pending = [];
 let armed = false;
@@ -58,6 +57,10 @@ function writeAll(s) {
   }
 }
 const event = (line) => {
+  if (cfg.events_at_once) {
+    writeAll(line);
+    return;
+  }
   pending.push(line);
   if (armed) return;
   armed = true;

@@ -33,17 +33,20 @@ module Aebench
   end
 
   # event gathers a worker's event lines and writes them at most once every
-  # FLUSH_GAP (a write per event cost about a sixth of Sidekiq's jobs/s). An
-  # event after a quiet FLUSH_GAP is written at once, so at the rates of a
-  # crash scenario every event is on the pipe before a SIGKILL can cut it
-  # off; at thousands of jobs/s a SIGKILL may cut off the last
-  # millisecond's events (their timestamps are taken when they happen).
-  # The flusher thread writes what a burst's end left behind.
+  # FLUSH_GAP (a write per event cost about a sixth of Sidekiq's jobs/s);
+  # the flusher thread writes what a burst's end left behind. Their
+  # timestamps are taken when they happen. When the run schedules faults
+  # (events_at_once), each is written as it happens: a SIGKILL would cut
+  # off a gathered completion, and Sidekiq keeps no record of a finished
+  # job to read it back from, so it would read as lost.
   FLUSH_GAP = 0.001
+  AT_ONCE = CFG["events_at_once"] == true
   @buf = +""
   @last_flush = 0.0
   @lock = Mutex.new
   def self.event(line)
+    return write(line) if AT_ONCE
+
     @lock.synchronize do
       @buf << line
       now = Process.clock_gettime(Process::CLOCK_MONOTONIC)

@@ -27,10 +27,10 @@ module Aebench
     emit({e: "hello", protocol: PROTOCOL, driver: "sidekiq", driver_version: "1.0.0", system: "sidekiq",
           system_version: Sidekiq::VERSION, runtime: "ruby #{RUBY_VERSION}",
           caps: {delayed: true, retries: "sidekiq_retry_in + jitter", recovery: "none", batch_enqueue: true, inspect: true},
-          loses: ["worker_kill"],
+          loses: ["worker_kill"], holds_extra: 1,
           guarantees: "at most once under a crash: BasicFetch takes a job off the queue with BRPOP, so a killed " \
                       "process loses the jobs it holds (reliable fetch is Sidekiq Pro's); delayed jobs and retries " \
-                      "wait for the scheduled poller"})
+                      "wait for the scheduled poller, whose job between ZPOPBYSCORE and its push a kill also loses"})
   end
 
   def self.enqueue(jobs)

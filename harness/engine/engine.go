@@ -516,7 +516,8 @@ func (e *engine) finish(res *Result, interrupted bool) {
 		e.ft.finish(e.local)
 		sum, h := e.ft.tracker.Finish(e.led.IsLost)
 		if declared != "" && !e.cfg.LostAllowed() {
-			declaredLoss(&res.Ledger, declared, sum.Affected)
+			bound, how := e.lossBound(sum)
+			declaredLoss(&res.Ledger, declared, bound, how)
 		}
 		h = simulatedRecovery(&sum, h, e.hooks.Speed)
 		res.Recovery = &sum

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/jobstore"
 )
 
@@ -68,17 +69,41 @@ func (e *engine) declaredLoss() string {
 	return ""
 }
 
-// declaredLoss marks a loss the system declares; a loss beyond the jobs
-// the faults caught in flight is not what it declares, and fails the run.
-func declaredLoss(r *LedgerReport, why string, affected int) {
+// lossBound is the most jobs the landed faults may lose by the system's
+// declaration: the jobs they caught in flight, or, for a store that
+// declares what a process may hold unreported (jobstore.HoldDeclarer),
+// what the killed processes could hold, whichever is more.
+func (e *engine) lossBound(sum faults.Summary) (int, string) {
+	bound, how := sum.Affected, fmt.Sprintf("the %d the faults caught in flight", sum.Affected)
+	hd, ok := e.store.(jobstore.HoldDeclarer)
+	ld, _ := e.store.(jobstore.LossDeclarer)
+	if !ok || ld == nil {
+		return bound, how
+	}
+	kinds, _ := ld.DeclaredLoss()
+	kills := 0
+	for _, k := range kinds {
+		kills += sum.Faults[faults.Kind(k)]
+	}
+	per := hd.MayHold(e.cfg.Workers.Concurrency)
+	if kills*per > bound {
+		bound = kills * per
+		how = fmt.Sprintf("the %d the %d killed process(es) could hold (%d each; %d seen in flight)", bound, kills, per, sum.Affected)
+	}
+	return bound, how
+}
+
+// declaredLoss marks a loss the system declares; a loss beyond bound (see
+// lossBound) is not what it declares, and fails the run.
+func declaredLoss(r *LedgerReport, why string, bound int, how string) {
 	if r.Lost == 0 {
 		return
 	}
 	r.LostDeclared = why
-	if r.Lost > int64(affected) {
+	if r.Lost > int64(bound) {
 		r.LostExpected = false
-		r.Problems = append(r.Problems, fmt.Sprintf("%d job(s) lost, beyond the %d the faults caught in flight (the loss the system declares): e.g. %v",
-			r.Lost, affected, r.LostIDs))
+		r.Problems = append(r.Problems, fmt.Sprintf("%d job(s) lost, beyond %s (the loss the system declares): e.g. %v",
+			r.Lost, how, r.LostIDs))
 		r.OK = false
 	}
 }

@@ -164,7 +164,7 @@ func (p *procPool) command(idx, gen int, data []byte) (*exec.Cmd, error) {
 	if p.ext != nil {
 		wc := p.setup.Config.Workers
 		cmd, err := p.ext.WorkerCommand(jobstore.WorkerSpec{Index: idx, Gen: gen, Concurrency: wc.Concurrency,
-			Addr: p.setup.Addr, Password: p.setup.Password, Lease: wc.Lease})
+			Addr: p.setup.Addr, Password: p.setup.Password, Lease: wc.Lease, Faults: len(p.setup.Config.Faults) > 0})
 		if err != nil {
 			return nil, fmt.Errorf("worker process w%d: %w", idx, err)
 		}

@@ -103,8 +103,11 @@ func checkDriverRun(t *testing.T, name string, r summary.RunSummary, killed bool
 	if rv == nil || rv.Landed != 1 {
 		t.Fatalf("%s: the SIGKILL did not land: %+v", name, rv)
 	}
-	if l.Lost > int64(rv.Affected) {
-		t.Errorf("%s: %d lost, more than the %d in flight at the kill", name, l.Lost, rv.Affected)
+	// The status holds the bound (the engine's lossBound); this is its
+	// plain form: one kill of a process running 3 jobs, plus the one job a
+	// driver may hold beyond them (holds_extra).
+	if l.Lost > int64(max(rv.Affected, 3+1)) {
+		t.Errorf("%s: %d lost, more than one process of concurrency 3 could hold", name, l.Lost)
 	}
 	if l.Lost > 0 && l.LostDeclared == "" {
 		t.Errorf("%s: %d lost, not declared by the driver", name, l.Lost)
