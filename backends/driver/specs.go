@@ -35,6 +35,6 @@ var DeclaredBy = map[string]Declared{
 	"bullmq": {Doc: "BullMQ (Node): Queue.addBulk, Worker with concurrency, delayed jobs, attempts with backoff, stalled-job recovery", Recovers: true},
 	"sidekiq": {Doc: "Sidekiq (Ruby): push_bulk, the open-source BasicFetch, perform_at, retries; a SIGKILL loses the jobs a process holds",
 		Loses: []string{"worker_kill"}},
-	"rq": {Doc: "RQ (Python): enqueue_many and enqueue_at, SimpleWorker processes with the scheduler, Retry; a killed worker's job goes to the failed registry",
-		Loses: []string{"worker_kill"}},
+	"rq": {Doc: "RQ (Python): enqueue_many and enqueue_at, SimpleWorker processes with the scheduler, Retry; a killed worker's job, or one whose worker quit on a Redis restart, goes to the failed registry",
+		Loses: []string{"worker_kill", "redis_restart"}},
 }

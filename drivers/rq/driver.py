@@ -62,12 +62,13 @@ def hello():
          "system_version": rq.__version__, "runtime": "python " + sys.version.split()[0],
          "caps": {"delayed": True, "retries": "fixed interval (whole seconds)", "recovery": "none",
                   "batch_enqueue": True, "inspect": True},
-         "loses": ["worker_kill"],
+         "loses": ["worker_kill", "redis_restart"],
          "early": {"max_ms": 1000, "why": "rq/registry.py ScheduledJobRegistry.schedule scores a job "
                    "calendar.timegm(utctimetuple()), whole seconds: a delayed job can start up to 1 s early"},
          "guarantees": "at most once under a crash: a killed worker's job stays in the started registry and "
-                       "goes to the failed registry (abandoned), never run again; delayed jobs and retries wait "
-                       "for the scheduler's 1 s pass"})
+                       "goes to the failed registry (abandoned), never run again; a Redis restart makes work() quit "
+                       "on the lost connection, and the job it held is abandoned the same way; delayed jobs and "
+                       "retries wait for the scheduler's 1 s pass"})
 
 
 def enqueue(q, jobs):
@@ -91,21 +92,25 @@ STATES = {JobStatus.QUEUED: "waiting", JobStatus.SCHEDULED: "delayed", JobStatus
           JobStatus.STOPPED: "failed", JobStatus.CANCELED: "failed"}
 
 
-def alive(job):
-    # A started job is reachable only while the worker process holding it
-    # lives (names are "ae-<pid>-<n>"): RQ never runs an abandoned job again.
+def alive(job, conn):
+    """A started job is reachable only while the worker holding it works on
+    it: its process lives (names are "ae-<pid>-<n>-<generation>"), RQ still
+    has the worker registered, and that worker's current job is this one.
+    RQ never runs an abandoned job again, and a worker that quit on a lost
+    connection leaves its job behind in a process that lives on."""
     try:
         os.kill(int((job.worker_name or "").split("-")[1]), 0)
-        return True
     except (IndexError, ValueError, ProcessLookupError, PermissionError):
         return False
+    w = SimpleWorker.find_by_key(SimpleWorker.redis_worker_namespace_prefix + job.worker_name, connection=conn)
+    return w is not None and w.get_current_job_id() == job.id
 
 
 def inspect(conn, ids):
     res = []
     for job in Job.fetch_many(ids, connection=conn):
         st = STATES.get(job.get_status(refresh=False), "unknown") if job else "unknown"
-        reach = st != "unknown" and (st != "active" or alive(job))
+        reach = st != "unknown" and (st != "active" or alive(job, conn))
         res.append({"s": st, "r": reach})
     return res
 
@@ -183,9 +188,23 @@ def run_worker(n, burst=False):
             w.work(with_scheduler=True, burst=burst, logging_level="WARNING")
         except Exception as e:  # noqa: BLE001 - the supervisor restarts whatever ended it
             sys.stderr.write("rq driver: worker %d ended: %r; restarting in 1s\n" % (n, e))
+            forget(w)
         if burst or getattr(w, "_stop_requested", False):
             return
         time.sleep(1)
+
+
+def forget(w):
+    """Unregisters a worker whose work() ended on an error, once Redis
+    answers again (RQ's own teardown tried while it was away): bookkeeping
+    for inspect, which then sees its job abandoned. The job is left as RQ
+    left it."""
+    for _ in range(20):
+        try:
+            w.register_death()
+            return
+        except Exception:  # noqa: BLE001 - Redis may still be restarting
+            time.sleep(0.5)
 
 
 def worker():

@@ -81,14 +81,20 @@ func (e *engine) lossBound(sum faults.Summary) (int, string) {
 		return bound, how
 	}
 	kinds, _ := ld.DeclaredLoss()
+	// A worker kill hits one process; a fault on Redis or the network
+	// (a restart the workers quit on) hits every worker process.
 	kills := 0
 	for _, k := range kinds {
-		kills += sum.Faults[faults.Kind(k)]
+		n := sum.Faults[faults.Kind(k)]
+		if faults.Kind(k) != faults.WorkerKill {
+			n *= max(1, e.cfg.Workers.Processes)
+		}
+		kills += n
 	}
 	per := hd.MayHold(e.cfg.Workers.Concurrency)
 	if kills*per > bound {
 		bound = kills * per
-		how = fmt.Sprintf("the %d the %d killed process(es) could hold (%d each; %d seen in flight)", bound, kills, per, sum.Affected)
+		how = fmt.Sprintf("the %d that the %d worker process(es) the faults hit could hold (%d each; %d seen in flight)", bound, kills, per, sum.Affected)
 	}
 	return bound, how
 }
