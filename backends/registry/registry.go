@@ -59,6 +59,13 @@ type Backend struct {
 	// Driver: the backend is a job system behind its driver process
 	// (docs/drivers.md); aebench list probes it.
 	Driver *driver.Spec
+	// CountNoise is the run-to-run spread, as a fraction, that the
+	// backend's design leaves in its counted per-job costs (commands,
+	// bytes and instructions per job) even on a fixed plan of jobs, and
+	// CountNoiseWhy why: compare gates those metrics no tighter than it
+	// (harness/verdict). 0: the metrics' own floors hold.
+	CountNoise    float64
+	CountNoiseWhy string
 	// Loses lists the fault kinds under which the backend declares losing
 	// the jobs a fault catches in flight (jobstore.LossDeclarer): scenarios
 	// with only those faults apply to it although it does not recover.

@@ -6,7 +6,8 @@ import "context"
 type CostMeter interface {
 	// Begin runs before any load (reset stats, start the memory sampler).
 	Begin(ctx context.Context) error
-	// Mark is the start of the measured window.
+	// Mark is the start of the cost window: the measured window's, or
+	// right after Begin when Hooks.CostWholeRun.
 	Mark(ctx context.Context) error
 	// End is the end of the window; jobs (completed in the window) is the
 	// divisor for per-job costs, acked (so far) the one for memory.
@@ -15,9 +16,10 @@ type CostMeter interface {
 	Finish() *CostReport
 }
 
-// CostReport is Redis's cost of a run's measured window, from INFO deltas.
+// CostReport is Redis's cost of a run's cost window (the measured window,
+// or the whole run under a meter: Hooks.CostWholeRun), from INFO deltas.
 type CostReport struct {
-	// Jobs is the divisor: jobs completed in the measured window.
+	// Jobs is the divisor: jobs completed in the cost window.
 	Jobs    int64   `json:"jobs"`
 	WindowS float64 `json:"window_s"`
 	// PerJob: commands, Redis CPU µs (sys+user), µs inside commands, bytes

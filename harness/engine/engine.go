@@ -35,6 +35,12 @@ type Hooks struct {
 	HLog        *hdr.HistogramLogWriter // nil: no interval log
 	Status      func(StatusLine)
 	Cost        CostMeter // nil: no cost taken (the null backend)
+	// CostWholeRun: the cost window is the whole run, from before the
+	// first enqueue to the drain's end, divided by every job completed
+	// (Redis under a meter): each job's whole life is counted once, and
+	// no job is cut by a window's edges, whose place a loaded machine
+	// moves. Otherwise it is the measured window.
+	CostWholeRun bool
 	// WStore is the workers' store (through the network-fault proxy); nil: the store.
 	WStore jobstore.Store
 	// Faults is the run's fault setup; nil: no faults.
@@ -275,6 +281,12 @@ func Run(ctx context.Context, spec scenario.RunSpec, store jobstore.Store, hooks
 			res.Err = err
 			return res
 		}
+		if hooks.CostWholeRun {
+			if err := hooks.Cost.Mark(ctx); err != nil {
+				res.Err = err
+				return res
+			}
+		}
 	}
 	e.t0 = time.Now()
 	res.StartedAt = e.t0
@@ -305,6 +317,12 @@ func Run(ctx context.Context, spec scenario.RunSpec, store jobstore.Store, hooks
 	col := e.startCollector()
 	interrupted := e.load(ctx, res)
 	interrupted = e.drain(ctx, res, interrupted)
+	if hooks.Cost != nil && hooks.CostWholeRun {
+		at := e.c.snapshot()
+		if err := hooks.Cost.End(ctx, at.Completed, at.EnqueuedJobs); err != nil {
+			e.noteErr(err)
+		}
+	}
 	stopInj()
 	stopWork()
 	close(e.hardStop)
@@ -405,7 +423,7 @@ func (e *engine) load(ctx context.Context, res *Result) bool {
 	if !interrupted {
 		atWarm = e.c.snapshot()
 		usage = sampleUsage()
-		if e.hooks.Cost != nil {
+		if e.hooks.Cost != nil && !e.hooks.CostWholeRun {
 			if err := e.hooks.Cost.Mark(ctx); err != nil {
 				e.noteErr(err)
 			}
@@ -430,7 +448,7 @@ func (e *engine) load(ctx context.Context, res *Result) bool {
 	if cfg.Producers.Mode == "open" {
 		res.Throughput.Offered = cfg.Producers.Rate
 	}
-	if e.hooks.Cost != nil && measured > 0 {
+	if e.hooks.Cost != nil && !e.hooks.CostWholeRun && measured > 0 {
 		if err := e.hooks.Cost.End(ctx, atStop.Completed-atWarm.Completed, atStop.EnqueuedJobs); err != nil {
 			e.noteErr(err)
 		}

@@ -359,6 +359,7 @@ func (pr *planRunner) runOne(ctx context.Context, spec scenario.RunSpec) (*summa
 		rs.Label += " (seed variant)"
 	}
 	rs.Kind = string(be.Kind)
+	rs.CountNoise, rs.CountNoiseWhy = be.CountNoise, be.CountNoiseWhy
 	if be.Kind != registry.KindJobStore {
 		rs.Limits = be.Limits
 	}
@@ -385,7 +386,7 @@ func (pr *planRunner) runOne(ctx context.Context, spec scenario.RunSpec) (*summa
 	if err != nil {
 		return fail(summary.StatusError, err)
 	}
-	hooks := engine.Hooks{Label: cfg.Backend.Label, HLog: hw, Status: pr.status.line, Cost: cost, Mover: rs.MoverLoop,
+	hooks := engine.Hooks{Label: cfg.Backend.Label, HLog: hw, Status: pr.status.line, Cost: cost, CostWholeRun: cfg.Redis.Metered(), Mover: rs.MoverLoop,
 		NoRecoverer: !store.Capabilities().Has(jobstore.CapLeaseRecovery) && !be.SelfRecovering, Speed: cfg.Speed()}
 	if (len(cfg.Faults) > 0 || cfg.Workers.Processes > 0 || cfg.Workers.Remote > 0) && !spec.Calibration {
 		srv, err := pr.pool.get(ctx, cfg.Redis)
@@ -473,7 +474,7 @@ func (pr *planRunner) connect(ctx context.Context, be registry.Backend, rs *summ
 		rs.Conditions = cfg.Conditions("") + ", no Redis (calibration)"
 		return nil, nil, nil
 	}
-	srv, err := pr.pool.get(ctx, cfg.Redis)
+	srv, err := pr.pool.fresh(ctx, cfg.Redis)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -100,7 +100,7 @@ func (rc RedisConfig) Text(version string) string {
 		s += " " + rc.Persistence
 	}
 	if rc.Metered() {
-		s += " under callgrind (timings distorted)"
+		s += " under callgrind (timings distorted; cost over the whole run)"
 	}
 	return s
 }

@@ -179,6 +179,10 @@ type RunSummary struct {
 	// Limits what it does not guarantee, for a reference or a peer.
 	Kind   string `json:"kind,omitempty"`
 	Limits string `json:"limits,omitempty"`
+	// CountNoise is the spread the backend declares in its counted per-job
+	// costs (registry.Backend.CountNoise), and why.
+	CountNoise    float64 `json:"count_noise,omitempty"`
+	CountNoiseWhy string  `json:"count_noise_why,omitempty"`
 	// NotApplicable says why the run was not made (Status not applicable).
 	NotApplicable string `json:"not_applicable,omitempty"`
 	// Ratios compare the run with the reference floor ("floor") and the

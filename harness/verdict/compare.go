@@ -249,7 +249,7 @@ func gateLimits(o CompareOptions) map[string]float64 {
 }
 
 func regression(k stats.Key, m Metric, r Row) Crossing {
-	c := Crossing{Threshold: fmt.Sprintf("%s:%s%g%%", m.Name, worseSign(m), r.LimitPct),
+	c := Crossing{Threshold: fmt.Sprintf("%s:%s%g%%", m.Name, worseSign(m), math.Round(r.LimitPct*10)/10),
 		Group: k, Metric: m.Name, Value: r.DeltaPct, N: r.New.N}
 	if r.DeltaCI != nil {
 		c.CI = &stats.Interval{Lo: float64(r.DeltaCI[0]), Hi: float64(r.DeltaCI[1]), Confidence: stats.Confidence}
@@ -285,7 +285,7 @@ func compareMetric(m Metric, base, cand []Run, alpha, limitPct float64, metered 
 		return row, true
 	}
 	if m.Deterministic() {
-		return deterministicVerdict(m, row, limitPct, metered), true
+		return deterministicVerdict(m, row, limitPct, math.Max(ownSpread(bv, nv), declaredNoise(base, cand)), metered), true
 	}
 	if minP := minUTestP(len(bv), len(nv)); minP > alpha {
 		row.Verdict = TooNoisy
@@ -312,13 +312,51 @@ func compareMetric(m Metric, base, cand []Run, alpha, limitPct float64, metered 
 	return row, true
 }
 
+// ownSpread is twice the widest relative range, in percent, of either
+// side's repeats of a counted metric: the floors hold for the strategies
+// whose path per job timing does not change, but a strategy whose cost
+// does depend on timing (stream: how many deleted entries its reads walk
+// past, 2-4% run to run) shows it in its own repeats, and a change
+// within twice that range cannot be told from it. Twice: the range of two
+// repeats understates the spread (an A/A difference of medians of two has
+// about the spread of one repeat); 0 with one repeat a side.
+func ownSpread(sides ...[]float64) float64 {
+	var widest float64
+	for _, v := range sides {
+		if len(v) < 2 {
+			continue
+		}
+		lo, hi := slices.Min(v), slices.Max(v)
+		if mid := (lo + hi) / 2; mid > 0 {
+			widest = math.Max(widest, 100*(hi-lo)/mid)
+		}
+	}
+	return 2 * widest
+}
+
+// declaredNoise is the larger spread, in percent, that either side's
+// backend declares in its counted metrics (registry.Backend.CountNoise).
+func declaredNoise(sides ...[]Run) float64 {
+	var n float64
+	for _, runs := range sides {
+		for _, r := range runs {
+			n = math.Max(n, 100*r.CountNoise)
+		}
+	}
+	return n
+}
+
 // deterministicVerdict decides a counted metric on its medians: a change
 // beyond the limit (at least the metric's floor) is better or worse, with
 // no significance test, so one repeat a side decides.
-func deterministicVerdict(m Metric, row Row, limitPct float64, metered bool) Row {
+func deterministicVerdict(m Metric, row Row, limitPct, spread float64, metered bool) Row {
 	limit := math.Max(limitPct, m.FloorFor(metered)*100)
-	row.LimitPct = limit
 	row.Note = "deterministic (counted per job): decided on the medians"
+	if spread > limit {
+		limit = spread
+		row.Note += fmt.Sprintf("; limit widened to %.1f%%: the spread its backend declares, or twice the widest range of either side's repeats", spread)
+	}
+	row.LimitPct = limit
 	switch {
 	case math.Abs(float64(row.DeltaPct)) < limit:
 		row.Verdict = NoChange

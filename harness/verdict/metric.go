@@ -103,15 +103,17 @@ func ledger(name, field, doc string) Metric {
 // claim finds, shift with the load), so 4%.
 const deterministicFloor = 0.04
 
-// The floors of metered runs (scenarios/ci-cost.yaml), from A/A runs of it
-// here (README, "The deterministic gate"): with throughput.yaml loading the
-// machine, instructions per job moved at most 0.6% for zset and dual, and
-// 2.3% between a quiet and a loaded run; commands per job up to 1.5%, bytes
-// per job up to 2.6%, client allocations up to 1.6%.
+// The floors of metered runs (scenarios/ci-cost.yaml: evenly spaced
+// jobs, cost over the whole run), from A/A pairs of it here (README, "The
+// deterministic gate") with throughput.yaml loading the machine:
+// instructions per job moved 0.1-0.9% for zset, bucket and dual, commands
+// per job up to 0.9%, bytes per job up to 0.6%; so 2%. Stream's
+// instructions move 2-4% (its reads walk past deleted entries, how many
+// depends on timing): its own repeats widen its limit (ownSpread).
 const (
-	instructionsFloor  = 0.03
+	instructionsFloor  = 0.02
 	meteredCountFloor  = 0.02
-	meteredBytesFloor  = 0.03
+	meteredBytesFloor  = 0.02
 	meteredAllocsFloor = 0.03
 )
 

@@ -90,6 +90,9 @@ type Run struct {
 	// Metered: Redis ran under callgrind (redis.meter instructions), so the
 	// run's timings are distorted: never compared with an unmetered run's.
 	Metered bool
+	// CountNoise: the spread the backend declares in its counted per-job
+	// metrics; they gate no tighter than it.
+	CountNoise float64
 	// Values maps a catalog metric's name to the run's value; a metric the
 	// run did not measure is absent.
 	Values map[string]float64

@@ -54,9 +54,20 @@ func TestCompareVerdicts(t *testing.T) {
 		{"ungated metric worse does not gate", "claim.p99", noisy6, scaled(noisy6, 3), CompareOptions{}, Worse, ExitOK},
 		{"moved a lot, overlapping", "e2e.p99", []float64{1, 5, 1, 5, 1, 5}, []float64{1, 6, 2, 6, 1, 6}, CompareOptions{}, TooNoisy, ExitOK},
 		{"zero lost both sides, 2 repeats", "lost", []float64{0, 0}, []float64{0, 0}, CompareOptions{}, NoChange, ExitOK},
+		{"counted +5%, one repeat", "cmds_per_job", []float64{20}, []float64{21}, CompareOptions{}, Worse, ExitThreshold},
+		{"counted +3%, one repeat, within the floor", "cmds_per_job", []float64{20}, []float64{20.6}, CompareOptions{}, NoChange, ExitOK},
+		{"counted +5%, repeats agree", "cmds_per_job", []float64{20, 20.1}, []float64{21, 21.1}, CompareOptions{}, Worse, ExitThreshold},
+		// Base repeats 4% apart: a change of 5% is within twice that.
+		{"counted +5%, repeats 4% apart", "cmds_per_job", []float64{19.6, 20.4}, []float64{21, 21}, CompareOptions{}, NoChange, ExitOK},
+		{"counted +4%, backend declares 5% noise", "cmds_per_job", []float64{20}, []float64{20.8}, CompareOptions{}, NoChange, ExitOK},
+		{"counted +6%, backend declares 5% noise", "cmds_per_job", []float64{20}, []float64{21.2}, CompareOptions{}, Worse, ExitThreshold},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := Compare(set(tc.metric, tc.base, nil), set(tc.metric, tc.new, nil), tc.opts)
+			var mut func(*Run)
+			if strings.Contains(tc.name, "declares") {
+				mut = func(r *Run) { r.CountNoise = 0.05 }
+			}
+			c := Compare(set(tc.metric, tc.base, mut), set(tc.metric, tc.new, mut), tc.opts)
 			if len(c.Pairs) != 1 || len(c.Pairs[0].Rows) != 1 {
 				t.Fatalf("pairs %+v", c.Pairs)
 			}
