@@ -152,11 +152,17 @@ function worker() {
   // run keeps each active job's attempt and handler end beside the job,
   // not on it: a property added to BullMQ's Job objects would change
   // their shape under BullMQ's own code.
+  // Without faults a job's start travels in its completed or failed event
+  // ("s"): one event a job, not two (docs/drivers.md). When the run
+  // schedules faults the start leaves at once, so a kill finds it.
   const run = new WeakMap();
   const w = new Worker(cfg.queue, async (job) => {
-    const r = { a: job.attemptsStarted - 1, h: 0 };
+    const r = { a: job.attemptsStarted - 1, h: 0, q: JSON.stringify(job.id), s: nowNs() };
     run.set(job, r);
-    event(`{"e":"started","id":${JSON.stringify(job.id)},"a":${r.a},"t":${nowNs()}}\n`);
+    if (cfg.events_at_once) {
+      event(`{"e":"started","id":${r.q},"a":${r.a},"t":${r.s}}\n`);
+      r.s = 0;
+    }
     const [us, fail] = plan(job);
     if (us > 0) await sleep(us / 1000);
     r.h = nowNs();
@@ -164,15 +170,15 @@ function worker() {
   }, { connection: connection(), concurrency: cfg.concurrency || 1, autorun: false,
     lockDuration: cfg.lease_ms || 30000, stalledInterval: cfg.lease_ms || 30000, maxStalledCount: 1 });
   w.on('completed', (job) => {
-    const r = run.get(job) || { a: job.attemptsStarted - 1, h: 0 };
-    event(`{"e":"completed","id":${JSON.stringify(job.id)},"a":${r.a},"t":${nowNs()},"h":${r.h}}\n`);
+    const r = run.get(job) || { a: job.attemptsStarted - 1, h: 0, q: JSON.stringify(job.id), s: 0 };
+    event(`{"e":"completed","id":${r.q},"a":${r.a},"t":${nowNs()},"h":${r.h},"s":${r.s}}\n`);
   });
   w.on('failed', (job, err) => {
     if (!job) return out({ e: 'err', msg: 'failed without a job: ' + (err && err.message) });
     const dead = job.attemptsMade >= (job.opts.attempts || 1);
     const ra = dead ? 0 : (Date.now() + (cfg.backoff_ms || 0)) * 1e6;
     const r = run.get(job);
-    event(JSON.stringify({ e: 'failed', id: job.id, a: r ? r.a : job.attemptsStarted - 1, t: nowNs(), dead, ra }) + '\n');
+    event(JSON.stringify({ e: 'failed', id: job.id, a: r ? r.a : job.attemptsStarted - 1, t: nowNs(), dead, ra, s: r ? r.s : 0 }) + '\n');
   });
   w.on('error', (err) => out({ e: 'err', msg: String(err && err.message) }));
   w.waitUntilReady().then(() => { out({ e: 'ready' }); w.run(); });

@@ -226,6 +226,7 @@ func (p *procPool) read(wp *workerProc, r io.Reader, ready chan struct{}) {
 		case "started":
 			p.started(wp, ev, at)
 		case "completed":
+			p.startedWith(wp, ev)
 			p.finished(wp, ev.ID)
 			jt := e.led.Completed(ev.ID, ev.A, at)
 			e.c.completed.Add(1)
@@ -236,6 +237,7 @@ func (p *procPool) read(wp *workerProc, r io.Reader, ready chan struct{}) {
 				p.rec.Record(TagE2E, at.Sub(jt.Intended))
 			}
 		case "failed":
+			p.startedWith(wp, ev)
 			p.finished(wp, ev.ID)
 			res := jobstore.FailResult{Status: jobstore.Status(ev.Status), RunAt: time.Unix(0, ev.RunAt)}
 			if ev.Dead != nil {
@@ -275,6 +277,15 @@ func (p *procPool) read(wp *workerProc, r io.Reader, ready chan struct{}) {
 			}
 		}
 	}
+}
+
+// startedWith records the start a driver's completed or failed event
+// carries (S) as if its started event had come.
+func (p *procPool) startedWith(wp *workerProc, ev workerEvent) {
+	if ev.S == 0 {
+		return
+	}
+	p.started(wp, workerEvent{E: "started", ID: ev.ID, A: ev.A, T: ev.S}, time.Unix(0, ev.S))
 }
 
 // started records a job's start in a worker process. A driver's worker

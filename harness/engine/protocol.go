@@ -69,6 +69,10 @@ type workerEvent struct {
 	Point  string `json:"p,omitempty"`
 	Msg    string `json:"msg,omitempty"` // hist: the encoded histogram of tag Point
 	H      int64  `json:"h,omitempty"`   // completed: the handler's end, unix ns (for the ack wait)
+	// S, on a driver's completed or failed event, is the attempt's start
+	// (unix ns) when no started event was sent for it: without faults a
+	// driver may send one event a job (docs/drivers.md).
+	S int64 `json:"s,omitempty"`
 	// Dead is a driver's failed event (docs/drivers.md): true when the
 	// job was dead-lettered, false when a retry is due at RunAt.
 	Dead *bool `json:"dead,omitempty"`
