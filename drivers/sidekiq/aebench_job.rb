@@ -46,7 +46,7 @@ module Aebench
   # event appended to the old one in between is in what it writes. A Mutex
   # here made Sidekiq's threads wait on each other (futex waits in a
   # profile) and cost about a tenth of its jobs/s.
-  FLUSH_GAP = 0.001
+  FLUSH_GAP = 0.005
   FLUSH_TAIL = 0.02 # the flusher's period: a burst's last events wait at most this
   AT_ONCE = CFG["events_at_once"] == true
   @buf = +""
