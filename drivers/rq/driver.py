@@ -92,15 +92,27 @@ STATES = {JobStatus.QUEUED: "waiting", JobStatus.SCHEDULED: "delayed", JobStatus
           JobStatus.STOPPED: "failed", JobStatus.CANCELED: "failed"}
 
 
+def start_ticks(pid):
+    """The process's start time in clock ticks since boot (/proc/<pid>/stat
+    field 22): with the pid, it names the process, which a pid alone does
+    not once a killed process's pid is reused."""
+    with open("/proc/%d/stat" % pid) as f:
+        return int(f.read().rsplit(")", 1)[1].split()[19])
+
+
 def alive(job, conn):
     """A started job is reachable only while the worker holding it works on
-    it: its process lives (names are "ae-<pid>-<n>-<generation>"), RQ still
-    has the worker registered, and that worker's current job is this one.
-    RQ never runs an abandoned job again, and a worker that quit on a lost
-    connection leaves its job behind in a process that lives on."""
+    it: its process lives (names are "ae-<pid>-<start ticks>-<n>-<generation>"),
+    RQ still has the worker registered, and that worker's current job is this
+    one. RQ never runs an abandoned job again, and a worker that quit on a
+    lost connection leaves its job behind in a process that lives on; a
+    killed worker's pid may belong to another process by the drain's end
+    (peers-crash showed two such jobs as still running)."""
     try:
-        os.kill(int((job.worker_name or "").split("-")[1]), 0)
-    except (IndexError, ValueError, ProcessLookupError, PermissionError):
+        _, pid, ticks = (job.worker_name or "").split("-")[:3]
+        if start_ticks(int(pid)) != int(ticks):
+            return False
+    except (ValueError, OSError):
         return False
     w = SimpleWorker.find_by_key(SimpleWorker.redis_worker_namespace_prefix + job.worker_name, connection=conn)
     return w is not None and w.get_current_job_id() == job.id
@@ -183,7 +195,7 @@ def run_worker(n, burst=False):
     for generation in range(1000):
         conn = connect()
         w = EventWorker([rq.Queue(CFG["queue"], connection=conn)], connection=conn,
-                        name="ae-%d-%d-%d" % (os.getpid(), n, generation))
+                        name="ae-%d-%d-%d-%d" % (os.getpid(), start_ticks(os.getpid()), n, generation))
         try:
             w.work(with_scheduler=True, burst=burst, logging_level="WARNING")
         except Exception as e:  # noqa: BLE001 - the supervisor restarts whatever ended it
