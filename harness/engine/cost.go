@@ -59,3 +59,23 @@ type CostReport struct {
 	MemoryNote string `json:"memory_note"`
 	Error      string `json:"error,omitempty"`
 }
+
+// markCost opens the cost window when wholeRun says which one this is:
+// the whole run's (at its start) or the measured window's (at warm-up's
+// end). Hooks.CostWholeRun picks one; the other call does nothing.
+func (e *engine) markCost(ctx context.Context, wholeRun bool) error {
+	if e.hooks.Cost == nil || e.hooks.CostWholeRun != wholeRun {
+		return nil
+	}
+	return e.hooks.Cost.Mark(ctx)
+}
+
+// endCost closes the window markCost opened, dividing by jobs.
+func (e *engine) endCost(ctx context.Context, wholeRun bool, jobs, acked int64) {
+	if e.hooks.Cost == nil || e.hooks.CostWholeRun != wholeRun {
+		return
+	}
+	if err := e.hooks.Cost.End(ctx, jobs, acked); err != nil {
+		e.noteErr(err)
+	}
+}

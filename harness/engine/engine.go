@@ -281,11 +281,9 @@ func Run(ctx context.Context, spec scenario.RunSpec, store jobstore.Store, hooks
 			res.Err = err
 			return res
 		}
-		if hooks.CostWholeRun {
-			if err := hooks.Cost.Mark(ctx); err != nil {
-				res.Err = err
-				return res
-			}
+		if err := e.markCost(ctx, true); err != nil {
+			res.Err = err
+			return res
 		}
 	}
 	e.t0 = time.Now()
@@ -317,12 +315,8 @@ func Run(ctx context.Context, spec scenario.RunSpec, store jobstore.Store, hooks
 	col := e.startCollector()
 	interrupted := e.load(ctx, res)
 	interrupted = e.drain(ctx, res, interrupted)
-	if hooks.Cost != nil && hooks.CostWholeRun {
-		at := e.c.snapshot()
-		if err := hooks.Cost.End(ctx, at.Completed, at.EnqueuedJobs); err != nil {
-			e.noteErr(err)
-		}
-	}
+	at := e.c.snapshot()
+	e.endCost(ctx, true, at.Completed, at.EnqueuedJobs)
 	stopInj()
 	stopWork()
 	close(e.hardStop)
@@ -423,10 +417,8 @@ func (e *engine) load(ctx context.Context, res *Result) bool {
 	if !interrupted {
 		atWarm = e.c.snapshot()
 		usage = sampleUsage()
-		if e.hooks.Cost != nil && !e.hooks.CostWholeRun {
-			if err := e.hooks.Cost.Mark(ctx); err != nil {
-				e.noteErr(err)
-			}
+		if err := e.markCost(ctx, false); err != nil {
+			e.noteErr(err)
 		}
 		interrupted = !sleepUntil(ctx, e.stopAt)
 	}
@@ -448,71 +440,11 @@ func (e *engine) load(ctx context.Context, res *Result) bool {
 	if cfg.Producers.Mode == "open" {
 		res.Throughput.Offered = cfg.Producers.Rate
 	}
-	if e.hooks.Cost != nil && !e.hooks.CostWholeRun && measured > 0 {
-		if err := e.hooks.Cost.End(ctx, atStop.Completed-atWarm.Completed, atStop.EnqueuedJobs); err != nil {
-			e.noteErr(err)
-		}
+	if measured > 0 {
+		e.endCost(ctx, false, atStop.Completed-atWarm.Completed, atStop.EnqueuedJobs)
 	}
 	res.Window.MeasuredS = measured.Seconds()
 	return interrupted
-}
-
-// drain waits until every acknowledged job has finished, for up to
-// cfg.Drain (less after Ctrl-C); it returns whether the run was interrupted.
-func (e *engine) drain(ctx context.Context, res *Result, interrupted bool) bool {
-	cfg := e.cfg
-	drainStart := time.Now()
-	limit := cfg.Drain
-	if interrupted {
-		limit = min(limit, interruptDrain)
-	}
-	deadline := drainStart.Add(limit)
-	tick := time.NewTicker(5 * time.Millisecond)
-	q := quiet{since: time.Now(), last: e.led.Outstanding()}
-	for e.led.Outstanding() > 0 && time.Now().Before(deadline) {
-		if q.still(e.led.Outstanding(), e.c.inFlight.Load()) {
-			// Nothing in flight and the backlog still: jobs whose events
-			// the ledger missed would hold the drain to its end. Read back
-			// and settle what the store shows finished.
-			e.settleFinished()
-			q = quiet{since: time.Now(), last: e.led.Outstanding()}
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			if !interrupted {
-				interrupted = true
-				deadline = minTime(deadline, time.Now().Add(interruptDrain))
-			}
-			// A done context keeps this case ready: fall back to the ticker.
-			<-tick.C
-		}
-	}
-	tick.Stop()
-	res.Window.WarmupS = min(cfg.Warmup, time.Since(e.t0)).Seconds()
-	res.Window.DrainS = time.Since(drainStart).Seconds()
-	res.Window.Drained = e.led.Outstanding() == 0
-	return interrupted
-}
-
-// quietFor is how long nothing may be in flight and the backlog still
-// before the drain reads the open jobs back.
-const quietFor = time.Second
-
-// quiet tracks how long the drain has seen no job in flight and an
-// unchanged count of open jobs.
-type quiet struct {
-	since time.Time
-	last  int64
-}
-
-// still reports whether the drain has been quiet for quietFor.
-func (q *quiet) still(outstanding, inFlight int64) bool {
-	if outstanding != q.last || inFlight > 0 {
-		q.since, q.last = time.Now(), outstanding
-		return false
-	}
-	return time.Since(q.since) >= quietFor
 }
 
 // finish fills res from what the run left once every loop has stopped.

@@ -312,14 +312,16 @@ func compareMetric(m Metric, base, cand []Run, alpha, limitPct float64, metered 
 	return row, true
 }
 
-// ownSpread is twice the widest relative range, in percent, of either
-// side's repeats of a counted metric: the floors hold for the strategies
-// whose path per job timing does not change, but a strategy whose cost
-// does depend on timing (stream: how many deleted entries its reads walk
-// past, 2-4% run to run) shows it in its own repeats, and a change
-// within twice that range cannot be told from it. Twice: the range of two
-// repeats understates the spread (an A/A difference of medians of two has
-// about the spread of one repeat); 0 with one repeat a side.
+// ownSpread is the limit, in percent, that either side's own repeats of a
+// counted metric allow: the floors hold for the strategies whose path per
+// job timing does not change, but a strategy whose cost does depend on
+// timing (stream: how many deleted entries its reads walk past, 2-4% run
+// to run) shows it in its repeats, and a change within about two of its
+// standard deviations cannot be told from it. The deviation is estimated
+// from the widest relative range (range / d2(n), the range's expected
+// multiple of the deviation in n samples), so two repeats allow about
+// twice their range and ci.yaml's six a little under one range; 0 with one
+// repeat a side.
 func ownSpread(sides ...[]float64) float64 {
 	var widest float64
 	for _, v := range sides {
@@ -328,10 +330,17 @@ func ownSpread(sides ...[]float64) float64 {
 		}
 		lo, hi := slices.Min(v), slices.Max(v)
 		if mid := (lo + hi) / 2; mid > 0 {
-			widest = math.Max(widest, 100*(hi-lo)/mid)
+			widest = math.Max(widest, 100*(hi-lo)/mid/rangeFactor(len(v)))
 		}
 	}
-	return 2 * widest
+	return 2.26 * widest
+}
+
+// rangeFactor is d2(n): the expected range of n normal samples in standard
+// deviations (n >= 2; beyond 10, the value at 10).
+func rangeFactor(n int) float64 {
+	d2 := []float64{1.128, 1.693, 2.059, 2.326, 2.534, 2.704, 2.847, 2.970, 3.078}
+	return d2[min(n, 10)-2]
 }
 
 // declaredNoise is the larger spread, in percent, that either side's
@@ -354,7 +363,7 @@ func deterministicVerdict(m Metric, row Row, limitPct, spread float64, metered b
 	row.Note = "deterministic (counted per job): decided on the medians"
 	if spread > limit {
 		limit = spread
-		row.Note += fmt.Sprintf("; limit widened to %.1f%%: the spread its backend declares, or twice the widest range of either side's repeats", spread)
+		row.Note += fmt.Sprintf("; limit widened to %.1f%%: the spread its backend declares, or what either side's repeats vary by", spread)
 	}
 	row.LimitPct = limit
 	switch {

@@ -1,0 +1,64 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// drain waits until every acknowledged job has finished, for up to
+// cfg.Drain (less after Ctrl-C); it returns whether the run was interrupted.
+func (e *engine) drain(ctx context.Context, res *Result, interrupted bool) bool {
+	cfg := e.cfg
+	drainStart := time.Now()
+	limit := cfg.Drain
+	if interrupted {
+		limit = min(limit, interruptDrain)
+	}
+	deadline := drainStart.Add(limit)
+	tick := time.NewTicker(5 * time.Millisecond)
+	q := quiet{since: time.Now(), last: e.led.Outstanding()}
+	for e.led.Outstanding() > 0 && time.Now().Before(deadline) {
+		if q.still(e.led.Outstanding(), e.c.inFlight.Load()) {
+			// Nothing in flight and the backlog still: jobs whose events
+			// the ledger missed would hold the drain to its end. Read back
+			// and settle what the store shows finished.
+			e.settleFinished()
+			q = quiet{since: time.Now(), last: e.led.Outstanding()}
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			if !interrupted {
+				interrupted = true
+				deadline = minTime(deadline, time.Now().Add(interruptDrain))
+			}
+			// A done context keeps this case ready: fall back to the ticker.
+			<-tick.C
+		}
+	}
+	tick.Stop()
+	res.Window.WarmupS = min(cfg.Warmup, time.Since(e.t0)).Seconds()
+	res.Window.DrainS = time.Since(drainStart).Seconds()
+	res.Window.Drained = e.led.Outstanding() == 0
+	return interrupted
+}
+
+// quietFor is how long nothing may be in flight and the backlog still
+// before the drain reads the open jobs back.
+const quietFor = time.Second
+
+// quiet tracks how long the drain has seen no job in flight and an
+// unchanged count of open jobs.
+type quiet struct {
+	since time.Time
+	last  int64
+}
+
+// still reports whether the drain has been quiet for quietFor.
+func (q *quiet) still(outstanding, inFlight int64) bool {
+	if outstanding != q.last || inFlight > 0 {
+		q.since, q.last = time.Now(), outstanding
+		return false
+	}
+	return time.Since(q.since) >= quietFor
+}
