@@ -73,6 +73,9 @@ type Config struct {
 	Jobs      int    `json:"jobs,omitempty"`
 	Payload   string `json:"payload,omitempty"`
 	Prefilled bool   `json:"prefilled,omitempty"`
+	// IDPrefix names the prefilled jobs (id = prefix + index), so that a
+	// loop which reads its jobs back by id (RQ's) finds its own.
+	IDPrefix string `json:"id_prefix,omitempty"`
 	// EventsAtOnce: the run schedules faults, so a worker writes each
 	// event as it happens rather than gathering a millisecond's worth
 	// (jobstore.WorkerSpec.Faults).

@@ -18,3 +18,17 @@ func killGroup(cmd *exec.Cmd) {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 }
+
+// inTurns: the overhead check can pause a side (SIGSTOP to its group).
+const inTurns = true
+
+// stopGroup and contGroup pause and resume a driver process with its
+// children (the overhead check's turns).
+func stopGroup(cmd *exec.Cmd) { signalGroup(cmd, syscall.SIGSTOP) }
+func contGroup(cmd *exec.Cmd) { signalGroup(cmd, syscall.SIGCONT) }
+
+func signalGroup(cmd *exec.Cmd, sig syscall.Signal) {
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, sig)
+	}
+}

@@ -25,97 +25,98 @@ const EventPace = 10 * time.Millisecond
 const MinOverheadRatio = 0.9
 
 // OverheadResult compares a driver with the plain loop in its language
-// that uses only the system's API, draining the same prefilled jobs with
-// the same concurrency and empty handlers.
+// that uses only the system's API, draining prefilled jobs with the same
+// concurrency and empty handlers, in turns (see Overhead).
 type OverheadResult struct {
 	Driver      string
 	Jobs        int
 	Concurrency int
 	Rounds      int
 	// Loops and Drivers are each round's jobs/s; Ratios each round's
-	// driver/loop (a round runs both, one after the other, so a ratio pairs
-	// two runs under the same machine load). The verdict reads the median
-	// of Ratios with its interval (harness/cli).
+	// driver/loop. A round is SlicesPerRound turns of each, interleaved,
+	// so a ratio pairs two runs under the same machine load. The verdict
+	// reads the median of Ratios with its interval (harness/cli).
 	Loops, Drivers, Ratios []float64
 }
 
-// Calibration bounds: a round's drain should last about CalibrateDrain, so
-// that a moment of the shared machine's noise is a small part of it, and
-// a runtime's warm-up (the first fifth, not timed) is over before the rate
-// is taken; BullMQ drains 3000 jobs in a third of a second.
+// Calibration bounds: each side prefills enough jobs for its measured
+// turns after a warm-up fifth; BullMQ drains about 5,000 jobs a second
+// here, Sidekiq 9,000, RQ 900.
 const (
-	CalibrateDrain = time.Second
-	minCalibrated  = 2000
-	maxCalibrated  = 30000
+	minCalibrated = 2000
+	maxCalibrated = 120_000
+	// warmJobs: a side's turns count once it has completed this many jobs
+	// (or a fifth of them, if fewer): its runtime has started and warmed.
+	warmJobs = 3000
 )
 
 // Calibrate runs the loop once on a queue of its own (discarded: it also
-// warms Redis up) and returns the job count whose drain lasts about
-// CalibrateDrain at the rate it saw, rounded to hundreds and kept within
-// [minCalibrated, maxCalibrated].
-func Calibrate(ctx context.Context, spec Spec, addr RedisAddr, concurrency int) (int, error) {
-	const probe = 1000
+// warms Redis up) and returns a job count that lasts each side of
+// Overhead its rounds' turns, its warm-up and a second of start-up, with
+// a margin, rounded to hundreds and kept within [minCalibrated,
+// maxCalibrated].
+func Calibrate(ctx context.Context, spec Spec, addr RedisAddr, concurrency, rounds int) (int, error) {
+	const probe = 3000
 	ps, err := runLoop(ctx, spec, Config{Role: "loop", Redis: addr, Queue: "aebench-overhead-" + spec.Name + "-calibrate",
-		Concurrency: concurrency, Jobs: probe, Payload: strings.Repeat("a", 64), RetentionMs: 600_000})
+		Concurrency: concurrency, Jobs: probe, Payload: strings.Repeat("a", 64), RetentionMs: 600_000, IDPrefix: "C"})
 	if err != nil {
 		return 0, err
 	}
-	n := int(ps*CalibrateDrain.Seconds()/100) * 100
+	measured := float64(rounds*SlicesPerRound) * Slice.Seconds()
+	// 1.6 times that: a probe of a fresh runtime runs slower than a long
+	// drain (BullMQ's JIT; a 1,000-job probe saw a third of the rate of its
+	// turns), and a count that falls short gives fewer rounds.
+	n := (int(1.6*ps*(measured+1)) + warmJobs) / 100 * 100
 	return min(max(n, minCalibrated), maxCalibrated), nil
 }
 
-// Overhead runs the loop and the driver alternately, rounds times each,
-// on the Redis at addr (each round on queues of its own). jobs 0 asks
+// Overhead measures the driver against its plain loop in turns: both
+// processes start on prefilled queues of their own, and aebench lets one
+// run at a time for Slice (the other stopped with SIGSTOP), alternating.
+// Each side runs alone, so neither measures the other's load, and a slow
+// moment of a shared machine falls on both sides of a round rather than
+// on one of two runs a few seconds apart (on this 2-core VM one second of
+// a CPU loop ran up to a half slower than the next). jobs 0 asks
 // Calibrate for the count.
 func Overhead(ctx context.Context, spec Spec, addr RedisAddr, jobs, concurrency, rounds int) (OverheadResult, error) {
+	if !inTurns {
+		return OverheadResult{Driver: spec.Name}, fmt.Errorf("driver %s: the overhead check pauses processes with SIGSTOP, which needs Linux", spec.Name)
+	}
 	if jobs == 0 {
-		n, err := Calibrate(ctx, spec, addr, concurrency)
+		n, err := Calibrate(ctx, spec, addr, concurrency, rounds)
 		if err != nil {
 			return OverheadResult{Driver: spec.Name}, err
 		}
 		jobs = n
 	}
-	res := OverheadResult{Driver: spec.Name, Jobs: jobs, Concurrency: concurrency, Rounds: rounds}
-	var loops, drivers []float64
-	for i := range rounds {
-		q := fmt.Sprintf("aebench-overhead-%s-%d", spec.Name, i)
-		loop := func() (float64, error) {
-			return runLoop(ctx, spec, Config{Role: "loop", Redis: addr, Queue: q + "-loop", Concurrency: concurrency, Jobs: jobs,
-				Payload: strings.Repeat("a", 64), RetentionMs: 600_000})
-		}
-		drv := func() (float64, error) {
-			return runDriver(ctx, spec, Config{Redis: addr, Queue: q + "-driver", Concurrency: concurrency, RetentionMs: 600_000}, jobs)
-		}
-		// Alternate which goes first, so neither always meets the other's
-		// leftovers in Redis.
-		first, second := loop, drv
-		if i%2 == 1 {
-			first, second = drv, loop
-		}
-		a, err := first()
-		if err != nil {
+	res := OverheadResult{Driver: spec.Name, Jobs: jobs, Concurrency: concurrency}
+	q := "aebench-overhead-" + spec.Name
+	payload := strings.Repeat("a", 64)
+	loopCfg := Config{Role: "loop", Redis: addr, Queue: q + "-loop", Concurrency: concurrency, Jobs: jobs,
+		Payload: payload, RetentionMs: 600_000, Prefilled: true, IDPrefix: "L"}
+	drvCfg := Config{Redis: addr, Queue: q + "-driver", Concurrency: concurrency, RetentionMs: 600_000, IDPrefix: "D"}
+	for _, c := range []Config{loopCfg, drvCfg} {
+		if err := prefill(ctx, spec, c, jobs); err != nil {
 			return res, err
 		}
-		b, err := second()
-		if err != nil {
-			return res, err
-		}
-		if i%2 == 1 {
-			a, b = b, a
-		}
-		loops, drivers = append(loops, a), append(drivers, b)
 	}
-	res.Loops, res.Drivers = loops, drivers
-	for i := range loops {
-		res.Ratios = append(res.Ratios, drivers[i]/loops[i])
+	loop, drv, err := runInTurns(ctx, spec, loopCfg, drvCfg, jobs)
+	if err != nil {
+		return res, err
+	}
+	res.Loops, res.Drivers, res.Ratios = pairRounds(loop, drv, min(jobs/5, warmJobs))
+	res.Rounds = len(res.Ratios)
+	if res.Rounds < 3 {
+		return res, fmt.Errorf("driver %s: %d jobs gave %d rounds of %d turns of %v each after the warm-up; raise --jobs",
+			spec.Name, jobs, res.Rounds, SlicesPerRound, Slice)
 	}
 	return res, nil
 }
 
-// runLoop prefills the round's jobs, then runs the driver's loop role on
-// them and reads its jobs/s.
+// runLoop runs the driver's loop role on the round's prefilled jobs and
+// reads its jobs/s (Calibrate's probe).
 func runLoop(ctx context.Context, spec Spec, cfg Config) (float64, error) {
-	if err := prefill(ctx, spec, Config{Redis: cfg.Redis, Queue: cfg.Queue, RetentionMs: cfg.RetentionMs}, cfg.Jobs); err != nil {
+	if err := prefill(ctx, spec, Config{Redis: cfg.Redis, Queue: cfg.Queue, RetentionMs: cfg.RetentionMs, IDPrefix: cfg.IDPrefix}, cfg.Jobs); err != nil {
 		return 0, err
 	}
 	cfg.Prefilled = true
@@ -129,51 +130,26 @@ func runLoop(ctx context.Context, spec Spec, cfg Config) (float64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("driver %s: loop: %w: %s", spec.Name, err, lastLine(stderr.String()))
 	}
-	for _, line := range strings.Split(string(out), "\n") {
-		var ev struct {
-			E       string  `json:"e"`
-			JobsPS  float64 `json:"jobs_per_s"`
-			Seconds float64 `json:"seconds"`
-		}
-		if json.Unmarshal([]byte(line), &ev) == nil && ev.E == "loop" {
-			return ev.JobsPS, nil
-		}
-	}
-	return 0, fmt.Errorf("driver %s: loop printed no result: %q", spec.Name, lastLine(string(out)))
+	res, err := loopResult(spec.Name, out)
+	return res.JobsPS, err
 }
 
-// runDriver enqueues jobs through the driver's client (batches of 100),
-// then starts one worker process and times it from its jobs/5-th to its
-// last completed event read here, as the engine reads them.
-func runDriver(ctx context.Context, spec Spec, cfg Config, jobs int) (float64, error) {
-	if err := prefill(ctx, spec, cfg, jobs); err != nil {
-		return 0, err
-	}
-	w, err := startRole(ctx, spec, cfg, "worker")
-	if err != nil {
-		return 0, err
-	}
-	defer w.close()
-	// The rate is taken over the last four fifths, as the loops take it:
-	// the first fifth warms a fresh runtime up.
-	skip := jobs / 5
-	var t0, t1 int64
-	done := 0
-	for done < jobs && w.sc.Scan() {
-		t, ok := completedAt(w.sc.Bytes())
-		if !ok {
-			continue
+// loopOut is the loop role's last line: its rate over the last four
+// fifths, and each completion's time (CLOCK_REALTIME ns).
+type loopOut struct {
+	E      string  `json:"e"`
+	JobsPS float64 `json:"jobs_per_s"`
+	Times  []int64 `json:"times"`
+}
+
+func loopResult(name string, out []byte) (loopOut, error) {
+	for _, line := range bytes.Split(out, []byte("\n")) {
+		var ev loopOut
+		if json.Unmarshal(line, &ev) == nil && ev.E == "loop" {
+			return ev, nil
 		}
-		done++
-		if done == skip {
-			t0 = t
-		}
-		t1 = max(t1, t)
 	}
-	if done < jobs {
-		return 0, fmt.Errorf("driver %s: worker ended after %d of %d jobs: %s", spec.Name, done, jobs, lastLine(w.stderr.String()))
-	}
-	return float64(jobs-skip) / time.Duration(t1-t0).Seconds(), nil
+	return loopOut{}, fmt.Errorf("driver %s: loop printed no result: %q", name, lastLine(string(out)))
 }
 
 // completedAt reads a completed event's time without decoding the line:
@@ -215,6 +191,7 @@ func completedAt(line []byte) (int64, bool) {
 // same jobs, enqueued the same way, from a process that enqueued nothing
 // itself (a runtime warmed by its own enqueues would favour the loop).
 func prefill(ctx context.Context, spec Spec, cfg Config, jobs int) error {
+	cfg.Jobs, cfg.Prefilled = 0, false // the client only enqueues
 	cl, err := startRole(ctx, spec, cfg, "client")
 	if err != nil {
 		return err
@@ -223,7 +200,7 @@ func prefill(ctx context.Context, spec Spec, cfg Config, jobs int) error {
 	for i := 0; i < jobs; i += 100 {
 		batch := make([]wireJob, 0, 100)
 		for k := i; k < min(jobs, i+100); k++ {
-			batch = append(batch, wireJob{ID: "D" + strconv.Itoa(k), P: strings.Repeat("a", 64), H: [][2]int64{{0, 0}}})
+			batch = append(batch, wireJob{ID: cfg.IDPrefix + strconv.Itoa(k), P: strings.Repeat("a", 64), H: [][2]int64{{0, 0}}})
 		}
 		if err := cl.call(map[string]any{"op": "enqueue", "seq": i, "jobs": batch}); err != nil {
 			return err

@@ -17,15 +17,16 @@ const driversHelp = `aebench drivers [--overhead] [--jobs N] [--concurrency N] [
 Lists the job-system drivers (drivers/, docs/drivers.md) with what each
 declares, or how to install it. With --overhead, measures each installed
 driver against the plain loop in its language that uses only the system's
-API: both drain the same prefilled jobs with empty handlers and the same
-concurrency on an embedded Redis, one after the other (which first
-alternates), --rounds times; the verdict is on the median of the rounds'
-ratios, with its order-statistics interval and that interval's coverage
-beside it; the word reads the interval (ok, BELOW, or inconclusive when it
-straddles 0.9x), the exit code the median. Without --jobs, a first run of
-the loop (discarded) picks the count whose drain lasts about 1 s, so machine
-noise is a small part of every round. A driver below 0.9x its loop's jobs/s
-would have its peer measured below its honest best: exit 4.
+API: both drain prefilled jobs with empty handlers and the same concurrency
+on an embedded Redis, in turns: one runs for 100 ms while the other is
+paused (SIGSTOP), alternating, so each runs alone and a slow moment of the
+machine falls on both. A round is 4 turns of each; the verdict is on the
+median of the rounds' ratios, with its order-statistics interval and that
+interval's coverage beside it; the word reads the interval (ok, BELOW, or
+inconclusive when it straddles 0.9x), the exit code the median. Without
+--jobs, a first run of the loop (discarded) picks a job count that lasts
+--rounds rounds. A driver below 0.9x its loop's jobs/s would have its peer
+measured below its honest best: exit 4.
 `
 
 // cmdDrivers is `aebench drivers`.
@@ -35,9 +36,9 @@ func cmdDrivers(ctx context.Context, args []string, opts Options) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, driversHelp) }
 	overhead := fs.Bool("overhead", false, "measure each driver against its plain loop")
-	jobs := fs.Int("jobs", 0, "jobs per round (0: calibrated to a drain of about 1.5 s)")
+	jobs := fs.Int("jobs", 0, "jobs each side drains (0: calibrated to last --rounds rounds)")
 	conc := fs.Int("concurrency", 4, "worker concurrency of both")
-	rounds := fs.Int("rounds", 12, "rounds of each")
+	rounds := fs.Int("rounds", 24, "rounds of turns (each side runs SlicesPerRound turns a round)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -70,12 +71,8 @@ func cmdDrivers(ctx context.Context, args []string, opts Options) int {
 	host, port, _ := strings.Cut(r.Addrs[0], ":")
 	p, _ := strconv.Atoi(port)
 	addr := driver.RedisAddr{Host: host, Port: p, Password: r.Password}
-	perRound := "calibrated jobs"
-	if *jobs > 0 {
-		perRound = fmt.Sprintf("%d jobs", *jobs)
-	}
-	fmt.Fprintf(stdout, "\noverhead: each driver against its plain loop, %s, concurrency %d, empty handlers, median of %d rounds, on %s\n",
-		perRound, *conc, *rounds, r.Addrs[0])
+	fmt.Fprintf(stdout, "\noverhead: each driver against its plain loop, in turns of %v (a round: %d of each), concurrency %d, empty handlers, on %s\n",
+		driver.Slice, driver.SlicesPerRound, *conc, r.Addrs[0])
 	fmt.Fprintf(stdout, "%-8s  %12s  %14s  %-24s  %s\n", "driver", "loop jobs/s", "driver jobs/s", "ratio (interval, cover)", "verdict")
 	code := exitOK
 	for _, s := range installed {
@@ -93,7 +90,8 @@ func cmdDrivers(ctx context.Context, args []string, opts Options) int {
 		loopPS, driverPS := medianInterval("loop", res.Loops).Estimate, medianInterval("driver", res.Drivers).Estimate
 		fmt.Fprintf(stdout, "%-8s  %12.0f  %14.0f  %5.2fx (%s-%s, %.0f%%)  %s\n", s.Name, loopPS, driverPS,
 			iv.Estimate, fmtN(iv.Lo), fmtN(iv.Hi), 100*iv.Coverage, verdict)
-		fmt.Fprintf(stdout, "%-8s  %d jobs a round; rounds: loop %s; driver %s\n", "", res.Jobs, roundList(res.Loops), roundList(res.Drivers))
+		fmt.Fprintf(stdout, "%-8s  %d jobs each side, %d rounds; jobs/s a round: loop %s; driver %s\n", "", res.Jobs, res.Rounds,
+			roundList(res.Loops), roundList(res.Drivers))
 	}
 	return code
 }
