@@ -4,7 +4,7 @@ GO ?= go
 # summary.json) where git can read the checkout, and is silent elsewhere.
 AEBENCH = $(GO) run -buildvcs=auto ./cmd/aebench
 
-.PHONY: test bench build vet baseline regress capacity claims example drivers peers
+.PHONY: test bench build vet baseline regress capacity claims example drivers peers peer-check
 
 # test: every package's tests; they spawn their own redis-server processes.
 # The BullMQ driver's packages are installed first where npm is present (a
@@ -26,6 +26,11 @@ peers: drivers
 	$(AEBENCH) run scenarios/peers.yaml
 	$(AEBENCH) run scenarios/peers-crash.yaml
 	$(AEBENCH) drivers --overhead
+
+# peer-check: aebench's asynq and floor against plain programs written
+# outside the harness (bench/plain), on one Redis (about 1 minute).
+peer-check:
+	$(AEBENCH) peer-check
 
 # bench: the main job, scenarios/quick.yaml on an embedded Redis; writes results/.
 bench:

@@ -116,6 +116,8 @@ func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 		return cmdClaims(ctx, args[1:], opts, tty)
 	case "drivers":
 		return cmdDrivers(ctx, args[1:], opts)
+	case "peer-check":
+		return cmdPeerCheck(ctx, args[1:], opts)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, runner.ReadBuild())
 		return exitOK
@@ -135,7 +137,7 @@ func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 				fmt.Fprint(stdout, listHelp)
 				return exitOK
 			}
-			fmt.Fprintf(stderr, "aebench help: unknown command %q; commands: run, list, claims, drivers, compare, export, report, version, help\n", args[1])
+			fmt.Fprintf(stderr, "aebench help: unknown command %q; commands: run, list, claims, drivers, peer-check, compare, export, report, version, help\n", args[1])
 			return exitUsage
 		}
 		fmt.Fprint(stdout, mainHelp)
@@ -144,7 +146,7 @@ func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 	if code, ok := verdictCommand(args[0], args[1:], stdout, stderr); ok {
 		return code
 	}
-	fmt.Fprintf(stderr, "aebench: unknown command %q; commands: run, list, claims, drivers, compare, export, report, version, help\n", args[0])
+	fmt.Fprintf(stderr, "aebench: unknown command %q; commands: run, list, claims, drivers, peer-check, compare, export, report, version, help\n", args[0])
 	return exitUsage
 }
 
@@ -155,6 +157,7 @@ Usage:
   aebench list [flags]           list backends and scenarios
   aebench claims [--quick]       run scenarios/claims/flaw-*.yaml: the seeds' flaws table
   aebench drivers [--overhead]   the job-system drivers (BullMQ, Sidekiq, RQ): declarations, overhead
+  aebench peer-check             aebench's asynq and floor against plain programs (bench/plain) on one Redis
   aebench compare BASE NEW       compare two result sets, gate on regressions
   aebench export --format benchstat DIR   Go benchmark text for benchstat
   aebench report DIR [BASE]      write DIR/report.html

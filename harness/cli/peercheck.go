@@ -1,0 +1,232 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"net/url"
+	"path/filepath"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/aebench/aebench/redisserver"
+)
+
+const peerCheckHelp = `aebench peer-check [--rounds N]
+
+Measures aebench's asynq peer and its floor against plain programs written
+outside the harness (bench/plain/asynq: asynq's own Client and Server with
+a handler that counts; bench/plain/list: the floor's Redis commands on
+go-redis), on one embedded Redis, in the shape of scenarios/peer-check.yaml:
+a prefilled backlog drained by 16 consumers, unbatched, 64-byte payloads,
+jobs/s and client CPU per job over 2 s after a 1 s warm-up. Each round runs
+the plain program, then aebench's run of the same backend (Redis flushed
+before each); the ratios are the medians of the rounds'. Targets (issue 24):
+aebench at least 0.9x the plain program's jobs/s, client CPU per job within
+1.2x; below them: exit 4. Needs the go toolchain (it builds the plain
+programs) and the repository (run it from the checkout).
+`
+
+// peerPair is a plain program and the aebench backend measured against it.
+type peerPair struct{ plain, backend, args string }
+
+var peerPairs = []peerPair{
+	{"bench/plain/asynq", "asynq", "-jobs 60000 -concurrency 16"},
+	{"bench/plain/list", "floor", "-jobs 60000 -workers 16"},
+}
+
+// cmdPeerCheck is `aebench peer-check`.
+func cmdPeerCheck(ctx context.Context, args []string, opts Options) int {
+	stdout, stderr := opts.Stdout, opts.Stderr
+	fs := flag.NewFlagSet("peer-check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, peerCheckHelp) }
+	rounds := fs.Int("rounds", 3, "rounds of each pair")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if *rounds < 1 || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "aebench peer-check: --rounds must be at least 1, and no arguments are taken")
+		return exitUsage
+	}
+	root, err := repoRoot()
+	if err != nil {
+		fmt.Fprintf(stderr, "aebench peer-check: %v\n", err)
+		return exitUsage
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "aebench peer-check: %v\n", err)
+		return exitInfra
+	}
+	tmp, err := os.MkdirTemp("", "aebench-peer-check-")
+	if err != nil {
+		fmt.Fprintf(stderr, "aebench peer-check: %v\n", err)
+		return exitInfra
+	}
+	defer os.RemoveAll(tmp)
+	r, err := redisserver.Start(ctx, redisserver.Options{Mode: redisserver.ModeSpawn})
+	if err != nil {
+		fmt.Fprintf(stderr, "aebench peer-check: %v\n", err)
+		return exitInfra
+	}
+	defer r.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: r.Addrs[0], Password: r.Password})
+	defer rdb.Close()
+	fmt.Fprintf(stdout, "peer-check: plain programs and aebench on %s, %d rounds (scenarios/peer-check.yaml's shape)\n", r.Addrs[0], *rounds)
+	fmt.Fprintf(stdout, "%-7s  %-18s  %11s  %11s  %-22s  %13s  %13s  %-22s  %s\n", "backend", "plain program", "plain job/s", "aebench j/s",
+		"jobs/s ratio (range)", "plain cpu/job", "aebench cpu/j", "cpu/job ratio (range)", "verdict")
+	code := exitOK
+	for _, p := range peerPairs {
+		bin := filepath.Join(tmp, filepath.Base(p.plain))
+		if out, err := goBuild(ctx, root, bin, "./"+p.plain); err != nil {
+			fmt.Fprintf(stdout, "%-7s  error: building %s: %v: %s\n", p.backend, p.plain, err, lastLineOf(out))
+			code = exitInfra
+			continue
+		}
+		var jobRatios, cpuRatios, plainPS, aePS, plainCPU, aeCPU []float64
+		for i := range *rounds {
+			if err := rdb.FlushAll(ctx).Err(); err != nil {
+				fmt.Fprintf(stderr, "aebench peer-check: FLUSHALL: %v\n", err)
+				return exitInfra
+			}
+			pl, err := runPlain(ctx, bin, r.Addrs[0], r.Password, p.args)
+			if err == nil {
+				_ = rdb.FlushAll(ctx).Err()
+				var ae plainResult
+				ae, err = runAebench(ctx, self, root, filepath.Join(tmp, fmt.Sprintf("%s-%d", p.backend, i)), redisURL(r.Addrs[0], r.Password), p.backend)
+				if err == nil {
+					plainPS, aePS = append(plainPS, pl.JobsPS), append(aePS, ae.JobsPS)
+					plainCPU, aeCPU = append(plainCPU, pl.CPU), append(aeCPU, ae.CPU)
+					jobRatios, cpuRatios = append(jobRatios, ae.JobsPS/pl.JobsPS), append(cpuRatios, ae.CPU/pl.CPU)
+				}
+			}
+			if err != nil {
+				fmt.Fprintf(stdout, "%-7s  error: %v\n", p.backend, err)
+				code = exitInfra
+				break
+			}
+		}
+		if len(jobRatios) == 0 {
+			continue
+		}
+		jr, cr := medianOf(jobRatios), medianOf(cpuRatios)
+		verdict := "ok: at least 0.9x the jobs/s, at most 1.2x the CPU per job"
+		if jr < 0.9 || cr > 1.2 {
+			verdict, code = "BELOW the targets (0.9x jobs/s, 1.2x CPU per job)", max(code, exitThreshold)
+		}
+		fmt.Fprintf(stdout, "%-7s  %-18s  %11.0f  %11.0f  %5.2fx (%s)  %11.1fµs  %11.1fµs  %5.2fx (%s)  %s\n", p.backend, p.plain,
+			medianOf(plainPS), medianOf(aePS), jr, rangeOf(jobRatios), medianOf(plainCPU), medianOf(aeCPU), cr, rangeOf(cpuRatios), verdict)
+	}
+	return code
+}
+
+type plainResult struct {
+	JobsPS float64 `json:"jobs_per_s"`
+	CPU    float64 `json:"client_cpu_us_per_job"`
+}
+
+func runPlain(ctx context.Context, bin, addr, password, args string) (plainResult, error) {
+	argv := append([]string{"-addr", addr, "-password", password}, strings.Fields(args)...)
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, argv...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return plainResult{}, fmt.Errorf("%s: %w: %s", filepath.Base(bin), err, lastLineOf(stderr.Bytes()))
+	}
+	var res plainResult
+	if err := json.Unmarshal(bytes.TrimSpace(out), &res); err != nil || res.JobsPS <= 0 {
+		return plainResult{}, fmt.Errorf("%s printed %q, not its result line", filepath.Base(bin), lastLineOf(out))
+	}
+	return res, nil
+}
+
+// runAebench runs scenarios/peer-check.yaml for one backend on the Redis
+// at url and reads its jobs/s and client CPU per job from summary.json.
+func runAebench(ctx context.Context, self, root, out, url, backend string) (plainResult, error) {
+	cmd := exec.CommandContext(ctx, self, "run", filepath.Join(root, "scenarios", "peer-check.yaml"), "--redis-url", url,
+		"--backends", backend, "--out", out, "--quiet", "--no-plots")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if o, err := cmd.Output(); err != nil {
+		return plainResult{}, fmt.Errorf("aebench run (%s): %w: %s %s", backend, err, lastLineOf(o), lastLineOf(stderr.Bytes()))
+	}
+	data, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		return plainResult{}, err
+	}
+	var sum struct {
+		Runs []struct {
+			Backend    string `json:"backend"`
+			Throughput struct {
+				Completed float64 `json:"completed_per_s"`
+			} `json:"throughput"`
+			Harness struct {
+				CPU float64 `json:"client_cpu_us_per_job"`
+			} `json:"harness"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(data, &sum); err != nil || len(sum.Runs) != 1 {
+		return plainResult{}, fmt.Errorf("%s: want one run in summary.json (%v)", out, err)
+	}
+	return plainResult{JobsPS: sum.Runs[0].Throughput.Completed, CPU: sum.Runs[0].Harness.CPU}, nil
+}
+
+func goBuild(ctx context.Context, root, out, pkg string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+	cmd.Dir = root
+	return cmd.CombinedOutput()
+}
+
+// repoRoot is the checkout peer-check runs in: the working directory or
+// one above it holding go.mod and bench/plain.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for range 6 {
+		if _, err := os.Stat(filepath.Join(dir, "bench", "plain")); err == nil {
+			return dir, nil
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			break
+		}
+		dir = up
+	}
+	return "", errors.New("no bench/plain folder here or above: run peer-check from the aebench checkout")
+}
+
+func medianOf(xs []float64) float64 { return medianInterval("", xs).Estimate }
+
+func rangeOf(xs []float64) string {
+	lo, hi := xs[0], xs[0]
+	for _, x := range xs {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return fmt.Sprintf("%.2f-%.2f", lo, hi)
+}
+
+func lastLineOf(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
+}
+
+func redisURL(addr, password string) string {
+	u := url.URL{Scheme: "redis", Host: addr}
+	if password != "" {
+		u.User = url.UserPassword("", password)
+	}
+	return u.String()
+}
