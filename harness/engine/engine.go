@@ -75,6 +75,13 @@ type engine struct {
 	calls callDeadlines
 	// usage: CPU and run-queue wait over the measured window.
 	usage     HarnessCost
+	// window is the measured window's jobs, length and client CPU, for
+	// probeIdle's per-job part.
+	window struct {
+		jobs   int64
+		length time.Duration
+		cpu    time.Duration
+	}
 	stall     *stallMeter  // simulated time only
 	windowEnd atomic.Int64 // unix ns; moves earlier on interrupt
 	payload   []byte
@@ -197,6 +204,14 @@ type HarnessCost struct {
 	// (/proc/self/task/*/schedstat): when it is high, the machine, not the
 	// store, set the tail.
 	RunQueueWaitMsPerS float64 `json:"run_queue_wait_ms_per_s,omitempty"`
+	// ClientFixedUsPerS is this process's CPU per second with no job left:
+	// the collector, the status line and idle workers, measured for
+	// idleProbe after an open-loop run's drain. ClientPerJobUs is the rest
+	// of the window's CPU per job (ClientCPUUsPerJob less the fixed part
+	// spread over the window's jobs): at a low rate the fixed part is most
+	// of ClientCPUUsPerJob, and this says what a job itself costs.
+	ClientFixedUsPerS float64 `json:"client_fixed_us_per_s,omitempty"`
+	ClientPerJobUs    float64 `json:"client_per_job_us,omitempty"`
 	// ClientAllocsPerJob and ClientAllocBytesPerJob are this process's
 	// heap allocations over the measured window per job completed in it
 	// (runtime/metrics): counted, not timed, so a client-side regression
@@ -235,11 +250,14 @@ func sampleUsage() windowUsage {
 	return u
 }
 
-// since fills h with what was used since u, over jobs completed in window.
-func (u windowUsage) since(h *HarnessCost, jobs int64, window time.Duration) {
+// since fills h with what was used since u, over jobs completed in
+// window, and returns the window's CPU (0 when unknown).
+func (u windowUsage) since(h *HarnessCost, jobs int64, window time.Duration) time.Duration {
 	now := sampleUsage()
+	var cpu time.Duration
 	if u.cpuOK && now.cpuOK && jobs > 0 {
-		h.ClientCPUUsPerJob = float64(now.cpu-u.cpu) / 1e3 / float64(jobs)
+		cpu = now.cpu - u.cpu
+		h.ClientCPUUsPerJob = float64(cpu) / 1e3 / float64(jobs)
 	}
 	if u.waitOK && now.waitOK && window > 0 {
 		h.RunQueueWaitMsPerS = float64(now.wait-u.wait) / 1e6 / window.Seconds()
@@ -247,6 +265,35 @@ func (u windowUsage) since(h *HarnessCost, jobs int64, window time.Duration) {
 	if jobs > 0 && now.allocs >= u.allocs {
 		h.ClientAllocsPerJob = float64(now.allocs-u.allocs) / float64(jobs)
 		h.ClientAllocBytesPerJob = float64(now.allocBytes-u.allocBytes) / float64(jobs)
+	}
+	return cpu
+}
+
+// idleProbe is how long a drained open-loop run keeps its workers and
+// collector running with no job left, to take the harness's fixed CPU per
+// second apart from its cost per job.
+const idleProbe = 300 * time.Millisecond
+
+// probeIdle measures ClientFixedUsPerS and, from the window's CPU,
+// ClientPerJobUs.
+func (e *engine) probeIdle(ctx context.Context) {
+	u, start := sampleUsage(), time.Now()
+	t := time.NewTimer(idleProbe)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return
+	}
+	now := sampleUsage()
+	if !u.cpuOK || !now.cpuOK {
+		return
+	}
+	fixed := float64(now.cpu-u.cpu) / 1e3 / time.Since(start).Seconds()
+	e.usage.ClientFixedUsPerS = fixed
+	if e.window.jobs > 0 && e.window.cpu > 0 {
+		perJob := (float64(e.window.cpu)/1e3 - fixed*e.window.length.Seconds()) / float64(e.window.jobs)
+		e.usage.ClientPerJobUs = max(perJob, 0)
 	}
 }
 
@@ -317,6 +364,9 @@ func Run(ctx context.Context, spec scenario.RunSpec, store jobstore.Store, hooks
 	interrupted = e.drain(ctx, res, interrupted)
 	at := e.c.snapshot()
 	e.endCost(ctx, true, at.Completed, at.EnqueuedJobs)
+	if cfg.Producers.Mode == "open" && !interrupted && hooks.Faults == nil && hooks.Speed <= 1 && e.led.Outstanding() == 0 {
+		e.probeIdle(ctx)
+	}
 	stopInj()
 	stopWork()
 	close(e.hardStop)
@@ -432,7 +482,8 @@ func (e *engine) load(ctx context.Context, res *Result) bool {
 	windowEnd := time.Unix(0, e.windowEnd.Load())
 	atStop := e.c.snapshot()
 	measured := max(windowEnd.Sub(e.warmEnd), 0)
-	usage.since(&e.usage, atStop.Completed-atWarm.Completed, measured)
+	e.window.cpu = usage.since(&e.usage, atStop.Completed-atWarm.Completed, measured)
+	e.window.jobs, e.window.length = atStop.Completed-atWarm.Completed, measured
 	if measured > 0 {
 		res.Throughput.Enqueued = float64(atStop.EnqueuedJobs-atWarm.EnqueuedJobs) / measured.Seconds()
 		res.Throughput.Completed = float64(atStop.Completed-atWarm.Completed) / measured.Seconds()
@@ -486,6 +537,7 @@ func (e *engine) finish(res *Result, interrupted bool) {
 		res.Counters.Recovered+res.Counters.RecoveredDead, e.hooks.Speed)
 	res.Harness.ClientCPUUsPerJob, res.Harness.RunQueueWaitMsPerS = e.usage.ClientCPUUsPerJob, e.usage.RunQueueWaitMsPerS
 	res.Harness.ClientAllocsPerJob, res.Harness.ClientAllocBytesPerJob = e.usage.ClientAllocsPerJob, e.usage.ClientAllocBytesPerJob
+	res.Harness.ClientFixedUsPerS, res.Harness.ClientPerJobUs = e.usage.ClientFixedUsPerS, e.usage.ClientPerJobUs
 	e.errMu.Lock()
 	// Errors only fail the run when nothing got through: a few timeouts
 	// under overload are a measurement, not an infrastructure failure.

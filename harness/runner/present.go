@@ -254,9 +254,9 @@ func (pr *planRunner) printTables(w io.Writer) {
 		for _, r := range runs {
 			if d, ok := r.LatencyNs["dispatch"]; ok {
 				fmt.Fprintf(w, "harness in the %s run: dispatch (claim returned -> handler start) p50 %s p99 %s; bookkeeping per job p50 %s; "+
-					"status/collector %s per second; client CPU %.1f µs/job; CPU run-queue wait %.1f ms/s\n",
+					"status/collector %s per second; client CPU %.1f µs/job%s; CPU run-queue wait %.1f ms/s\n",
 					r.ID, fmtNs(d["p50"]), fmtNs(d["p99"]), fmtNs(r.LatencyNs["bookkeeping"]["p50"]), fmtNs(float64(r.Harness.CollectorTickMeanNs)),
-					r.Harness.ClientCPUUsPerJob, r.Harness.RunQueueWaitMsPerS)
+					r.Harness.ClientCPUUsPerJob, fixedPart(r), r.Harness.RunQueueWaitMsPerS)
 			}
 		}
 	}
@@ -364,4 +364,15 @@ func fmtRate(v float64) string {
 		return fmt.Sprintf("%.1f", v)
 	}
 	return fmt.Sprintf("%.2g", v)
+}
+
+// fixedPart splits a run's client CPU per job into the fixed part per
+// second (measured idle after the drain) and the part per job, so a
+// low-rate run's µs/job is not read as the cost of a job.
+func fixedPart(r summary.RunSummary) string {
+	h := r.Harness
+	if h.ClientFixedUsPerS <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (= %.1f ms a second whatever the rate, measured idle after the drain, + %.1f µs a job)", h.ClientFixedUsPerS/1e3, h.ClientPerJobUs)
 }
