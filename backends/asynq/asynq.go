@@ -49,8 +49,9 @@
 //     (a server whose lease lapsed does not write) plus a per-Store check of
 //     the attempt number; a stale lease cannot be told from a new one across
 //     processes.
-//   - Bulk Enqueue is one call per job: not atomic; a duplicate id in the
-//     middle of a batch leaves the jobs before it enqueued.
+//   - asynq has no batch enqueue: a bulk Enqueue is one Client call per job,
+//     16 at a time (as asynq's users send a batch); not atomic: a duplicate
+//     id fails the batch and leaves the batch's other jobs enqueued.
 //   - Cancel deletes the task: a canceled job is then not found.
 //   - Records are asynq's: only the hash encoding's fields it has (no
 //     StartedAt, WorkerID or lease fields in Get), completed tasks kept for
@@ -89,7 +90,7 @@ const Doc = "peer: hibiken/asynq v0.26.0 through its public API (Client, Server 
 // Limits is what the asynq peer does not guarantee under aebench's contract.
 const Limits = "asynq's clock, not the store's (whole seconds for delayed and retry times); delayed jobs wait for the forwarder (delayed_task_check_interval); " +
 	"an idle claim waits for asynq's poll (task_check_interval), never blocks in Redis; Complete/Fail return before asynq writes the outcome; " +
-	"Recover is a no-op: a crashed worker's claim is given back when its lease passes, but a killed process's tasks only by asynq's recoverer, 60 to 120 s later (30 s lease expired for 30 s, a scan a minute); bulk enqueue not atomic; canceled jobs are deleted; " +
+	"Recover is a no-op: a crashed worker's claim is given back when its lease passes, but a killed process's tasks only by asynq's recoverer, 60 to 120 s later (30 s lease expired for 30 s, a scan a minute); bulk enqueue as 16 concurrent calls (asynq has none), not atomic; canceled jobs are deleted; " +
 	"records are asynq's (Options.Encoding ignored)"
 
 // Caps returns what the asynq peer declares; Store.Capabilities returns the same.

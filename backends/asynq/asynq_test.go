@@ -3,6 +3,7 @@ package asynq_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -167,4 +168,47 @@ func waitStatus(t *testing.T, s *asynq.Store, id string, want jobstore.Status) j
 	}
 	t.Fatalf("job %s: last Get = %+v, %v; want status %v", id, j, err, want)
 	return j
+}
+
+// A batch goes through asynq's Client concurrently: every job stored; a
+// batch holding a stored id fails with ErrDuplicateID and stores the rest
+// (not atomic, as Limits says); an id twice in a batch stores nothing.
+func TestBulkEnqueue(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, fast())
+	batch := func(prefix string, n int) []jobstore.NewJob {
+		out := make([]jobstore.NewJob, n)
+		for i := range out {
+			out[i] = jobstore.NewJob{ID: fmt.Sprintf("%s%d", prefix, i), Payload: []byte("p")}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name   string
+		jobs   []jobstore.NewJob
+		err    error
+		stored []string
+		absent []string
+	}{
+		{"fifty", batch("b", 50), nil, []string{"b0", "b25", "b49"}, nil},
+		{"one stored id", append(batch("c", 9), jobstore.NewJob{ID: "b3"}), jobstore.ErrDuplicateID, []string{"c0", "c8"}, nil},
+		{"an id twice", append(batch("d", 3), jobstore.NewJob{ID: "d1"}), jobstore.ErrDuplicateID, nil, []string{"d0", "d2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := s.Enqueue(ctx, tc.jobs...)
+			if tc.err == nil && err != nil || tc.err != nil && !errors.Is(err, tc.err) {
+				t.Fatalf("Enqueue: %v, want %v", err, tc.err)
+			}
+			for _, id := range tc.stored {
+				if _, err := s.Get(ctx, id); err != nil {
+					t.Errorf("Get(%s): %v, want stored", id, err)
+				}
+			}
+			for _, id := range tc.absent {
+				if _, err := s.Get(ctx, id); !errors.Is(err, jobstore.ErrNotFound) {
+					t.Errorf("Get(%s): %v, want ErrNotFound", id, err)
+				}
+			}
+		})
+	}
 }
