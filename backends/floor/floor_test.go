@@ -101,6 +101,10 @@ func claimIDs(t *testing.T, s *floor.Store, max int, wait time.Duration) []strin
 		if c.Lease.JobID != c.Job.ID || c.Lease.Token == "" {
 			t.Errorf("claimed %s with lease %+v", c.Job.ID, c.Lease)
 		}
+		// jobs() gives job <prefix>NN the payload pN: a claim reads it.
+		if n, err := strconv.Atoi(c.Job.ID[len(c.Job.ID)-2:]); err == nil && string(c.Job.Payload) != "p"+strconv.Itoa(n) {
+			t.Errorf("claimed %s with payload %q, want %q", c.Job.ID, c.Job.Payload, "p"+strconv.Itoa(n))
+		}
 	}
 	return ids
 }
@@ -305,8 +309,9 @@ func TestCancel(t *testing.T) {
 }
 
 // The commands a batch costs are the ones the package doc lists: per job
-// one HSET at enqueue, one LREM and one HSET at completion; per batch one
-// LPUSH at enqueue and one LMPOP and one LPUSH at claim.
+// one HSET at enqueue, one HGET (the payload) at claim, one LREM and one
+// HSET at completion; per batch one LPUSH at enqueue and one LMPOP and one
+// LPUSH at claim.
 func TestCommandsPerJob(t *testing.T) {
 	ctx := context.Background()
 	for _, tg := range targets(t) {
@@ -325,7 +330,7 @@ func TestCommandsPerJob(t *testing.T) {
 			ids := claimIDs(t, s, n, 0)
 			complete(t, s, ids, "many")
 			got := commandCounts(t, tg.client)
-			want := map[string]int{"hset": 2 * n, "lpush": 2, "lmpop": 1, "lrem": n}
+			want := map[string]int{"hset": 2 * n, "hget": n, "lpush": 2, "lmpop": 1, "lrem": n}
 			for cmd, w := range want {
 				if got[cmd] != w {
 					t.Errorf("%s called %d times, want %d (all: %v)", cmd, got[cmd], w, got)
@@ -337,8 +342,8 @@ func TestCommandsPerJob(t *testing.T) {
 					total += c
 				}
 			}
-			if total != 3*n+3 {
-				t.Errorf("%d commands for %d jobs, want %d (all: %v)", total, n, 3*n+3, got)
+			if total != 4*n+3 {
+				t.Errorf("%d commands for %d jobs, want %d (all: %v)", total, n, 4*n+3, got)
 			}
 		})
 	}

@@ -3,8 +3,9 @@
 // (backends/floor) written straight on go-redis, with no aebench code in
 // its loop. It loads -jobs jobs (HSET of the record, LPUSH of the id,
 // pipelined by 100), then -workers goroutines each loop on BLMOVE ready
-// -> processing, then LREM processing + HSET of the outcome in one
-// pipeline; after -warmup it takes jobs/s and this process's CPU per job
+// -> processing, HGET of the payload (a worker needs it), then LREM
+// processing from the tail (where the oldest claims are) + HSET of the
+// outcome in one pipeline; after -warmup it takes jobs/s and this process's CPU per job
 // over -window, and prints them as one JSON line.
 package main
 
@@ -63,8 +64,11 @@ func main() {
 				if err != nil {
 					continue // redis.Nil: nothing waiting
 				}
+				if _, err := rdb.HGet(ctx, "plain:{q}:job:"+id, "p").Result(); err != nil {
+					continue
+				}
 				pipe := rdb.Pipeline()
-				pipe.LRem(ctx, processing, 1, id)
+				pipe.LRem(ctx, processing, -1, id)
 				pipe.HSet(ctx, "plain:{q}:job:"+id, "s", "completed")
 				if _, err := pipe.Exec(ctx); err == nil {
 					done.Add(1)
