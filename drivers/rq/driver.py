@@ -68,7 +68,8 @@ def hello():
          "guarantees": "at most once under a crash: a killed worker's job stays in the started registry and "
                        "goes to the failed registry (abandoned), never run again; a Redis restart makes work() quit "
                        "on the lost connection, and the job it held is abandoned the same way; delayed jobs and "
-                       "retries wait for the scheduler's 1 s pass"})
+                       "retries wait for the scheduler's 1 s pass, and up to a minute more when the process "
+                       "holding the scheduler's lock dies (rq/scheduler.py acquire_locks: ex=interval + 60)"})
 
 
 def enqueue(q, jobs):
