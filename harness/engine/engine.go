@@ -74,7 +74,7 @@ type engine struct {
 	// calls: the deadline context of Enqueue, Complete and Fail.
 	calls callDeadlines
 	// usage: CPU and run-queue wait over the measured window.
-	usage     HarnessCost
+	usage HarnessCost
 	// window is the measured window's jobs, length and client CPU, for
 	// probeIdle's per-job part.
 	window struct {
