@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -12,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -35,11 +37,18 @@ programs) and the repository (run it from the checkout).
 `
 
 // peerPair is a plain program and the aebench backend measured against it.
-type peerPair struct{ plain, backend, args string }
+// jobs is the backlog both sides load: enough that neither runs dry in the
+// warm-up plus the window at twice today's rate (the floor drains about 33k
+// jobs/s here, asynq about 16k), since a backlog that ran out would count
+// idle time as slowness. Both sides check that it did not.
+type peerPair struct {
+	plain, backend, args string
+	jobs                 int
+}
 
 var peerPairs = []peerPair{
-	{"bench/plain/asynq", "asynq", "-jobs 60000 -concurrency 16"},
-	{"bench/plain/list", "floor", "-jobs 60000 -workers 16"},
+	{"bench/plain/asynq", "asynq", "-concurrency 16", 100000},
+	{"bench/plain/list", "floor", "-workers 16", 200000},
 }
 
 // cmdPeerCheck is `aebench peer-check`.
@@ -97,11 +106,11 @@ func cmdPeerCheck(ctx context.Context, args []string, opts Options) int {
 				fmt.Fprintf(stderr, "aebench peer-check: FLUSHALL: %v\n", err)
 				return exitInfra
 			}
-			pl, err := runPlain(ctx, bin, r.Addrs[0], r.Password, p.args)
+			pl, err := runPlain(ctx, bin, r.Addrs[0], r.Password, fmt.Sprintf("-jobs %d %s", p.jobs, p.args))
 			if err == nil {
 				_ = rdb.FlushAll(ctx).Err()
 				var ae plainResult
-				ae, err = runAebench(ctx, self, root, filepath.Join(tmp, fmt.Sprintf("%s-%d", p.backend, i)), redisURL(r.Addrs[0], r.Password), p.backend)
+				ae, err = runAebench(ctx, self, root, filepath.Join(tmp, fmt.Sprintf("%s-%d", p.backend, i)), redisURL(r.Addrs[0], r.Password), p.backend, p.jobs)
 				if err == nil {
 					plainPS, aePS = append(plainPS, pl.JobsPS), append(aePS, ae.JobsPS)
 					plainCPU, aeCPU = append(plainCPU, pl.CPU), append(aeCPU, ae.CPU)
@@ -155,9 +164,9 @@ func runPlain(ctx context.Context, bin, addr, password, args string) (plainResul
 
 // runAebench runs scenarios/peer-check.yaml for one backend on the Redis
 // at url and reads its jobs/s and client CPU per job from summary.json.
-func runAebench(ctx context.Context, self, root, out, url, backend string) (plainResult, error) {
+func runAebench(ctx context.Context, self, root, out, url, backend string, jobs int) (plainResult, error) {
 	cmd := exec.CommandContext(ctx, self, "run", filepath.Join(root, "scenarios", "peer-check.yaml"), "--redis-url", url,
-		"--backends", backend, "--out", out, "--quiet", "--no-plots")
+		"--backends", backend, "--set", "producers.prefill="+strconv.Itoa(jobs), "--out", out, "--quiet", "--no-plots")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if o, err := cmd.Output(); err != nil {
@@ -181,7 +190,39 @@ func runAebench(ctx context.Context, self, root, out, url, backend string) (plai
 	if err := json.Unmarshal(data, &sum); err != nil || len(sum.Runs) != 1 {
 		return plainResult{}, fmt.Errorf("%s: want one run in summary.json (%v)", out, err)
 	}
+	if err := backlogHeld(filepath.Join(out, "timeseries.csv")); err != nil {
+		return plainResult{}, fmt.Errorf("aebench run (%s): %w", backend, err)
+	}
 	return plainResult{JobsPS: sum.Runs[0].Throughput.Completed, CPU: sum.Runs[0].Harness.CPU}, nil
+}
+
+// backlogHeld checks that the prefilled backlog lasted through every
+// measured second of timeseries.csv: a second that ended with nothing
+// waiting had idle time in it, and its jobs/s would read as slowness.
+func backlogHeld(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) < 2 {
+		return fmt.Errorf("%s: want a header and rows (%v)", path, err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	ph, bl, sec := col["phase"], col["backlog"], col["second"]
+	if _, ok := col["backlog"]; !ok {
+		return fmt.Errorf("%s: no backlog column", path)
+	}
+	for _, r := range rows[1:] {
+		if r[ph] == "measure" && r[bl] == "0" {
+			return fmt.Errorf("the prefilled backlog ran out by second %s of the run: the window measured idle time (peer-check's backlog is too small for this machine)", r[sec])
+		}
+	}
+	return nil
 }
 
 func goBuild(ctx context.Context, root, out, pkg string) ([]byte, error) {

@@ -45,6 +45,11 @@ func Measure(f Flags, done func() int64) {
 	n0, c0, t0 := done(), cpu(), time.Now()
 	time.Sleep(f.Duration)
 	n1, c1, t1 := done(), cpu(), time.Now()
+	if n1 >= int64(f.Jobs) {
+		// Idle time in the window would read as slowness.
+		fmt.Fprintf(os.Stderr, "plain: the %d jobs ran out before the window ended; raise -jobs\n", f.Jobs)
+		os.Exit(1)
+	}
 	n := float64(n1 - n0)
 	out, _ := json.Marshal(map[string]float64{"jobs_per_s": n / t1.Sub(t0).Seconds(),
 		"client_cpu_us_per_job": float64(c1-c0) / float64(time.Microsecond) / n, "jobs": n})
