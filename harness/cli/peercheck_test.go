@@ -1,6 +1,10 @@
 package cli
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 func TestPeerCheckHelpers(t *testing.T) {
 	for _, tc := range []struct{ addr, pw, want string }{
@@ -16,5 +20,28 @@ func TestPeerCheckHelpers(t *testing.T) {
 	}
 	if got := lastLineOf([]byte("a\nb\n")); got != "b" {
 		t.Errorf("lastLineOf = %q", got)
+	}
+}
+
+func TestBacklogHeld(t *testing.T) {
+	const head = "run,backend,label,cell,second,phase,enqueued,completed,backlog\n"
+	for _, tc := range []struct {
+		name, csv string
+		ok        bool
+	}{
+		{"held", head + "f,f,f,1,1,warmup,0,30000,170000\nf,f,f,1,2,measure,0,30000,140000\n", true},
+		{"ran dry in the window", head + "f,f,f,1,1,warmup,0,30000,30000\nf,f,f,1,2,measure,0,30000,0\n", false},
+		{"dry only in the drain", head + "f,f,f,1,2,measure,0,30000,10\nf,f,f,1,3,drain,0,10,0\n", true},
+		{"no backlog column", "run,phase\nf,measure\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "timeseries.csv")
+			if err := os.WriteFile(p, []byte(tc.csv), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := backlogHeld(p); (err == nil) != tc.ok {
+				t.Errorf("backlogHeld = %v, want ok %v", err, tc.ok)
+			}
+		})
 	}
 }
