@@ -278,6 +278,7 @@ type moved struct {
 	claimed  []jobstore.Claimed
 	due      []string  // buckets still holding due jobs, when asked
 	next     time.Time // when a claimer may find work next (zero: unknown, or claims poll)
+	emptied  bool      // the head was read and nothing waits for a claimer
 }
 
 // move runs the move script: promote up to pmax due jobs out of buckets,
@@ -301,8 +302,9 @@ func (s *Store) move(ctx context.Context, now time.Time, buckets []string, pmax,
 		return moved{}, fmt.Errorf("bucket: move: unexpected reply %v", v)
 	}
 	claimed, err := base.DecodeClaimed(arr[1], worker, now, deadline)
+	h, read := arr[3].(string)
 	return moved{promoted: int(base.Int(arr[0])), claimed: claimed, due: base.Strings(arr[2]),
-		next: base.NextDue(arr[3])}, err
+		next: base.NextDue(arr[3]), emptied: read && h == ""}, err
 }
 
 // Claim leases and activates due jobs, blocking on the wake-up marker (or
@@ -327,6 +329,9 @@ func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstor
 			}
 			next = m.next
 			if len(m.due) == 0 || len(got) >= req.Max || round == claimRounds {
+				if len(got) > 0 && m.emptied {
+					s.NoteEmptied() // the next claim would find nothing: it blocks first
+				}
 				break
 			}
 			buckets = m.due

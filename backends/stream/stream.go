@@ -37,7 +37,11 @@
 // deriving the record keys from the stream key (base's package doc says
 // why), so no entry it reads can be orphaned. Only a claim that found
 // nothing blocks in XREADGROUP BLOCK and then activates what that read
-// returned with stream_activate (one more call). Per claimed job the
+// returned with stream_activate (one more call). A claim whose job was the
+// last unread entry (base's drained) lets the store's next Claim block
+// first, since its round would find nothing: at a low rate that saves an
+// empty stream_claim per job (latency.yaml at 1000 jobs/s, 2026-11-26: 4.00
+// FCALLs a job before, 3.12 after). Per claimed job the
 // scripts run an HGETALL (the record as returned, with the claim's own
 // fields laid over it in Go) and an HSET; the leases of a batch are one
 // ZADD. A lease token ends in "@<entry id>", so Complete acknowledges and

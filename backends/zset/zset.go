@@ -51,6 +51,12 @@
 // to 100ms late at hz 10, so a claimer that blocks until a delayed head
 // also arms the store's alarm (base's Core.WakeAt): at that RunAt the store
 // sets the marker itself, and the claimer wakes within a millisecond or so.
+// A claim that took a full batch and read the head as empty lets the
+// store's next Claim block first (base's BlockClaim): its try would find
+// nothing, and any write that makes work sets the marker, which ends the
+// block at once. At a low rate that saves an empty claim script per job
+// (latency.yaml at 1000 jobs/s, 2026-11-26: 4.12 FCALLs and 157 µs of Redis
+// CPU a job before, 3.22 and 111 µs after).
 // "poll" is the seeds' way: a waiting Claim pops every
 // Options.PollInterval and the scripts touch no marker.
 package zset
@@ -151,6 +157,9 @@ func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstor
 			return nil, time.Time{}, fmt.Errorf("zset: claim: unexpected reply %v", v)
 		}
 		got, err := base.DecodeClaimed(reply[0], req.WorkerID, now, deadline)
+		if h, read := reply[1].(string); len(got) == req.Max && read && h == "" {
+			s.NoteEmptied() // the script read the head after a full batch: none left
+		}
 		return got, base.NextDue(reply[1]), err
 	})
 }

@@ -11,7 +11,8 @@
 -- number of keys before the buckets (4, or 5 with the marker), '1' when
 -- Claim promotes (mover "claim") or '0' (mover "background"), worker.
 -- Returns { promoted, {token, record, ...}, {due bucket keys}, next } where next
--- is when a claimer may find work next ('' when unknown or claims poll).
+-- is when a claimer may find work next: '' when the head was read and
+-- nothing waits for a claimer, nil when it was not read (or claims poll).
 local ready, active, index = KEYS[1], KEYS[2], KEYS[3]
 local now, pmax, max = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local rmax, fixed = tonumber(ARGV[6]), tonumber(ARGV[7])
@@ -84,7 +85,7 @@ end
 -- the mover comes. A head that is due now passes the wake on (lib.lua).
 -- A move that leased some jobs but fewer than asked left nothing due in
 -- ready and does not block next: it reads no head.
-local next_due = ''
+local next_due = false
 if marker and #report == 0 and (#leased == 0 or #leased == 2 * max) then
   local h = zsets_head(ready)
   local head = h

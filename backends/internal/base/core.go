@@ -41,6 +41,8 @@ type Core struct {
 	rng         *mrand.Rand
 	closed      atomic.Bool
 	alarm       alarm
+	// emptied: the last claim left the queue empty (BlockClaim).
+	emptied atomic.Bool
 }
 
 // NewCore validates o, fills its defaults and loads the backend's scripts.

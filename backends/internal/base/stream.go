@@ -204,14 +204,24 @@ type activated struct {
 	// read too early (zero when none).
 	next time.Time
 	// due is when the delayed ZSET's head falls due (dual in mover mode
-	// "claim", when nothing was claimed; zero: none).
+	// "claim"; zero: none).
 	due time.Time
+}
+
+// drained says whether a claim that took work left nothing a claimer could
+// find without a wake: it read every unread entry (fewer than it asked
+// for, or up to the tail), appended none anew for being early, and, when
+// claims promote, saw the delayed ZSET empty (dual's delayed enqueue wakes
+// no reader, so a claimer that knows of one must look before it blocks).
+func (a activated) drained(asked, promote int) bool {
+	atTail := a.read < asked || (a.tail != "" && !streamIDLess(a.last, a.tail))
+	return len(a.claimed) > 0 && atTail && a.next.IsZero() && (promote == 0 || a.due.IsZero())
 }
 
 // activate runs stream_activate for entries a blocking read returned, on a
 // context of its own (see activateTimeout); it claims at most req.Max of
 // them.
-func (s *Stream) activate(ctx context.Context, req jobstore.ClaimRequest, es []streamEntry) (activated, error) {
+func (s *Stream) activate(ctx context.Context, req jobstore.ClaimRequest, es []streamEntry, promote int) (activated, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), activateTimeout)
 	defer cancel()
 	now := s.Now()
@@ -220,15 +230,19 @@ func (s *Stream) activate(ctx context.Context, req jobstore.ClaimRequest, es []s
 	for _, e := range es {
 		args = append(args, e.id, e.job)
 	}
-	v, err := s.Run(ctx, ScriptStreamActivate, []string{s.Keys.Active(), s.Ready}, args)
+	keys := []string{s.Keys.Active(), s.Ready}
+	if promote > 0 {
+		keys = append(keys, s.PlaceKeys[1])
+	}
+	v, err := s.Run(ctx, ScriptStreamActivate, keys, args)
 	if err != nil {
 		return activated{}, err
 	}
 	arr, _ := v.([]any)
-	if len(arr) != 3 {
+	if len(arr) != 4 {
 		return activated{}, fmt.Errorf("%s: unexpected reply %T", ScriptStreamActivate, v)
 	}
-	a := activated{read: len(es), last: es[len(es)-1].id}
+	a := activated{read: len(es), last: es[len(es)-1].id, due: NextDue(arr[3])}
 	err = a.decode(arr, req.WorkerID, now, deadline)
 	return a, err
 }
@@ -306,13 +320,16 @@ func (s *Stream) Claim(ctx context.Context, req jobstore.ClaimRequest, promote i
 		end = dl.Add(-blockMargin)
 	}
 	var next, due time.Time // earliest RunAt this pass appended anew; the delayed head
-	count, idle := req.Max, false
+	count := req.Max
+	// A claim right after one that drained the queue blocks first (see
+	// Core.BlockClaim): its round would find nothing.
+	idle := s.emptied.Swap(false) && req.Wait > 0
 	for {
 		asked := count
 		var a activated
 		var err error
 		if idle {
-			if a, err = s.blockRound(ctx, req, count, end, due); err == nil && a.read == 0 {
+			if a, err = s.blockRound(ctx, req, count, end, due, promote); err == nil && a.read == 0 {
 				if time.Until(end) <= 0 {
 					return nil, nil
 				}
@@ -330,6 +347,9 @@ func (s *Stream) Claim(ctx context.Context, req jobstore.ClaimRequest, promote i
 			return nil, err
 		}
 		if len(a.claimed) > 0 {
+			if a.drained(asked, promote) {
+				s.NoteEmptied()
+			}
 			return a.claimed, nil
 		}
 		if a.read == 0 {
@@ -367,7 +387,7 @@ func (s *Stream) Claim(ctx context.Context, req jobstore.ClaimRequest, promote i
 
 // blockRound waits in XREADGROUP BLOCK until end, or until due (when not
 // zero) with OnDue armed for that instant, then activates what it read.
-func (s *Stream) blockRound(ctx context.Context, req jobstore.ClaimRequest, count int, end, due time.Time) (activated, error) {
+func (s *Stream) blockRound(ctx context.Context, req jobstore.ClaimRequest, count int, end, due time.Time, promote int) (activated, error) {
 	block := time.Until(end)
 	if !due.IsZero() {
 		block = min(block, s.Real(due.Sub(s.Now())))
@@ -382,7 +402,7 @@ func (s *Stream) blockRound(ctx context.Context, req jobstore.ClaimRequest, coun
 	if err != nil || len(es) == 0 {
 		return activated{}, err
 	}
-	return s.activate(ctx, req, es)
+	return s.activate(ctx, req, es, promote)
 }
 
 // streamIDLess orders stream entry ids "<ms>-<seq>".

@@ -10,8 +10,8 @@
 -- consumer, promote max (0: none).
 -- Returns {token, record pairs, the stream's last entry id before any
 -- append, earliest RunAt appended for not being due or '', entries read,
--- the last one's id or '', the delayed ZSET's head score when nothing was
--- claimed or ''}.
+-- the last one's id or '', the delayed ZSET's head score or '' (with
+-- KEYS[3])}.
 local active, stream, delayed = KEYS[1], KEYS[2], KEYS[3]
 local now, pmax = ARGV[1], tonumber(ARGV[8])
 local prefix = job_prefix(stream)
@@ -27,7 +27,7 @@ if read then
 end
 local out, next_at = stream_take(active, stream, prefix, entries, now, ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]))
 local next_delayed = ''
-if delayed and #out == 0 then
+if delayed then
   next_delayed = redis.call('ZRANGE', delayed, 0, 0, 'WITHSCORES')[2] or ''
 end
 return { out, tail, next_at, #entries / 2, entries[#entries - 1] or '', next_delayed }
