@@ -37,7 +37,8 @@ bench:
 	$(AEBENCH) run scenarios/quick.yaml
 
 # claims: the seeds' claims (verdicts over 6 repeats) and flaws (each seed variant against its
-# corrected backend); rewrites README.md's generated block (about 8 minutes).
+# corrected backend); rewrites README.md's generated block (about 25 minutes, most of it the
+# backlog claim's twelve loads of a million jobs).
 claims:
 	$(AEBENCH) claims --readme README.md
 
@@ -65,7 +66,7 @@ baseline:
 	else echo "make baseline: skipping scenarios/ci-cost.yaml: valgrind not installed (apt-get install valgrind)" >&2; fi
 
 # regress: scenarios/ci.yaml and ci-cost.yaml into a new directory, each
-# compared against BASE/<name> (see README.md, "Gating CI on a
+# compared against BASE/<name> (see docs/ci.md, "Gating CI on a
 # regression"). Make exits 2 on any failure; scripts/regress.sh, which this
 # calls, exits with compare's own code (1 correctness, 2 refused, 3
 # infrastructure, 4 regression).

@@ -101,6 +101,9 @@ func Main(args []string, opts Options) int {
 	return runCtx(ctx, args, opts, tty)
 }
 
+// commandNames are the commands runCtx knows (worker, internal, aside).
+var commandNames = []string{"run", "list", "claims", "drivers", "peer-check", "compare", "export", "report", "version", "help"}
+
 func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 	stdout, stderr := opts.Stdout, opts.Stderr
 	if len(args) == 0 {
@@ -137,7 +140,7 @@ func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 				fmt.Fprint(stdout, listHelp)
 				return exitOK
 			}
-			fmt.Fprintf(stderr, "aebench help: unknown command %q; commands: run, list, claims, drivers, peer-check, compare, export, report, version, help\n", args[1])
+			fmt.Fprintf(stderr, "aebench help: unknown command %q; commands: %s\n", args[1], strings.Join(commandNames, ", "))
 			return exitUsage
 		}
 		fmt.Fprint(stdout, mainHelp)
@@ -146,7 +149,7 @@ func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 	if code, ok := verdictCommand(args[0], args[1:], stdout, stderr); ok {
 		return code
 	}
-	fmt.Fprintf(stderr, "aebench: unknown command %q; commands: run, list, claims, drivers, peer-check, compare, export, report, version, help\n", args[0])
+	fmt.Fprintf(stderr, "aebench: unknown command %q; commands: %s\n", args[0], strings.Join(commandNames, ", "))
 	return exitUsage
 }
 
