@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/aebench/aebench/harness/verdict"
-	"github.com/aebench/aebench/report/page"
+	"github.com/aebench/aebench/harness/page"
 )
 
 const compareHelp = `Usage: aebench compare [flags] BASE NEW

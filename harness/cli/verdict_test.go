@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/aebench/aebench/harness/verdict"
-	"github.com/aebench/aebench/harness/verdict/verdicttest"
+	"github.com/aebench/aebench/harness/runner/runnertest"
 )
 
 // TestExitCodesAgree keeps the run command's exit codes and the table in
@@ -28,8 +28,8 @@ func TestExitCodesAgree(t *testing.T) {
 // calls the change significant when one repeat of the baseline meets a
 // loaded machine's stall (with four, one overlap makes it "too noisy").
 func TestCompareCatchesPolling(t *testing.T) {
-	base := verdicttest.Run(t, "[zset]", 5, false)
-	cand := verdicttest.Run(t, "[{name: zset, options: {wait: poll}}]", 5, false)
+	base := runnertest.Run(t, "[zset]", 5, false)
+	cand := runnertest.Run(t, "[{name: zset, options: {wait: poll}}]", 5, false)
 
 	code, out, errOut := cli(t, "compare", "--fail-on", "e2e.p99:+10%", base, base)
 	if code != verdict.ExitOK {
@@ -97,7 +97,7 @@ func TestVerdictUsageErrors(t *testing.T) {
 // any run; a crossed one exits 4 naming the threshold and the median; the
 // floor (a reference) never gates; a relative one waits for compare.
 func TestRunThresholds(t *testing.T) {
-	base := strings.Replace(verdicttest.Scenario, "BACKENDS", "[zset, floor]", 1)
+	base := strings.Replace(runnertest.Scenario, "BACKENDS", "[zset, floor]", 1)
 	for _, tc := range []struct {
 		name, thresholds string
 		code             int
@@ -131,7 +131,7 @@ func TestRunThresholds(t *testing.T) {
 // TestRunQuiet: --quiet leaves only the final tables and the results line
 // on stdout.
 func TestRunQuiet(t *testing.T) {
-	file := writeFile(t, "q.yaml", strings.Replace(verdicttest.Scenario, "BACKENDS", "[zset]", 1))
+	file := writeFile(t, "q.yaml", strings.Replace(runnertest.Scenario, "BACKENDS", "[zset]", 1))
 	code, out, errOut := cli(t, "run", file, "--quiet", "--out", filepath.Join(t.TempDir(), "r"))
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)

@@ -18,9 +18,9 @@ import (
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/harness/verdict"
-	"github.com/aebench/aebench/harness/verdict/stats"
+	"github.com/aebench/aebench/stats"
 	"github.com/aebench/aebench/report"
-	"github.com/aebench/aebench/report/page"
+	"github.com/aebench/aebench/harness/page"
 )
 
 // fill copies what the engine measured into the run's summary and decides

@@ -8,7 +8,7 @@ import (
 	"strconv"
 
 	"github.com/aebench/aebench/harness/summary"
-	"github.com/aebench/aebench/harness/verdict/stats"
+	"github.com/aebench/aebench/stats"
 	"github.com/aebench/aebench/report"
 )
 

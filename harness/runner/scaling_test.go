@@ -7,7 +7,7 @@ import (
 
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
-	"github.com/aebench/aebench/harness/verdict/stats"
+	"github.com/aebench/aebench/stats"
 )
 
 // TestScalingCurve: efficiency against linear from the smallest cluster,

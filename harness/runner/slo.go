@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/harness/summary"
-	"github.com/aebench/aebench/harness/verdict/stats"
+	"github.com/aebench/aebench/stats"
 )
 
 // keepPace: a rate is sustained when completions are at least this share

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aebench/aebench/harness/verdict/stats"
+	"github.com/aebench/aebench/stats"
 	"github.com/aebench/aebench/report"
 )
 

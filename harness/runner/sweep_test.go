@@ -2,7 +2,7 @@ package runner
 
 import (
 	"context"
-	"github.com/aebench/aebench/harness/verdict/stats"
+	"github.com/aebench/aebench/stats"
 	"os"
 	"path/filepath"
 	"strconv"

@@ -16,7 +16,7 @@ import (
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/scenario"
-	"github.com/aebench/aebench/harness/verdict/stats"
+	"github.com/aebench/aebench/stats"
 )
 
 // SchemaVersion is summary.json's schema version, the one that carries

@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
-	"github.com/aebench/aebench/harness/verdict/stats"
+	"github.com/aebench/aebench/stats"
 )
 
 const aggregateMethod = "per (cell, backend label, client), over the repeats that measured a full window " +

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
-	"github.com/aebench/aebench/harness/verdict/stats"
+	"github.com/aebench/aebench/stats"
 )
 
 // Verdicts of one metric.

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/aebench/aebench/harness/verdict/stats"
+	"github.com/aebench/aebench/stats"
 	"github.com/aebench/aebench/report"
 )
 

@@ -9,7 +9,7 @@ import (
 	"os"
 
 	"github.com/aebench/aebench/harness/summary"
-	"github.com/aebench/aebench/harness/verdict/stats"
+	"github.com/aebench/aebench/stats"
 )
 
 // ReadSummary reads a summary.json of schema version 1 or 2.

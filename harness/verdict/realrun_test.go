@@ -11,10 +11,10 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/aebench/aebench/harness/verdict"
-	"github.com/aebench/aebench/harness/verdict/verdicttest"
+	"github.com/aebench/aebench/harness/runner/runnertest"
 )
 
-// An external test: verdicttest runs scenarios through the runner, which
+// An external test: runnertest runs scenarios through the runner, which
 // imports this package.
 
 // TestRealRun reads a real run: every metric the harness measures comes out
@@ -22,7 +22,7 @@ import (
 // value per repeat, absolute thresholds are evaluated on it, the formats
 // write, and the benchstat export parses as Go benchmark text.
 func TestRealRun(t *testing.T) {
-	dir := verdicttest.Run(t, "[zset, bucket]", 2, false)
+	dir := runnertest.Run(t, "[zset, bucket]", 2, false)
 	s, err := verdict.Load(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aebench/aebench/harness/verdict/stats"
+	"github.com/aebench/aebench/stats"
 )
 
 // Threshold is one gate: absolute (`e2e.p99 < 20ms`: the group's median

@@ -1,7 +1,7 @@
-// Package verdicttest runs short real scenarios (a spawned redis-server)
+// Package runnertest runs short real scenarios (a spawned redis-server)
 // to give the tests of verdict, the report page and the CLI result sets of
 // their own, instead of result files committed to the repository.
-package verdicttest
+package runnertest
 
 import (
 	"context"
@@ -38,7 +38,7 @@ workers: {count: 2, concurrency: 4, claim_batch: 1, claim_wait: 1s, handler: 200
 func Run(t testing.TB, backends string, repeats int, plots bool) string {
 	t.Helper()
 	tmp := t.TempDir()
-	file := filepath.Join(tmp, "verdicttest.yaml")
+	file := filepath.Join(tmp, "runnertest.yaml")
 	body := []byte(strings.Replace(Scenario, "BACKENDS", backends, 1))
 	if err := os.WriteFile(file, body, 0o644); err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/aebench/aebench/harness/verdict"
-	"github.com/aebench/aebench/harness/verdict/stats"
+	"github.com/aebench/aebench/stats"
 )
 
 // fontFaces collects the @font-face rules of every inlined SVG once: each

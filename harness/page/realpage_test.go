@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/harness/verdict"
-	"github.com/aebench/aebench/harness/verdict/verdicttest"
-	"github.com/aebench/aebench/report/page"
+	"github.com/aebench/aebench/harness/runner/runnertest"
+	"github.com/aebench/aebench/harness/page"
 )
 
-// An external test: verdicttest runs scenarios through the runner, which
+// An external test: runnertest runs scenarios through the runner, which
 // imports this package.
 
 // TestReportPage writes report.html for a real run (with its plots, and a
@@ -24,7 +24,7 @@ import (
 // outside itself, then loads it in headless Chromium: no console message,
 // no request beyond the file itself, and every backend on the page.
 func TestReportPage(t *testing.T) {
-	dir := verdicttest.Run(t, "[zset, {name: bucket, label: bucket-poll, options: {wait: poll}}]", 2, true)
+	dir := runnertest.Run(t, "[zset, {name: bucket, label: bucket-poll, options: {wait: poll}}]", 2, true)
 	if err := page.WriteDir(dir); err != nil {
 		t.Fatal(err)
 	}

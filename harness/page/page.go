@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/harness/verdict"
-	"github.com/aebench/aebench/harness/verdict/stats"
+	"github.com/aebench/aebench/stats"
 )
 
 // FileName is the page's name in a results directory.
