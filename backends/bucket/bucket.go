@@ -117,6 +117,15 @@ import (
 	"github.com/aebench/aebench/rclient"
 )
 
+// Scripts this file calls (lua/<name>.lua).
+var (
+	scriptMove    = base.NewScript("move")
+	scriptFail    = base.NewScript("fail")
+	scriptRecover = base.NewScript("recover")
+	scriptCancel  = base.NewScript("cancel")
+	scriptStats   = base.NewScript("stats")
+)
+
 //go:embed lua/*.lua
 var scripts embed.FS
 
@@ -268,7 +277,7 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 	for _, t := range runAts {
 		keys = append(keys, s.bucketKey(t))
 	}
-	_, err = s.Run(ctx, "enqueue", keys, append([]string{base.Ms(now), strconv.Itoa(fixed)}, args...))
+	_, err = s.Run(ctx, base.ScriptEnqueue, keys, append([]string{base.Ms(now), strconv.Itoa(fixed)}, args...))
 	return err
 }
 
@@ -292,7 +301,7 @@ func (s *Store) move(ctx context.Context, now time.Time, buckets []string, pmax,
 	if s.claimMoves {
 		claimMoves = "1"
 	}
-	v, err := s.Run(ctx, "move", keys, []string{base.Ms(now), strconv.Itoa(pmax), strconv.Itoa(popMax),
+	v, err := s.Run(ctx, scriptMove, keys, []string{base.Ms(now), strconv.Itoa(pmax), strconv.Itoa(popMax),
 		base.Ms(deadline), s.TokenBase(), strconv.Itoa(report), strconv.Itoa(fixed), claimMoves, worker})
 	if err != nil {
 		return moved{}, err
@@ -371,7 +380,7 @@ func (s *Store) dueBuckets(ctx context.Context, now time.Time, max int) ([]strin
 
 // Fail retries with backoff (into the bucket of the retry's RunAt) or dead-letters.
 func (s *Store) Fail(ctx context.Context, l jobstore.Lease, reason string) (jobstore.FailResult, error) {
-	return s.FailWith(ctx, "fail", l, reason, func(runAt time.Time) []string {
+	return s.FailWith(ctx, scriptFail, l, reason, func(runAt time.Time) []string {
 		keys := []string{s.bucketKey(runAt), s.index, s.bucketed}
 		if len(s.marker) > 0 {
 			keys = append(keys, s.ready, s.marker[0])
@@ -382,7 +391,7 @@ func (s *Store) Fail(ctx context.Context, l jobstore.Lease, reason string) (jobs
 
 // Recover takes back jobs whose lease expired; they are due at once.
 func (s *Store) Recover(ctx context.Context, max int) (jobstore.RecoverResult, error) {
-	return s.RecoverWith(ctx, "recover", max, append([]string{s.ready}, s.marker...))
+	return s.RecoverWith(ctx, scriptRecover, max, append([]string{s.ready}, s.marker...))
 }
 
 // Cancel cancels a waiting job, taking it out of ready or its bucket. It
@@ -397,7 +406,7 @@ func (s *Store) Cancel(ctx context.Context, id string) error {
 		if !ok || (place != s.ready && !strings.HasPrefix(place, s.Keys.Of("bucket:"))) {
 			return fmt.Errorf("bucket: cancel %q: Ref %q names no place of queue %q", id, j.Ref, s.Opts.Queue)
 		}
-		err = s.CancelWith(ctx, "cancel", id, append([]string{s.ready, s.index, s.bucketed, place}, s.marker...))
+		err = s.CancelWith(ctx, scriptCancel, id, append([]string{s.ready, s.index, s.bucketed, place}, s.marker...))
 		var re *rclient.RedisError
 		if !errors.As(err, &re) || !strings.Contains(re.Msg, "AE_MOVED") {
 			return err
@@ -419,7 +428,7 @@ func (s *Store) Stats(ctx context.Context) (jobstore.Stats, error) {
 			return jobstore.Stats{}, err
 		}
 		keys := append([]string{s.ready, s.index, s.bucketed, s.Keys.Active(), s.Keys.Dead(), s.Keys.Completed()}, buckets...)
-		v, err := s.Run(ctx, "stats", keys, []string{base.Ms(now)})
+		v, err := s.Run(ctx, scriptStats, keys, []string{base.Ms(now)})
 		if err != nil {
 			return jobstore.Stats{}, err
 		}

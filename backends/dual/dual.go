@@ -84,6 +84,11 @@ import (
 	"github.com/aebench/aebench/rclient"
 )
 
+// Scripts this file calls (lua/<name>.lua).
+var (
+	scriptPromote = base.NewScript("promote")
+)
+
 //go:embed lua/*.lua
 var scripts embed.FS
 
@@ -237,7 +242,7 @@ func (s *Store) promote(ctx context.Context, max int) (int, time.Time, error) {
 	if len(members) == 0 {
 		return 0, next, nil
 	}
-	v, err := s.Run(ctx, "promote", []string{s.delayed, s.Ready}, append([]string{now}, members...))
+	v, err := s.Run(ctx, scriptPromote, []string{s.delayed, s.Ready}, append([]string{now}, members...))
 	if err != nil {
 		return 0, next, fmt.Errorf("dual: %w", err)
 	}

@@ -13,6 +13,13 @@ import (
 	"github.com/aebench/aebench/rclient"
 )
 
+// Scripts this file calls (lua/<name>.lua).
+var (
+	scriptSeed000Enqueue = base.NewScript("seed000_enqueue")
+	scriptSeed000Claim   = base.NewScript("seed000_claim")
+	scriptSeed000Add     = base.NewScript("seed000_add")
+)
+
 // Seed variants (off by default): the option "variant"
 // (base.OptionVariant) builds, instead of the corrected store, one that
 // reproduces a known seed flaw on purpose (see backends/zset's variant.go
@@ -136,7 +143,7 @@ func (s *Seed000) Capabilities() jobstore.Capabilities {
 
 // Enqueue stores jobs the seed's way (seed000_enqueue.lua).
 func (s *Seed000) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
-	return s.EnqueueWith(ctx, "seed000_enqueue", []string{s.Ready, s.delayed, s.Keys.Audit()}, nil, jobs)
+	return s.EnqueueWith(ctx, scriptSeed000Enqueue, []string{s.Ready, s.delayed, s.Keys.Audit()}, nil, jobs)
 }
 
 // Claim moves (in mover mode claim), then reads and claims, polling while
@@ -148,7 +155,7 @@ func (s *Seed000) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobst
 				return nil, err
 			}
 		}
-		v, err := s.Run(ctx, "seed000_claim", []string{s.Keys.Active(), s.Ready, s.delayed, s.Keys.Audit()},
+		v, err := s.Run(ctx, scriptSeed000Claim, []string{s.Keys.Active(), s.Ready, s.delayed, s.Keys.Audit()},
 			[]string{base.Ms(now), base.Ms(deadline), req.WorkerID, s.TokenBase(), strconv.Itoa(req.Max), s.Consumer})
 		if err != nil {
 			return nil, fmt.Errorf("dual seed000: %w", err)
@@ -219,7 +226,7 @@ func (s *Seed000) move(ctx context.Context, ahead bool) (int, error) {
 		} else if base.Int(removed) == 0 {
 			dup++ // the seed adds it all the same (line 233)
 		}
-		if _, err := s.Run(ctx, "seed000_add", []string{s.Ready, s.Keys.Job(id)}, []string{id, boolArg(ahead)}); err != nil {
+		if _, err := s.Run(ctx, scriptSeed000Add, []string{s.Ready, s.Keys.Job(id)}, []string{id, boolArg(ahead)}); err != nil {
 			return moved, fmt.Errorf("dual seed000: add %s: %w", id, err)
 		}
 		moved++

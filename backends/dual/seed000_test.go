@@ -59,7 +59,7 @@ func TestSeed000Fidelity(t *testing.T) {
 			t.Fatalf("first claim: %+v", cl)
 		}
 		// A second mover's XADD of the same job (what two movers do).
-		if _, err := s.Run(ctx, "seed000_add", []string{s.Ready, s.Keys.Job("a")}, []string{"a", "0"}); err != nil {
+		if _, err := s.Run(ctx, scriptSeed000Add, []string{s.Ready, s.Keys.Job("a")}, []string{"a", "0"}); err != nil {
 			t.Fatal(err)
 		}
 		if cl := claim(s); len(cl) != 0 {

@@ -11,6 +11,14 @@ import (
 	"github.com/aebench/aebench/rclient"
 )
 
+// Scripts this file calls (lua/<name>.lua).
+var (
+	scriptSeed003Claim         = base.NewScript("seed003_claim")
+	scriptSeed003Complete      = base.NewScript("seed003_complete")
+	scriptSeed003Fail          = base.NewScript("seed003_fail")
+	scriptSeed003MaxlenEnqueue = base.NewScript("seed003_maxlen_enqueue")
+)
+
 // Seed variants (off by default): the option "variant"
 // (base.OptionVariant) builds, instead of the corrected store, one that
 // reproduces a known seed flaw on purpose (see backends/zset's variant.go
@@ -84,7 +92,7 @@ func (s *Seed003) Capabilities() jobstore.Capabilities {
 // Claim reads and acknowledges up to req.Max entries, polling while req.Wait allows.
 func (s *Seed003) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
 	return s.PollScriptClaim(ctx, req, func(now, deadline time.Time) (any, error) {
-		v, err := s.Run(ctx, "seed003_claim", []string{s.Ready, s.Keys.Of("processing")},
+		v, err := s.Run(ctx, scriptSeed003Claim, []string{s.Ready, s.Keys.Of("processing")},
 			[]string{base.Ms(now), base.Ms(deadline), req.WorkerID, s.TokenBase(), strconv.Itoa(req.Max), s.Consumer})
 		if err != nil {
 			return nil, fmt.Errorf("stream seed003: %w", err)
@@ -100,7 +108,7 @@ func (s *Seed003) Extend(_ context.Context, l jobstore.Lease, _ time.Duration) (
 
 // Complete marks the job Completed and deletes its entry, checking no lease.
 func (s *Seed003) Complete(ctx context.Context, l jobstore.Lease, result []byte) error {
-	return s.CompleteWith(ctx, "seed003_complete", l, result, []string{s.Ready, s.Keys.Of("processing")})
+	return s.CompleteWith(ctx, scriptSeed003Complete, l, result, []string{s.Ready, s.Keys.Of("processing")})
 }
 
 // CompleteMany completes each lease as Complete does.
@@ -110,7 +118,7 @@ func (s *Seed003) CompleteMany(ctx context.Context, cs []jobstore.Completion) ([
 
 // Fail retries or dead-letters, checking no lease.
 func (s *Seed003) Fail(ctx context.Context, l jobstore.Lease, reason string) (jobstore.FailResult, error) {
-	return s.FailWith(ctx, "seed003_fail", l, reason, func(time.Time) []string { return []string{s.Ready, s.Keys.Of("processing")} })
+	return s.FailWith(ctx, scriptSeed003Fail, l, reason, func(time.Time) []string { return []string{s.Ready, s.Keys.Of("processing")} })
 }
 
 // Stats counts the queue: InProgress from the processing ZSET (the PEL
@@ -156,5 +164,5 @@ func (s *Seed003MaxLen) Capabilities() jobstore.Capabilities {
 // Enqueue stores jobs and appends each to the stream, trimming it to about
 // maxLen entries.
 func (s *Seed003MaxLen) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
-	return s.EnqueueWith(ctx, "seed003_maxlen_enqueue", []string{s.Ready}, []string{s.maxLen}, jobs)
+	return s.EnqueueWith(ctx, scriptSeed003MaxlenEnqueue, []string{s.Ready}, []string{s.maxLen}, jobs)
 }

@@ -13,6 +13,12 @@ import (
 	"github.com/aebench/aebench/rclient"
 )
 
+// Scripts this file calls (lua/<name>.lua).
+var (
+	scriptCjCreate = base.NewScript("cj_create")
+	scriptCjCas    = base.NewScript("cj_cas")
+)
+
 // Option record_io: where a job record is read and written.
 const (
 	OptionRecordIO = "record_io"
@@ -109,7 +115,7 @@ func (s *ClientJSON) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error
 		}
 		args = append(args, id, runAt, text)
 	}
-	_, err = s.Run(ctx, "cj_create", append([]string{s.queue}, keys...), args)
+	_, err = s.Run(ctx, scriptCjCreate, append([]string{s.queue}, keys...), args)
 	return err
 }
 
@@ -144,7 +150,7 @@ func (s *ClientJSON) casText(ctx context.Context, id, old string, r cjRecord, op
 	if err != nil {
 		return "", false, fmt.Errorf("zset client-json: %w", err)
 	}
-	v, err := s.Run(ctx, "cj_cas", []string{s.Keys.Job(id), s.queue, s.Keys.Active(), s.Keys.Dead(), s.Keys.Completed()},
+	v, err := s.Run(ctx, scriptCjCas, []string{s.Keys.Job(id), s.queue, s.Keys.Active(), s.Keys.Dead(), s.Keys.Completed()},
 		append([]string{old, text, op, id}, args...))
 	if err != nil {
 		return "", false, fmt.Errorf("zset client-json: %s %s: %w", op, id, err)

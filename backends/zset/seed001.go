@@ -13,6 +13,12 @@ import (
 	"github.com/aebench/aebench/rclient"
 )
 
+// Scripts this file calls (lua/<name>.lua).
+var (
+	scriptSeed001Claim = base.NewScript("seed001_claim")
+	scriptSeed001Fail  = base.NewScript("seed001_fail")
+)
+
 // ErrClaimConflict is what a Seed001 claim returns when another claimer took
 // the head job it read first: the seed's ALREADY_ASSIGNED (or WRONG_STATUS).
 // The harness counts it as a claim error.
@@ -84,7 +90,7 @@ func (s *Seed001) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobst
 
 // claimOne is the seed's ClaimSingleJob of one member read.
 func (s *Seed001) claimOne(ctx context.Context, member, worker string, now, deadline time.Time) ([]jobstore.Claimed, error) {
-	v, err := s.Run(ctx, "seed001_claim", []string{s.queue, s.Keys.Active()},
+	v, err := s.Run(ctx, scriptSeed001Claim, []string{s.queue, s.Keys.Active()},
 		[]string{member, base.Ms(now), base.Ms(deadline), s.TokenBase() + ".1", worker})
 	var re *rclient.RedisError
 	if errors.As(err, &re) && (strings.Contains(re.Msg, "ALREADY_ASSIGNED") || strings.Contains(re.Msg, "WRONG_STATUS") || strings.Contains(re.Msg, "RETRY_DELAY")) {
@@ -108,7 +114,7 @@ func (s *Seed001) Fail(ctx context.Context, l jobstore.Lease, reason string) (jo
 	now := s.Now()
 	runAt := s.RetryAt(now, l.Attempt).Truncate(time.Millisecond)
 	keys := []string{s.Keys.Active(), s.Keys.Dead(), s.Keys.Job(l.JobID), s.queue}
-	v, err := s.Run(ctx, "seed001_fail", keys, []string{l.JobID, l.Token, base.Ms(now), reason, base.Ms(runAt),
+	v, err := s.Run(ctx, scriptSeed001Fail, keys, []string{l.JobID, l.Token, base.Ms(now), reason, base.Ms(runAt),
 		fmt.Sprint(s.Opts.Retention.Milliseconds()), runAt.UTC().Format(isoLayout)})
 	if err != nil {
 		return jobstore.FailResult{}, err

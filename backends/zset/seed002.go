@@ -10,6 +10,11 @@ import (
 	"github.com/aebench/aebench/jobstore"
 )
 
+// Scripts this file calls (lua/<name>.lua).
+var (
+	scriptSeed002Recover = base.NewScript("seed002_recover")
+)
+
 // Seed002 is a SEED VARIANT, not a job store to use: seed 002's recovery
 // script (seed002_recover.lua), which declares no keys, SCANs every key in
 // Redis for job records and builds the names of the keys it writes in Lua.
@@ -40,7 +45,7 @@ func (s *Seed002) Recover(ctx context.Context, max int) (jobstore.RecoverResult,
 		return res, err
 	}
 	prefix := strings.TrimSuffix(s.Keys.Of("x"), "x")
-	v, err := s.Run(ctx, "seed002_recover", nil, []string{prefix, base.Ms(s.Now()), fmt.Sprint(s.Opts.Retention.Milliseconds()), strconv.Itoa(max)})
+	v, err := s.Run(ctx, scriptSeed002Recover, nil, []string{prefix, base.Ms(s.Now()), fmt.Sprint(s.Opts.Retention.Milliseconds()), strconv.Itoa(max)})
 	if err != nil {
 		return res, fmt.Errorf("zset seed002: %w", err)
 	}

@@ -12,6 +12,11 @@ import (
 	"github.com/aebench/aebench/rclient"
 )
 
+// Scripts this file calls (lua/<name>.lua).
+var (
+	scriptSeed004Claim = base.NewScript("seed004_claim")
+)
+
 // Seed004Batch is seed 004's pop limit: its Lua script takes at most 20
 // due ids per call.
 const Seed004Batch = 20
@@ -58,7 +63,7 @@ func (s *Seed004) marker(id string) string { return s.Keys.Of("processing:" + id
 // processing marker, polling while req.Wait allows.
 func (s *Seed004) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
 	got, err := s.PollScriptClaim(ctx, req, func(now, deadline time.Time) (any, error) {
-		v, err := s.Run(ctx, "seed004_claim", []string{s.queue},
+		v, err := s.Run(ctx, scriptSeed004Claim, []string{s.queue},
 			[]string{base.Ms(now), strconv.Itoa(min(req.Max, Seed004Batch)), base.Ms(deadline), s.TokenBase(), req.WorkerID})
 		if err != nil {
 			return nil, fmt.Errorf("zset seed004: %w", err)

@@ -10,6 +10,12 @@ import (
 	"github.com/aebench/aebench/rclient"
 )
 
+// Scripts this file calls (lua/<name>.lua).
+var (
+	scriptUnfencedComplete = base.NewScript("unfenced_complete")
+	scriptUnfencedFail     = base.NewScript("unfenced_fail")
+)
+
 // Seed variants: the option "variant" (base.OptionVariant) builds, instead
 // of the corrected store, one that reproduces ONE known flaw of a seed
 // design on purpose, so that a run shows the flaw with numbers (lost,
@@ -113,12 +119,12 @@ func withoutCore(cs jobstore.Capabilities, broken ...jobstore.Capability) jobsto
 
 // completeUnfenced is the seeds' unfenced Complete (unfenced_complete.lua).
 func (s *Store) completeUnfenced(ctx context.Context, l jobstore.Lease, result []byte) error {
-	return s.CompleteWith(ctx, "unfenced_complete", l, result, nil)
+	return s.CompleteWith(ctx, scriptUnfencedComplete, l, result, nil)
 }
 
 // failUnfenced is the seeds' unfenced Fail (unfenced_fail.lua).
 func (s *Store) failUnfenced(ctx context.Context, l jobstore.Lease, reason string) (jobstore.FailResult, error) {
-	return s.FailWith(ctx, "unfenced_fail", l, reason, func(_ time.Time) []string {
+	return s.FailWith(ctx, scriptUnfencedFail, l, reason, func(_ time.Time) []string {
 		return append([]string{s.queue}, s.marker...)
 	})
 }

@@ -73,6 +73,14 @@ import (
 	"github.com/aebench/aebench/rclient"
 )
 
+// Scripts this file calls (lua/<name>.lua).
+var (
+	scriptClaim   = base.NewScript("claim")
+	scriptFail    = base.NewScript("fail")
+	scriptRecover = base.NewScript("recover")
+	scriptCancel  = base.NewScript("cancel")
+)
+
 //go:embed lua/*.lua
 var scripts embed.FS
 
@@ -139,7 +147,7 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 	}
 	fixed := append([]string{s.queue, s.seq}, s.marker...)
 	args = append([]string{base.Ms(s.Now()), strconv.Itoa(len(fixed))}, args...)
-	_, err = s.Run(ctx, "enqueue", append(fixed, keys...), args)
+	_, err = s.Run(ctx, base.ScriptEnqueue, append(fixed, keys...), args)
 	return err
 }
 
@@ -147,7 +155,7 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 // marker (or polling) while req.Wait allows.
 func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
 	return s.WaitClaim(ctx, req, s.marker, func(now, deadline time.Time) ([]jobstore.Claimed, time.Time, error) {
-		v, err := s.Run(ctx, "claim", append([]string{s.queue, s.Keys.Active()}, s.marker...),
+		v, err := s.Run(ctx, scriptClaim, append([]string{s.queue, s.Keys.Active()}, s.marker...),
 			[]string{base.Ms(now), strconv.Itoa(req.Max), base.Ms(deadline), s.TokenBase(), req.WorkerID})
 		if err != nil {
 			return nil, time.Time{}, err
@@ -166,17 +174,17 @@ func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstor
 
 // Fail retries with backoff or dead-letters.
 func (s *Store) Fail(ctx context.Context, l jobstore.Lease, reason string) (jobstore.FailResult, error) {
-	return s.FailWith(ctx, "fail", l, reason, func(_ time.Time) []string { return append([]string{s.queue}, s.marker...) })
+	return s.FailWith(ctx, scriptFail, l, reason, func(_ time.Time) []string { return append([]string{s.queue}, s.marker...) })
 }
 
 // Recover takes back jobs whose lease expired.
 func (s *Store) Recover(ctx context.Context, max int) (jobstore.RecoverResult, error) {
-	return s.RecoverWith(ctx, "recover", max, append([]string{s.queue}, s.marker...))
+	return s.RecoverWith(ctx, scriptRecover, max, append([]string{s.queue}, s.marker...))
 }
 
 // Cancel cancels a waiting job.
 func (s *Store) Cancel(ctx context.Context, id string) error {
-	return s.CancelWith(ctx, "cancel", id, []string{s.queue})
+	return s.CancelWith(ctx, scriptCancel, id, []string{s.queue})
 }
 
 // Stats counts the queue in one round trip.

@@ -5,6 +5,7 @@
 -- the job is then in ready (HDEL finds nothing). A Ref naming another
 -- bucket than the declared one (the job was retried meanwhile) is answered
 -- with AE_MOVED, and Go reads the Ref again.
+-- Returns 1, or an AE_NOT_FOUND or AE_NOT_CANCELABLE error.
 local ready, place = KEYS[2], KEYS[5]
 local f = rec_get(KEYS[1], 'Status', 'Ref')
 local where, member = (f[2] or ''):match('^([^|]*)|(.+)$')

@@ -8,6 +8,7 @@
 -- read_new_jobs layout.
 -- Members are "<sequence, 12 hex digits>:<id>"; a job's Ref is
 -- "<key of the place it was put>|<member>".
+-- Returns the number of jobs stored, or an AE_DUPLICATE error (none stored).
 local ready, index, now = KEYS[1], KEYS[2], tonumber(ARGV[1])
 local fixed = tonumber(ARGV[2])
 local marker = fixed == 5 and KEYS[5]

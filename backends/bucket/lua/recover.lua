@@ -3,6 +3,7 @@
 -- marker when claims block), lease members.
 -- A recovered job is due at once: it goes straight back into ready and
 -- wakes a claimer (once per call).
+-- Returns {requeued ids, dead-lettered ids} (lib.lua's recover_leases).
 local places = tonumber(ARGV[3])
 local marker = places == 2 and KEYS[4]
 return recover_leases(KEYS[1], KEYS[2], 3 + places, 4, ARGV[1], ARGV[2],

@@ -3,6 +3,7 @@
 -- completed counter, then the buckets Go read from the index as due.
 -- ARGV now. A bucket that fell due after Go's read is not declared: the
 -- script then returns nil and Go reads the index again.
+-- Returns {due, delayed, in progress, dead, completed}, or nil (above).
 local now = tonumber(ARGV[1])
 local declared = {}
 for b = 7, #KEYS do declared[KEYS[b]] = true end

@@ -3,6 +3,7 @@
 -- else the stream.
 -- KEYS[1] stream, KEYS[2] delayed ZSET, KEYS[3] its sequence, KEYS[4..] records.
 -- ARGV: now, then the read_new_jobs layout.
+-- Returns the number of jobs stored, or an AE_DUPLICATE error (none stored).
 local jobs, err = read_new_jobs(2, 4)
 if not jobs then return err end
 -- The delayed head, read once per batch, spares a due job the look-up

@@ -117,10 +117,11 @@ func (c *Core) RetryAt(now time.Time, attempt int) time.Time {
 	return now.Add(d)
 }
 
-// Run runs a named script and maps its error replies to sentinel errors.
-// The "enqueue" script of every backend is followed by WAIT when
+// Run runs a script and maps its error replies to sentinel errors. The
+// "enqueue" script of every backend is followed by WAIT when
 // Options.WaitReplicas asks for it (jobstore.Options).
-func (c *Core) Run(ctx context.Context, name string, keys, args []string) (any, error) {
+func (c *Core) Run(ctx context.Context, script Script, keys, args []string) (any, error) {
+	name := script.name
 	var v any
 	var err error
 	if name == "enqueue" && c.Opts.WaitReplicas > 0 {

@@ -42,7 +42,7 @@ func (c *Core) Complete(ctx context.Context, l jobstore.Lease, result []byte) er
 
 // CompleteWith runs script with KEYS active, completed, record, extraKeys...
 // and ARGV id, token, now, result, retention ms.
-func (c *Core) CompleteWith(ctx context.Context, script string, l jobstore.Lease, result []byte, extraKeys []string) error {
+func (c *Core) CompleteWith(ctx context.Context, script Script, l jobstore.Lease, result []byte, extraKeys []string) error {
 	if err := ValidateLease(l); err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func (c *Core) CompleteMany(ctx context.Context, cs []jobstore.Completion) ([]er
 // active, completed, extraKeys..., then one record per lease, and ARGV now,
 // retention ms, then id, token, result per lease, MaxClaim leases per call.
 // An invalid lease gets its ErrInvalid error and is not sent.
-func (c *Core) CompleteManyWith(ctx context.Context, script string, cs []jobstore.Completion, extraKeys []string) ([]error, error) {
+func (c *Core) CompleteManyWith(ctx context.Context, script Script, cs []jobstore.Completion, extraKeys []string) ([]error, error) {
 	errs := make([]error, len(cs))
 	if err := c.Check(); err != nil {
 		return errs, err
@@ -108,7 +108,7 @@ func (c *Core) retentionMs() string { return strconv.FormatInt(c.Opts.Retention.
 // FailWith runs a backend's fail script: KEYS active, dead, record, then
 // placeKeys(runAt) (where a retry at runAt goes); ARGV id, token, now,
 // reason, runAt, retention ms. The script calls lib.lua's fail_job.
-func (c *Core) FailWith(ctx context.Context, script string, l jobstore.Lease, reason string, placeKeys func(runAt time.Time) []string) (jobstore.FailResult, error) {
+func (c *Core) FailWith(ctx context.Context, script Script, l jobstore.Lease, reason string, placeKeys func(runAt time.Time) []string) (jobstore.FailResult, error) {
 	if err := ValidateLease(l); err != nil {
 		return jobstore.FailResult{}, err
 	}
@@ -134,7 +134,7 @@ func (c *Core) FailWith(ctx context.Context, script string, l jobstore.Lease, re
 // recover script: KEYS active, dead, placeKeys(now)..., then one record key
 // per member; ARGV now, retention ms, nPlaceKeys, members... The script
 // calls lib.lua's recover_leases.
-func (c *Core) RecoverWith(ctx context.Context, script string, max int, placeKeys []string) (jobstore.RecoverResult, error) {
+func (c *Core) RecoverWith(ctx context.Context, script Script, max int, placeKeys []string) (jobstore.RecoverResult, error) {
 	var res jobstore.RecoverResult
 	if max <= 0 || max > MaxClaim {
 		return res, fmt.Errorf("%w: Recover max %d: allowed is 1 to %d", jobstore.ErrInvalid, max, MaxClaim)
@@ -182,7 +182,7 @@ func SplitLeaseMember(m string) (id, token string) {
 
 // CancelWith runs a backend's cancel script: KEYS record, extraKeys...;
 // ARGV id, now, retention ms. The script calls lib.lua's cancel_job.
-func (c *Core) CancelWith(ctx context.Context, script, id string, extraKeys []string) error {
+func (c *Core) CancelWith(ctx context.Context, script Script, id string, extraKeys []string) error {
 	if id == "" {
 		return fmt.Errorf("%w: Cancel: id must not be empty", jobstore.ErrInvalid)
 	}

@@ -27,12 +27,30 @@ type Scripts struct {
 	evals map[string]*rclient.Script // when the server has no Functions
 }
 
+// Script is a handle on one Lua body: lua/<name>.lua of the backend that
+// declares it, or of lua/shared/. Backends declare their handles as named
+// values beside the Go that calls them (asynq's internal/rdb habit), and
+// every call site names a handle, never a string, so a misspelt script is a
+// compile error; TestScriptHandles checks that every handle has its body
+// and that the body's header gives its KEYS, ARGV and Returns.
+type Script struct{ name string }
+
+// NewScript returns the handle of the body lua/<name>.lua.
+func NewScript(name string) Script { return Script{name: name} }
+
+// Name is the body's file name without .lua.
+func (s Script) Name() string { return s.name }
+
+// ScriptEnqueue is every backend's own lua/enqueue.lua: Run follows it
+// with WAIT when Options.WaitReplicas asks for it.
+var ScriptEnqueue = NewScript("enqueue")
+
 // Shared script bodies (lua/shared/) that a backend may take as they are.
-const (
-	ScriptExtend       = "extend"
-	ScriptComplete     = "complete"
-	ScriptCompleteMany = "complete_many"
-	ScriptLocate       = "locate"
+var (
+	ScriptExtend       = NewScript("extend")
+	ScriptComplete     = NewScript("complete")
+	ScriptCompleteMany = NewScript("complete_many")
+	ScriptLocate       = NewScript("locate")
 )
 
 // ComposeScripts builds each body in bodies (read from the backend's embedded
@@ -46,7 +64,7 @@ const (
 // library up again on every call. The library's name carries a hash of its
 // source, so stores of different versions can share a server. A server that
 // refuses FUNCTION gets one EVALSHA script per body.
-func ComposeScripts(ctx context.Context, c rclient.Client, enc jobstore.Encoding, bodies embed.FS, shared ...string) (Scripts, error) {
+func ComposeScripts(ctx context.Context, c rclient.Client, enc jobstore.Encoding, bodies embed.FS, shared ...Script) (Scripts, error) {
 	prelude, err := libFS.ReadFile("lua/rec_" + string(enc) + ".lua")
 	if err != nil {
 		return Scripts{}, fmt.Errorf("encoding %q has no record prelude: %w", enc, err)
@@ -76,9 +94,10 @@ func ComposeScripts(ctx context.Context, c rclient.Client, enc jobstore.Encoding
 }
 
 // readBodies reads the shared bodies named and every body of the backend.
-func readBodies(bodies embed.FS, shared []string) (map[string]string, error) {
+func readBodies(bodies embed.FS, shared []Script) (map[string]string, error) {
 	src := map[string]string{}
-	for _, name := range shared {
+	for _, sc := range shared {
+		name := sc.name
 		body, err := libFS.ReadFile("lua/shared/" + name + ".lua")
 		if err != nil {
 			return nil, fmt.Errorf("no shared script %q: %w", name, err)

@@ -50,16 +50,16 @@ const scanCount = 100
 const blockMargin = 50 * time.Millisecond
 
 // Shared stream script bodies (lua/shared/stream_*.lua).
-const (
-	ScriptStreamActivate     = "stream_activate"
-	ScriptStreamClaim        = "stream_claim"
-	ScriptStreamComplete     = "stream_complete"
-	ScriptStreamCompleteMany = "stream_complete_many"
-	ScriptStreamFail         = "stream_fail"
-	ScriptStreamRecover      = "stream_recover"
-	ScriptStreamCancel       = "stream_cancel"
-	ScriptStreamPeek         = "stream_peek"
-	ScriptStreamSweep        = "stream_sweep"
+var (
+	ScriptStreamActivate     = NewScript("stream_activate")
+	ScriptStreamClaim        = NewScript("stream_claim")
+	ScriptStreamComplete     = NewScript("stream_complete")
+	ScriptStreamCompleteMany = NewScript("stream_complete_many")
+	ScriptStreamFail         = NewScript("stream_fail")
+	ScriptStreamRecover      = NewScript("stream_recover")
+	ScriptStreamCancel       = NewScript("stream_cancel")
+	ScriptStreamPeek         = NewScript("stream_peek")
+	ScriptStreamSweep        = NewScript("stream_sweep")
 )
 
 // Stream is Core plus a queue's ready stream, read by StreamGroup as a
@@ -423,13 +423,13 @@ func splitStreamID(id string) (ms, seq uint64) {
 // KEYS the place keys, then one record per job; ARGV now, then the
 // read_new_jobs layout.
 func (s *Stream) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
-	return s.EnqueueWith(ctx, "enqueue", s.PlaceKeys, nil, jobs)
+	return s.EnqueueWith(ctx, ScriptEnqueue, s.PlaceKeys, nil, jobs)
 }
 
 // EnqueueWith stores jobs with script: KEYS fixed, then one record per
 // job; ARGV now, pre..., then the read_new_jobs layout (a seed variant's
 // enqueue takes the corrected one's arguments plus its own).
-func (c *Core) EnqueueWith(ctx context.Context, script string, fixed, pre []string, jobs []jobstore.NewJob) error {
+func (c *Core) EnqueueWith(ctx context.Context, script Script, fixed, pre []string, jobs []jobstore.NewJob) error {
 	if err := c.Check(); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@
 -- same RunAt keep enqueue order. A claimer is woken at most once per batch:
 -- when a job is due now, or the earliest one goes ahead of the head
 -- (lib.lua's batch_wakes, which reads the head only then).
+-- Returns the number of jobs stored, or an AE_DUPLICATE error (none stored).
 local fixed = tonumber(ARGV[2])
 local marker = fixed == 3 and KEYS[3]
 local jobs, err = read_new_jobs(3, fixed + 1)

@@ -1,2 +1,3 @@
 -- extend: a heartbeat. KEYS: active index, record. ARGV: id, token, now, deadline.
+-- Returns the new deadline, or an AE_LEASE_LOST error.
 return extend_lease(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])

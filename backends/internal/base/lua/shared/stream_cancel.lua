@@ -2,6 +2,7 @@
 -- ARGV: id, now, retention ms. Takes the job's Ref out of where it waits:
 -- its stream entry (unread, or read by a claimer that has not activated it
 -- yet), or its delayed member.
+-- Returns 1, or an AE_NOT_FOUND or AE_NOT_CANCELABLE error.
 local ref, err = cancel_job(KEYS[1], ARGV[1], ARGV[2], ARGV[3])
 if not ref then return err end
 if ref:match('^%d+%-%d+$') then

@@ -3,6 +3,7 @@
 -- per lease member. ARGV: now, retention ms, number of place keys (1 or 3),
 -- the lease members read as expired. Each job taken back loses its entry; a
 -- requeued one is placed anew (due now), a dead-lettered one is not.
+-- Returns {requeued ids, dead-lettered ids} (lib.lua's recover_leases).
 local np = tonumber(ARGV[3])
 local stream, delayed, seq = KEYS[3], nil, nil
 if np == 3 then delayed, seq = KEYS[4], KEYS[5] end
