@@ -28,6 +28,7 @@ import (
 	"github.com/aebench/aebench/backends/driver"
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/output"
 	"github.com/aebench/aebench/harness/runner"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/verdict"
@@ -198,6 +199,9 @@ Flags (may come before or after SCENARIO):
   --out DIR          the results directory itself (must be new or empty);
                      default results/<UTC time>-<scenario>
   --no-plots         skip the PNG/SVG plots
+  --output NAME      turn on an optional output format; repeatable. jsonl:
+                     samples.jsonl, one JSON object per run and second,
+                     written as the run goes
   --quiet            print only the final tables, the thresholds and the
                      results line (no status, run headers or per-run lines)
 
@@ -249,7 +253,7 @@ func cmdRun(ctx context.Context, args []string, opts Options, tty bool) int {
 	}
 	rclient.RouteGoRedisLog(clog)
 	outcome, err := runner.Run(ctx, sc, runner.Options{Registry: reg, Dir: rf.out, Stdout: stdout, TTY: tty, Width: opts.width,
-		Quiet: rf.quiet, NoPlots: rf.noPlots, Logf: logf})
+		Quiet: rf.quiet, NoPlots: rf.noPlots, Logf: logf, Outputs: rf.outputs})
 	close(finished)
 	<-noticeDone
 	if !rf.quiet {
@@ -265,6 +269,7 @@ type runFlags struct {
 	file, backends, out string
 	overrides           []scenario.Override
 	quiet, noPlots      bool
+	outputs             multiFlag
 }
 
 // parseRunFlags reads `aebench run`'s flags, which may come before or
@@ -285,6 +290,7 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (rf runFlags, code i
 	fs.StringVar(&rf.backends, "backends", "", "")
 	fs.StringVar(&rf.out, "out", "", "")
 	fs.BoolVar(&rf.noPlots, "no-plots", false, "")
+	fs.Var(&rf.outputs, "output", "")
 	fs.BoolVar(&rf.quiet, "quiet", false, "")
 	help := fs.Bool("h", false, "")
 	fs.BoolVar(help, "help", false, "")
@@ -332,6 +338,10 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (rf runFlags, code i
 			return rf, exitUsage, true
 		}
 		rf.overrides = append(rf.overrides, o)
+	}
+	if _, err := output.Open(rf.outputs); err != nil {
+		fmt.Fprintf(stderr, "aebench run: %v\n", err)
+		return rf, exitUsage, true
 	}
 	return rf, exitOK, false
 }

@@ -128,6 +128,9 @@ func (e *engine) collect(k int, final bool) {
 		Backlog:   backlog, BacklogDue: backlog - delayed, BacklogDelayed: delayed, InFlight: e.c.inFlight.Load(), E2ESamples: samples, E2EP50Ms: p50, E2EP99Ms: p99}
 	if !final || secs > 0.05 {
 		e.series = append(e.series, pt)
+		if e.hooks.Sample != nil {
+			e.hooks.Sample(pt)
+		}
 	}
 	if e.hooks.Status != nil && !final && secs > 0 {
 		sl := StatusLine{RunID: e.hooks.Label, Elapsed: now.Sub(e.t0), Phase: phase,

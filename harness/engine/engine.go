@@ -34,6 +34,9 @@ type Hooks struct {
 	NoRecoverer bool
 	HLog        *hdr.HistogramLogWriter // nil: no interval log
 	Status      func(StatusLine)
+	// Sample receives each second of the time series as the collector
+	// closes it (on the wall clock, also under simulated time); nil: none.
+	Sample func(SeriesPoint)
 	Cost        CostMeter // nil: no cost taken (the null backend)
 	// CostWholeRun: the cost window is the whole run, from before the
 	// first enqueue to the drain's end, divided by every job completed

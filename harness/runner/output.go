@@ -1,26 +1,24 @@
 package runner
 
 import (
-	"bufio"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/output"
+	"github.com/aebench/aebench/harness/page"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/harness/verdict"
-	"github.com/aebench/aebench/stats"
 	"github.com/aebench/aebench/report"
-	"github.com/aebench/aebench/harness/page"
+	"github.com/aebench/aebench/stats"
 )
 
 // fill copies what the engine measured into the run's summary and decides
@@ -77,118 +75,35 @@ func measuredNothing(rs *summary.RunSummary) string {
 	return why
 }
 
-// writeRunFiles writes one .hgrm per non-empty histogram and the run's rows
-// of timeseries.csv.
+// writeRunFiles hands the finished run to every output (.hgrm files,
+// timeseries.csv, faults.csv and those --output turned on).
 func (pr *planRunner) writeRunFiles(rs *summary.RunSummary, res *engine.Result) error {
-	rs.Files.HGRM = map[string]string{}
-	for t, h := range res.Hists {
-		if h == nil || h.TotalCount() == 0 {
-			continue
-		}
-		name := rs.ID + "." + engine.Tag(t).String() + ".hgrm"
-		if err := writeFileWith(filepath.Join(pr.dir, name), func(w io.Writer) error {
-			return report.WriteHGRM(w, h, 1e6)
-		}); err != nil {
-			return err
-		}
-		rs.Files.HGRM[engine.Tag(t).String()] = name
-	}
-	if err := pr.series.write(rs, res.Series); err != nil {
-		return err
-	}
-	return pr.writeFaults(rs)
-}
-
-// writeFaults appends the run's faults to faults.csv (created with the
-// first run that has any): one row per fault, time on the plots' axis.
-func (pr *planRunner) writeFaults(rs *summary.RunSummary) error {
-	if rs.Recovery == nil {
-		return nil
-	}
-	path := filepath.Join(pr.dir, "faults.csv")
-	_, statErr := os.Stat(path)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
-	if statErr != nil {
-		_ = w.Write([]string{"run", "backend", "label", "cell", "index", "kind", "point", "target", "at_s",
-			"affected", "restarted", "duplicates", "lost", "recovery_max_ms", "skipped"})
-	}
-	for _, r := range rs.Recovery.Records {
-		_ = w.Write([]string{rs.ID, rs.Backend, rs.Label, strconv.Itoa(rs.Cell), strconv.Itoa(r.Index), string(r.Kind),
-			string(r.Point), r.Target, strconv.FormatFloat(r.AtS, 'f', 3, 64), strconv.Itoa(r.Affected),
-			strconv.Itoa(r.Restarted), strconv.Itoa(r.Duplicates), strconv.Itoa(r.Lost),
-			strconv.FormatFloat(float64(r.RecoveryMaxNs)/1e6, 'f', 1, 64), r.Skipped})
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-func writeFileWith(path string, fn func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(f)
-	if err := fn(bw); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := bw.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// seriesWriter appends every run's time series to timeseries.csv.
-type seriesWriter struct {
-	f *os.File
-	w *csv.Writer
-}
-
-func newSeriesWriter(path string) (*seriesWriter, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	sw := &seriesWriter{f: f, w: csv.NewWriter(f)}
-	err = sw.w.Write([]string{"run", "backend", "label", "cell", "second", "phase", "enqueued", "completed",
-		"backlog", "backlog_due", "backlog_delayed", "in_flight", "started", "retried", "dead", "e2e_samples", "e2e_p50_ms", "e2e_p99_ms"})
-	sw.w.Flush()
-	if err == nil {
-		err = sw.w.Error()
-	}
-	return sw, err
-}
-
-func (sw *seriesWriter) write(rs *summary.RunSummary, pts []engine.SeriesPoint) error {
-	i64 := func(n int64) string { return strconv.FormatInt(n, 10) }
-	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
-	for _, p := range pts {
-		// A second without an e2e sample has no percentile: an empty cell,
-		// never a 0 a plot or a spreadsheet would read as "instant".
-		p50, p99 := "", ""
-		if p.E2ESamples > 0 {
-			p50, p99 = f(p.E2EP50Ms), f(p.E2EP99Ms)
-		}
-		if err := sw.w.Write([]string{rs.ID, rs.Backend, rs.Label, strconv.Itoa(rs.Cell), strconv.Itoa(p.Second), p.Phase,
-			i64(p.Enqueued), i64(p.Completed), i64(p.Backlog), i64(p.BacklogDue), i64(p.BacklogDelayed), i64(p.InFlight), i64(p.Started), i64(p.Retried), i64(p.Dead),
-			i64(p.E2ESamples), p50, p99}); err != nil {
+	for _, op := range pr.outputs {
+		if err := op.RunDone(rs, res); err != nil {
 			return err
 		}
 	}
-	sw.w.Flush()
-	return sw.w.Error()
+	return nil
 }
 
-func (sw *seriesWriter) close() error { return sw.f.Close() }
+// sample fans a run's second out to every output.
+func (pr *planRunner) sample(r output.Run) func(engine.SeriesPoint) {
+	return func(p engine.SeriesPoint) {
+		for _, op := range pr.outputs {
+			op.Sample(r, p)
+		}
+	}
+}
+
+// closeOutputs closes every output; an error goes to Logf, since the
+// results line is already on its way.
+func (pr *planRunner) closeOutputs() {
+	for _, op := range pr.outputs {
+		if err := op.Close(); err != nil {
+			pr.o.Logf("output: %v", err)
+		}
+	}
+}
 
 // statusPrinter prints the once-a-second status line: redrawn in place on a
 // terminal, one plain line each otherwise (CI logs).

@@ -17,6 +17,7 @@ import (
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/clock"
 	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/output"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/simtime"
 	"github.com/aebench/aebench/harness/summary"
@@ -57,6 +58,9 @@ type Options struct {
 	// Registry lists the backends a scenario may name; nil: the built-in
 	// ones (registry.Builtin).
 	Registry *registry.Registry
+	// Outputs names the optional output formats to turn on (package
+	// output: NAME or NAME=PARAM); the always-on ones run regardless.
+	Outputs []string
 }
 
 // Outcome is what Run did.
@@ -111,12 +115,17 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 	if err := pr.writeSummary(); err != nil {
 		return out, err
 	}
-	ts, err := newSeriesWriter(filepath.Join(dir, "timeseries.csv"))
+	outs, err := output.Open(o.Outputs)
 	if err != nil {
-		return out, err
+		return out, &scenario.ConfigError{File: "command line", Field: "--output", Msg: err.Error()}
 	}
-	pr.series = ts
-	defer ts.close()
+	pr.outputs = outs
+	defer pr.closeOutputs()
+	for _, op := range outs {
+		if err := op.Start(dir, s); err != nil {
+			return out, err
+		}
+	}
 	runs := s.Runs()
 	if err := pr.prepare(ctx, runs); err != nil {
 		sum.FinishedAt, sum.Error = time.Now().UTC(), err.Error()
@@ -227,6 +236,11 @@ func (pr *planRunner) conclude(out *Outcome, runErr error) error {
 	if err := pr.finalize(); err != nil && runErr == nil {
 		runErr = err
 	}
+	for _, op := range pr.outputs {
+		if err := op.PlanDone(sum); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
 	pr.printTables(o.Stdout)
 	printThresholds(o.Stdout, sum.Thresholds)
 	printSLO(o.Stdout, sum.SLO)
@@ -295,7 +309,8 @@ type planRunner struct {
 	sum     *summary.Summary
 	pool    *redisPool
 	status  *statusPrinter
-	series  *seriesWriter
+	// outputs get every sample, run and the plan (package output).
+	outputs []output.Output
 	// hists and seriesByRun keep each finished run's numbers for the plots.
 	hists       map[string]*engine.HistSet
 	seriesByRun map[string][]engine.SeriesPoint
@@ -386,7 +401,8 @@ func (pr *planRunner) runOne(ctx context.Context, spec scenario.RunSpec) (*summa
 	if err != nil {
 		return fail(summary.StatusError, err)
 	}
-	hooks := engine.Hooks{Label: cfg.Backend.Label, HLog: hw, Status: pr.status.line, Cost: cost, CostWholeRun: cfg.Redis.Metered(), Mover: rs.MoverLoop,
+	run := output.RunOf(rs)
+	hooks := engine.Hooks{Label: cfg.Backend.Label, HLog: hw, Status: pr.status.line, Sample: pr.sample(run), Cost: cost, CostWholeRun: cfg.Redis.Metered(), Mover: rs.MoverLoop,
 		NoRecoverer: !store.Capabilities().Has(jobstore.CapLeaseRecovery) && !be.SelfRecovering, Speed: cfg.Speed()}
 	if (len(cfg.Faults) > 0 || cfg.Workers.Processes > 0 || cfg.Workers.Remote > 0) && !spec.Calibration {
 		srv, err := pr.pool.get(ctx, cfg.Redis)
