@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -93,51 +94,70 @@ func cmdPeerCheck(ctx context.Context, args []string, opts Options) int {
 	fmt.Fprintf(stdout, "%-7s  %-18s  %11s  %11s  %-22s  %13s  %13s  %-22s  %s\n", "backend", "plain program", "plain job/s", "aebench j/s",
 		"jobs/s ratio (range)", "plain cpu/job", "aebench cpu/j", "cpu/job ratio (range)", "verdict")
 	code := exitOK
+	env := peerEnv{self: self, root: root, tmp: tmp, addr: r.Addrs[0], password: r.Password, rdb: rdb, stdout: stdout, stderr: stderr}
 	for _, p := range peerPairs {
-		bin := filepath.Join(tmp, filepath.Base(p.plain))
-		if out, err := goBuild(ctx, root, bin, "./"+p.plain); err != nil {
-			fmt.Fprintf(stdout, "%-7s  error: building %s: %v: %s\n", p.backend, p.plain, err, lastLineOf(out))
-			code = exitInfra
-			continue
+		code = max(code, env.pair(ctx, p, *rounds))
+		if code == exitInfra && ctx.Err() != nil {
+			break
 		}
-		var jobRatios, cpuRatios, plainPS, aePS, plainCPU, aeCPU []float64
-		for i := range *rounds {
-			if err := rdb.FlushAll(ctx).Err(); err != nil {
-				fmt.Fprintf(stderr, "aebench peer-check: FLUSHALL: %v\n", err)
-				return exitInfra
-			}
-			pl, err := runPlain(ctx, bin, r.Addrs[0], r.Password, fmt.Sprintf("-jobs %d %s", p.jobs, p.args))
-			if err == nil {
-				_ = rdb.FlushAll(ctx).Err()
-				var ae plainResult
-				ae, err = runAebench(ctx, self, root, filepath.Join(tmp, fmt.Sprintf("%s-%d", p.backend, i)), redisURL(r.Addrs[0], r.Password), p.backend, p.jobs)
-				if err == nil {
-					plainPS, aePS = append(plainPS, pl.JobsPS), append(aePS, ae.JobsPS)
-					plainCPU, aeCPU = append(plainCPU, pl.CPU), append(aeCPU, ae.CPU)
-					jobRatios, cpuRatios = append(jobRatios, ae.JobsPS/pl.JobsPS), append(cpuRatios, ae.CPU/pl.CPU)
-				}
-			}
-			if err != nil {
-				fmt.Fprintf(stdout, "%-7s  error: %v\n", p.backend, err)
-				code = exitInfra
-				break
-			}
-		}
-		if len(jobRatios) == 0 {
-			continue
-		}
-		jr, cr := medianOf(jobRatios), medianOf(cpuRatios)
-		verdict := "ok: at least 0.9x the jobs/s, at most 1.2x the CPU per job"
-		if slices.Min(jobRatios) < 0.9 || slices.Max(cpuRatios) > 1.2 {
-			// The gate reads the medians; the word says when a round fell outside.
-			verdict = "ok on the medians; some rounds fell outside (more --rounds)"
-		}
-		if jr < 0.9 || cr > 1.2 {
-			verdict, code = "BELOW the targets (0.9x jobs/s, 1.2x CPU per job)", max(code, exitThreshold)
-		}
-		fmt.Fprintf(stdout, "%-7s  %-18s  %11.0f  %11.0f  %5.2fx (%s)  %11.1fµs  %11.1fµs  %5.2fx (%s)  %s\n", p.backend, p.plain,
-			medianOf(plainPS), medianOf(aePS), jr, rangeOf(jobRatios), medianOf(plainCPU), medianOf(aeCPU), cr, rangeOf(cpuRatios), verdict)
 	}
+	return code
+}
+
+// peerEnv is what every pair of a peer check shares.
+type peerEnv struct {
+	self, root, tmp, addr, password string
+	rdb                             *redis.Client
+	stdout, stderr                  io.Writer
+}
+
+// pair builds p's plain program, runs the rounds (the plain program, then
+// aebench's run of the same backend, Redis flushed before each) and prints
+// the pair's line; it returns the exit code the pair asks for.
+func (e peerEnv) pair(ctx context.Context, p peerPair, rounds int) int {
+	bin := filepath.Join(e.tmp, filepath.Base(p.plain))
+	if out, err := goBuild(ctx, e.root, bin, "./"+p.plain); err != nil {
+		fmt.Fprintf(e.stdout, "%-7s  error: building %s: %v: %s\n", p.backend, p.plain, err, lastLineOf(out))
+		return exitInfra
+	}
+	code := exitOK
+	var jobRatios, cpuRatios, plainPS, aePS, plainCPU, aeCPU []float64
+	for i := range rounds {
+		if err := e.rdb.FlushAll(ctx).Err(); err != nil {
+			fmt.Fprintf(e.stderr, "aebench peer-check: FLUSHALL: %v\n", err)
+			return exitInfra
+		}
+		pl, err := runPlain(ctx, bin, e.addr, e.password, fmt.Sprintf("-jobs %d %s", p.jobs, p.args))
+		if err == nil {
+			_ = e.rdb.FlushAll(ctx).Err()
+			var ae plainResult
+			ae, err = runAebench(ctx, e.self, e.root, filepath.Join(e.tmp, fmt.Sprintf("%s-%d", p.backend, i)), redisURL(e.addr, e.password), p.backend, p.jobs)
+			if err == nil {
+				plainPS, aePS = append(plainPS, pl.JobsPS), append(aePS, ae.JobsPS)
+				plainCPU, aeCPU = append(plainCPU, pl.CPU), append(aeCPU, ae.CPU)
+				jobRatios, cpuRatios = append(jobRatios, ae.JobsPS/pl.JobsPS), append(cpuRatios, ae.CPU/pl.CPU)
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(e.stdout, "%-7s  error: %v\n", p.backend, err)
+			code = exitInfra
+			break
+		}
+	}
+	if len(jobRatios) == 0 {
+		return code
+	}
+	jr, cr := medianOf(jobRatios), medianOf(cpuRatios)
+	verdict := "ok: at least 0.9x the jobs/s, at most 1.2x the CPU per job"
+	if slices.Min(jobRatios) < 0.9 || slices.Max(cpuRatios) > 1.2 {
+		// The gate reads the medians; the word says when a round fell outside.
+		verdict = "ok on the medians; some rounds fell outside (more --rounds)"
+	}
+	if jr < 0.9 || cr > 1.2 {
+		verdict, code = "BELOW the targets (0.9x jobs/s, 1.2x CPU per job)", max(code, exitThreshold)
+	}
+	fmt.Fprintf(e.stdout, "%-7s  %-18s  %11.0f  %11.0f  %5.2fx (%s)  %11.1fµs  %11.1fµs  %5.2fx (%s)  %s\n", p.backend, p.plain,
+		medianOf(plainPS), medianOf(aePS), jr, rangeOf(jobRatios), medianOf(plainCPU), medianOf(aeCPU), cr, rangeOf(cpuRatios), verdict)
 	return code
 }
 

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/aebench/aebench/harness/verdict"
 	"github.com/aebench/aebench/harness/page"
+	"github.com/aebench/aebench/harness/verdict"
 )
 
 const compareHelp = `Usage: aebench compare [flags] BASE NEW

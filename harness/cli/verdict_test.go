@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aebench/aebench/harness/verdict"
 	"github.com/aebench/aebench/harness/runner/runnertest"
+	"github.com/aebench/aebench/harness/verdict"
 )
 
 // TestExitCodesAgree keeps the run command's exit codes and the table in

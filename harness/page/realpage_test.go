@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aebench/aebench/harness/verdict"
-	"github.com/aebench/aebench/harness/runner/runnertest"
 	"github.com/aebench/aebench/harness/page"
+	"github.com/aebench/aebench/harness/runner/runnertest"
+	"github.com/aebench/aebench/harness/verdict"
 )
 
 // An external test: runnertest runs scenarios through the runner, which

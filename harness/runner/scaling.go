@@ -8,8 +8,8 @@ import (
 	"strconv"
 
 	"github.com/aebench/aebench/harness/summary"
-	"github.com/aebench/aebench/stats"
 	"github.com/aebench/aebench/report"
+	"github.com/aebench/aebench/stats"
 )
 
 // The thresholds that name a point's bound. A master at busyCore of one

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aebench/aebench/stats"
 	"github.com/aebench/aebench/report"
+	"github.com/aebench/aebench/stats"
 )
 
 // sweepMetrics are the metrics drawn against a swept field, with the

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/aebench/aebench/stats"
 	"github.com/aebench/aebench/report"
+	"github.com/aebench/aebench/stats"
 )
 
 // Formats of WriteComparison.

@@ -10,8 +10,8 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/aebench/aebench/harness/verdict"
 	"github.com/aebench/aebench/harness/runner/runnertest"
+	"github.com/aebench/aebench/harness/verdict"
 )
 
 // An external test: runnertest runs scenarios through the runner, which
