@@ -468,87 +468,15 @@ func (l *Ledger) CheckSeedVariant() LedgerReport { return l.check(true, true) }
 
 func (l *Ledger) check(lostAllowed, seedVariant bool) LedgerReport {
 	var r LedgerReport
-	add := func(list *[]string, id string) {
-		if len(*list) < maxExamples {
-			*list = append(*list, id)
-		}
-	}
 	for i := range l.shards {
 		s := &l.shards[i]
 		s.mu.Lock()
 		for id, e := range s.m {
-			r.Attempted++
-			switch e.state {
-			case enqAcked:
-				r.Acknowledged++
-				switch {
-				case e.done():
-				case e.cutOff:
-					r.UnfinishedAtDrain++
-					add(&r.UnfinishedIDs, id)
-				default:
-					r.Lost++
-					add(&r.LostIDs, id)
-					if e.lostState != "" {
-						if r.LostStates == nil {
-							r.LostStates = map[string]int64{}
-						}
-						r.LostStates[e.lostState]++
-					}
-				}
-			case enqIndeterminate:
-				r.Indeterminate++
-			case enqPending:
-				// A call still running when the run stopped: treat as indeterminate.
-				r.Indeterminate++
-			}
-			if e.completions > 0 {
-				r.Completed++
-			} else if e.dead {
-				r.DeadLettered++
-			} else if e.canceled {
-				r.Canceled++
-			}
-			if e.completions > 1 {
-				r.DuplicateCompletions += int64(e.completions - 1)
-				add(&r.DuplicateIDs, id)
-			}
-			if e.recoveredAt != 0 {
-				r.Recovered++
-			}
-			r.Fenced += int64(e.fenced)
-			for n, a := range e.attempts {
-				r.Executions += int64(a.starts)
-				if n > 0 {
-					r.Reexecutions += int64(a.starts)
-				}
-				dup := int64(0)
-				if a.starts > 1 {
-					dup = int64(a.starts - 1)
-				}
-				if a.afterDone && dup == 0 {
-					dup = 1
-				}
-				// Judged after the drain, so a Fail whose event reached the
-				// ledger after the retry started is still seen.
-				if n > 0 && a.starts > 0 && !a.afterDone && e.rerun(n) {
-					r.DuplicateReruns++
-					add(&r.DuplicateIDs, id)
-				}
-				if dup > 0 {
-					r.DuplicateStarts += dup
-					add(&r.DuplicateIDs, id)
-				}
-				if a.starts > 0 && a.scheduled && a.due != 0 && a.firstStart < a.due {
-					r.StartedEarly++
-					add(&r.EarlyIDs, id)
-					r.MaxEarlyNs = max(r.MaxEarlyNs, a.due-a.firstStart)
-				}
-			}
+			r.countEntry(id, e)
 		}
 		for id := range s.unexpected {
 			r.Unexpected++
-			add(&r.UnexpectedIDs, id)
+			r.example(&r.UnexpectedIDs, id)
 		}
 		s.mu.Unlock()
 	}
@@ -557,6 +485,99 @@ func (l *Ledger) check(lostAllowed, seedVariant bool) LedgerReport {
 	for _, ids := range [][]string{r.LostIDs, r.UnfinishedIDs, r.UnexpectedIDs, r.EarlyIDs, r.DuplicateIDs} {
 		sort.Strings(ids)
 	}
+	l.judge(&r, lostAllowed, seedVariant)
+	r.OK = len(r.Problems) == 0
+	return r
+}
+
+// example keeps id as an example in list, up to maxExamples.
+func (r *LedgerReport) example(list *[]string, id string) {
+	if len(*list) < maxExamples {
+		*list = append(*list, id)
+	}
+}
+
+// countEntry adds one job's entry to the report's counts.
+func (r *LedgerReport) countEntry(id string, e *ledgerEntry) {
+	r.Attempted++
+	switch e.state {
+	case enqAcked:
+		r.Acknowledged++
+		switch {
+		case e.done():
+		case e.cutOff:
+			r.UnfinishedAtDrain++
+			r.example(&r.UnfinishedIDs, id)
+		default:
+			r.Lost++
+			r.example(&r.LostIDs, id)
+			if e.lostState != "" {
+				if r.LostStates == nil {
+					r.LostStates = map[string]int64{}
+				}
+				r.LostStates[e.lostState]++
+			}
+		}
+	case enqIndeterminate:
+		r.Indeterminate++
+	case enqPending:
+		// A call still running when the run stopped: treat as indeterminate.
+		r.Indeterminate++
+	}
+	if e.completions > 0 {
+		r.Completed++
+	} else if e.dead {
+		r.DeadLettered++
+	} else if e.canceled {
+		r.Canceled++
+	}
+	if e.completions > 1 {
+		r.DuplicateCompletions += int64(e.completions - 1)
+		r.example(&r.DuplicateIDs, id)
+	}
+	if e.recoveredAt != 0 {
+		r.Recovered++
+	}
+	r.Fenced += int64(e.fenced)
+	for n, a := range e.attempts {
+		r.countAttempt(id, e, n, a)
+	}
+}
+
+// countAttempt adds attempt n of a job: its executions, duplicate starts
+// and reruns, and an early start.
+func (r *LedgerReport) countAttempt(id string, e *ledgerEntry, n int, a attemptRec) {
+	r.Executions += int64(a.starts)
+	if n > 0 {
+		r.Reexecutions += int64(a.starts)
+	}
+	dup := int64(0)
+	if a.starts > 1 {
+		dup = int64(a.starts - 1)
+	}
+	if a.afterDone && dup == 0 {
+		dup = 1
+	}
+	// Judged after the drain, so a Fail whose event reached the ledger
+	// after the retry started is still seen.
+	if n > 0 && a.starts > 0 && !a.afterDone && e.rerun(n) {
+		r.DuplicateReruns++
+		r.example(&r.DuplicateIDs, id)
+	}
+	if dup > 0 {
+		r.DuplicateStarts += dup
+		r.example(&r.DuplicateIDs, id)
+	}
+	if a.starts > 0 && a.scheduled && a.due != 0 && a.firstStart < a.due {
+		r.StartedEarly++
+		r.example(&r.EarlyIDs, id)
+		r.MaxEarlyNs = max(r.MaxEarlyNs, a.due-a.firstStart)
+	}
+}
+
+// judge turns the counts into problems, or into what a seed variant or a
+// declared early margin expects.
+func (l *Ledger) judge(r *LedgerReport, lostAllowed, seedVariant bool) {
 	if r.Lost > 0 && lostAllowed {
 		r.LostExpected = true
 	} else if r.Lost > 0 {
@@ -565,19 +586,18 @@ func (l *Ledger) check(lostAllowed, seedVariant bool) LedgerReport {
 	if r.Unexpected > 0 {
 		r.Problems = append(r.Problems, fmt.Sprintf("%d unexpected job(s) ran that this run never enqueued (e.g. %v)", r.Unexpected, r.UnexpectedIDs))
 	}
-	if seedVariant {
+	switch {
+	case seedVariant:
 		r.SeedVariant = true
 		if r.Lost > 0 || r.StartedEarly > 0 || r.DuplicatedExecutions > 0 {
 			r.Expected = append(r.Expected, fmt.Sprintf("expected for this seed variant: %d lost, %d duplicated (%d duplicate completions), %d started early (worst by %v)",
 				r.Lost, r.DuplicatedExecutions, r.DuplicateCompletions, r.StartedEarly, time.Duration(r.MaxEarlyNs)))
 		}
-	} else if r.StartedEarly > 0 && l.earlyWhy != "" && time.Duration(r.MaxEarlyNs) <= l.early {
+	case r.StartedEarly > 0 && l.earlyWhy != "" && time.Duration(r.MaxEarlyNs) <= l.early:
 		r.EarlyDeclared = l.earlyWhy
-	} else if r.StartedEarly > 0 {
+	case r.StartedEarly > 0:
 		r.Problems = append(r.Problems, fmt.Sprintf("%d attempt(s) started before their RunAt, worst by %v (e.g. %v)", r.StartedEarly, time.Duration(r.MaxEarlyNs), r.EarlyIDs))
 	}
-	r.OK = len(r.Problems) == 0
-	return r
 }
 
 // FormatStates writes a count per state, sorted by state: "in_progress 2, not_found 1".

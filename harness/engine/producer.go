@@ -13,103 +13,129 @@ import (
 
 func (e *engine) produce(ctx context.Context, p int) {
 	cfg := e.cfg.Producers
-	rec := e.newRecorder()
-	rng := rand.New(rand.NewPCG(uint64(e.cfg.Seed), uint64(p)+1))
-	open := cfg.Mode == "open"
-	// Calls per second for this producer, and the first planned call: spread
-	// the producers' phases so constant arrivals do not come in bursts.
-	callRate := cfg.Rate / float64(cfg.Count) / float64(cfg.Batch)
-	gap := func() time.Duration {
-		mean := float64(time.Second) / callRate
-		if cfg.Arrivals == "poisson" {
-			return time.Duration(rng.ExpFloat64() * mean)
-		}
-		return time.Duration(mean)
-	}
+	pr := &producer{e: e, rec: e.newRecorder(), rng: rand.New(rand.NewPCG(uint64(e.cfg.Seed), uint64(p)+1)),
+		open: cfg.Mode == "open", prefix: "p" + strconv.Itoa(p) + "-",
+		// Calls per second for this producer.
+		callRate: cfg.Rate / float64(cfg.Count) / float64(cfg.Batch),
+		jobs:     make([]jobstore.NewJob, cfg.Batch), planned: make([]PlannedJob, cfg.Batch), ids: make([]string, cfg.Batch)}
+	// The first planned call: spread the producers' phases so constant
+	// arrivals do not come in bursts.
 	next := e.t0
-	if open {
-		next = e.t0.Add(time.Duration(float64(time.Second) / callRate * float64(p) / float64(cfg.Count)))
+	if pr.open {
+		next = e.t0.Add(time.Duration(float64(time.Second) / pr.callRate * float64(p) / float64(cfg.Count)))
 		if cfg.Arrivals == "poisson" {
-			next = e.t0.Add(gap())
+			next = e.t0.Add(pr.gap())
 		}
 	}
 	timer := clock.NewSleeper(ctx.Done())
 	defer timer.Close()
-	prefix := "p" + strconv.Itoa(p) + "-"
-	var seq int64
-	jobs := make([]jobstore.NewJob, cfg.Batch)
-	planned := make([]PlannedJob, cfg.Batch)
-	ids := make([]string, cfg.Batch)
 	for {
-		if open {
-			if !next.Before(e.stopAt) {
-				return
-			}
-			if d := time.Until(next); d > 0 {
-				if !timer.For(d) {
-					return
-				}
-			}
-			if ctx.Err() != nil {
-				return
-			}
-		} else {
-			for e.led.Outstanding() >= int64(cfg.MaxBacklog) && time.Now().Before(e.stopAt) && ctx.Err() == nil {
-				e.c.throttled.Add(1)
-				time.Sleep(time.Millisecond)
-			}
-			next = time.Now()
-			if !next.Before(e.stopAt) || ctx.Err() != nil {
-				return
-			}
+		var ok bool
+		if next, ok = pr.wait(ctx, timer, next); !ok {
+			return
 		}
-		intended := next
-		measured := !intended.Before(e.warmEnd)
-		for i := range jobs {
-			seq++
-			id := prefix + strconv.FormatInt(seq, 10)
-			jr := jobRand(e.cfg.Seed, id, -1)
-			var runAt time.Time
-			if cfg.Delayed > 0 && jr.float() < cfg.Delayed {
-				// The store keeps milliseconds: ask for a whole millisecond, so
-				// "started before RunAt" is judged on what the store was told.
-				runAt = e.align(intended.Add(cfg.Delay.Sample(jr.float(), jr.float()))).Truncate(time.Millisecond)
-			}
-			jobs[i] = jobstore.NewJob{ID: id, Name: "bench", Payload: e.payload, RunAt: runAt, MaxRetries: cfg.MaxRetries}
-			planned[i] = PlannedJob{ID: id, Intended: intended, RunAt: runAt, Measured: measured}
-			ids[i] = id
+		if !pr.call(ctx, next) {
+			return
 		}
-		callStart := time.Now()
-		if open && measured {
-			rec.Record(TagScheduleLag, callStart.Sub(intended))
-		}
-		e.led.Planned(planned, callStart)
-		// Ctrl-C must not turn an Enqueue in flight into an unknown outcome.
-		err := e.store.Enqueue(e.calls.at(callStart), jobs...)
-		end := time.Now()
-		e.c.enqCalls.Add(1)
-		if e.measuring(callStart) {
-			rec.Record(TagEnqueue, end.Sub(callStart))
-		}
-		if err != nil {
-			e.led.EnqueueFailed(ids)
-			e.c.enqErrors.Add(1)
-			e.noteErr(err)
-			if errors.Is(err, jobstore.ErrInvalid) {
-				return // every later call would fail the same way
-			}
-			if !open {
-				// A closed loop must not spin on a Redis that is down.
-				sleepUntil(ctx, time.Now().Add(10*time.Millisecond))
-			}
-		} else {
-			e.led.Acked(ids)
-			e.c.enqJobs.Add(int64(len(ids)))
-		}
-		if open {
-			next = next.Add(gap())
+		if pr.open {
+			next = next.Add(pr.gap())
 		}
 	}
+}
+
+// producer is one producer's loop state.
+type producer struct {
+	e        *engine
+	rec      *Recorder
+	rng      *rand.Rand
+	open     bool
+	prefix   string
+	callRate float64
+	seq      int64
+	jobs     []jobstore.NewJob
+	planned  []PlannedJob
+	ids      []string
+}
+
+// gap is the time to the next planned call.
+func (pr *producer) gap() time.Duration {
+	mean := float64(time.Second) / pr.callRate
+	if pr.e.cfg.Producers.Arrivals == "poisson" {
+		return time.Duration(pr.rng.ExpFloat64() * mean)
+	}
+	return time.Duration(mean)
+}
+
+// wait waits for the next call: until its planned time (open loop), or
+// until the backlog is under producers.max_backlog (closed loop, which
+// plans the call at once). False: the run's enqueueing is over.
+func (pr *producer) wait(ctx context.Context, timer *clock.Sleeper, next time.Time) (time.Time, bool) {
+	e := pr.e
+	if pr.open {
+		if !next.Before(e.stopAt) {
+			return next, false
+		}
+		if d := time.Until(next); d > 0 && !timer.For(d) {
+			return next, false
+		}
+		return next, ctx.Err() == nil
+	}
+	for e.led.Outstanding() >= int64(e.cfg.Producers.MaxBacklog) && time.Now().Before(e.stopAt) && ctx.Err() == nil {
+		e.c.throttled.Add(1)
+		time.Sleep(time.Millisecond)
+	}
+	next = time.Now()
+	return next, next.Before(e.stopAt) && ctx.Err() == nil
+}
+
+// call makes one Enqueue call of a batch intended at intended and books it
+// in the ledger. False: stop producing (a call the store refuses as
+// invalid would be refused every time).
+func (pr *producer) call(ctx context.Context, intended time.Time) bool {
+	e, cfg := pr.e, pr.e.cfg.Producers
+	measured := !intended.Before(e.warmEnd)
+	for i := range pr.jobs {
+		pr.seq++
+		id := pr.prefix + strconv.FormatInt(pr.seq, 10)
+		jr := jobRand(e.cfg.Seed, id, -1)
+		var runAt time.Time
+		if cfg.Delayed > 0 && jr.float() < cfg.Delayed {
+			// The store keeps milliseconds: ask for a whole millisecond, so
+			// "started before RunAt" is judged on what the store was told.
+			runAt = e.align(intended.Add(cfg.Delay.Sample(jr.float(), jr.float()))).Truncate(time.Millisecond)
+		}
+		pr.jobs[i] = jobstore.NewJob{ID: id, Name: "bench", Payload: e.payload, RunAt: runAt, MaxRetries: cfg.MaxRetries}
+		pr.planned[i] = PlannedJob{ID: id, Intended: intended, RunAt: runAt, Measured: measured}
+		pr.ids[i] = id
+	}
+	callStart := time.Now()
+	if pr.open && measured {
+		pr.rec.Record(TagScheduleLag, callStart.Sub(intended))
+	}
+	e.led.Planned(pr.planned, callStart)
+	// Ctrl-C must not turn an Enqueue in flight into an unknown outcome.
+	err := e.store.Enqueue(e.calls.at(callStart), pr.jobs...)
+	end := time.Now()
+	e.c.enqCalls.Add(1)
+	if e.measuring(callStart) {
+		pr.rec.Record(TagEnqueue, end.Sub(callStart))
+	}
+	if err == nil {
+		e.led.Acked(pr.ids)
+		e.c.enqJobs.Add(int64(len(pr.ids)))
+		return true
+	}
+	e.led.EnqueueFailed(pr.ids)
+	e.c.enqErrors.Add(1)
+	e.noteErr(err)
+	if errors.Is(err, jobstore.ErrInvalid) {
+		return false // every later call would fail the same way
+	}
+	if !pr.open {
+		// A closed loop must not spin on a Redis that is down.
+		sleepUntil(ctx, time.Now().Add(10*time.Millisecond))
+	}
+	return true
 }
 
 // align rounds t up to the next multiple of producers.align from the run's

@@ -267,101 +267,121 @@ func (e *engine) fetch(w *worker, slots chan struct{}, work chan<- workItem) {
 // execute runs claimed jobs: the handler, then Complete (now, or through
 // the worker's acker) or Fail.
 func (e *engine) execute(ctx context.Context, w *worker, slots <-chan struct{}, work <-chan workItem) {
-	rec := w.rec
 	timer := clock.NewSleeper(w.stop)
 	defer timer.Close()
 	for it := range work {
-		id, attempt := it.c.Lease.JobID, it.c.Lease.Attempt
-		if e.ft != nil && w.dead.Load() {
-			e.abandon(w, id, slots)
-			continue
-		}
-		start := time.Now()
-		jt := e.events.Started(id, attempt, start)
-		book := time.Since(start)
-		e.c.started.Add(1)
-		if e.ft != nil {
-			w.markStarted(id)
-			e.ft.tracker.Started(id, start)
-		}
-		if e.measuring(it.claimedAt) {
-			rec.Record(TagDispatch, start.Sub(it.claimedAt))
-		}
-		measured := jt.Known && jt.Measured
-		if measured && !jt.Due.IsZero() {
-			rec.Record(TagQueueWait, start.Sub(jt.Due))
-			if jt.Scheduled {
-				rec.Record(TagLateness, start.Sub(jt.Due))
-			}
-		}
+		e.runJob(ctx, w, slots, timer, it)
+	}
+}
 
-		d, fail := e.handlerPlan(id, attempt)
-		lease := it.c.Lease
-		hs := time.Now()
-		if e.armedAt(w, faults.InHandler) {
-			// Crash halfway through the handler.
-			if !e.runHandler(ctx, w, timer, d/2, &lease) || e.crashAt(w, faults.InHandler) {
-				e.abandon(w, id, slots)
-				continue
-			}
-			d -= d / 2
-		}
-		if !e.runHandler(ctx, w, timer, d, &lease) || e.crashAt(w, faults.AfterHandler) {
-			// Hard stop after the drain, or a crash: abandon the job where it is.
+// runJob runs one claimed job to its outcome, or abandons it where a crash
+// or the hard stop leaves it.
+func (e *engine) runJob(ctx context.Context, w *worker, slots <-chan struct{}, timer *clock.Sleeper, it workItem) {
+	id, attempt := it.c.Lease.JobID, it.c.Lease.Attempt
+	if e.ft != nil && w.dead.Load() {
+		e.abandon(w, id, slots)
+		return
+	}
+	measured, book := e.jobStarted(w, it)
+	d, fail := e.handlerPlan(id, attempt)
+	lease := it.c.Lease
+	hs := time.Now()
+	if e.armedAt(w, faults.InHandler) {
+		// Crash halfway through the handler.
+		if !e.runHandler(ctx, w, timer, d/2, &lease) || e.crashAt(w, faults.InHandler) {
 			e.abandon(w, id, slots)
-			continue
+			return
 		}
-		he := time.Now()
-		if measured {
-			rec.Record(TagHandler, he.Sub(hs))
-		}
-		fctx := e.calls.at(he)
-		if fail {
-			fr, err := e.wstore.Fail(fctx, lease, "aebench: injected handler failure")
-			fe := time.Now()
-			if e.measuring(he) {
-				rec.Record(TagFail, fe.Sub(he))
-			}
-			switch {
-			case errors.Is(err, jobstore.ErrLeaseLost):
-				e.c.fenced.Add(1)
-				e.events.Fenced(id, attempt, fe)
-			case err != nil:
-				e.c.failErrors.Add(1)
-				e.noteErr(err)
-				e.events.Unknown(id, attempt, lease.Token, fe)
-			default:
-				e.events.Failed(id, attempt, fr, fe)
-				if fr.Status == jobstore.StatusFailed {
-					e.c.dead.Add(1)
-				} else {
-					e.c.retried.Add(1)
-				}
-			}
-		} else if w.acks != nil {
-			// Batched acks: the slot frees now, the job stays in flight
-			// until its acker completes it.
-			w.acks.add(pendingAck{lease: lease, hs: hs, he: he, measured: measured, book: book})
-			<-slots
-			continue
-		} else {
-			err := e.wstore.Complete(fctx, lease, nil)
-			ce := time.Now()
-			e.c.completeCalls.Add(1)
-			if e.measuring(he) {
-				rec.Record(TagComplete, ce.Sub(he))
-			}
-			if !e.acked(w, pendingAck{lease: lease, hs: hs, he: he, measured: measured}, err, ce, &book) {
-				e.abandon(w, id, slots)
-				continue
-			}
-		}
-		if measured {
-			rec.Record(TagBookkeeping, book)
-		}
-		w.untrack(id)
-		e.c.inFlight.Add(-1)
+		d -= d / 2
+	}
+	if !e.runHandler(ctx, w, timer, d, &lease) || e.crashAt(w, faults.AfterHandler) {
+		// Hard stop after the drain, or a crash: abandon the job where it is.
+		e.abandon(w, id, slots)
+		return
+	}
+	he := time.Now()
+	if measured {
+		w.rec.Record(TagHandler, he.Sub(hs))
+	}
+	p := pendingAck{lease: lease, hs: hs, he: he, measured: measured, book: book}
+	switch {
+	case fail:
+		e.failJob(w, p)
+	case w.acks != nil:
+		// Batched acks: the slot frees now, the job stays in flight until
+		// its acker completes it.
+		w.acks.add(p)
 		<-slots
+		return
+	default:
+		err := e.wstore.Complete(e.calls.at(he), lease, nil)
+		ce := time.Now()
+		e.c.completeCalls.Add(1)
+		if e.measuring(he) {
+			w.rec.Record(TagComplete, ce.Sub(he))
+		}
+		if !e.acked(w, p, err, ce, &book) {
+			e.abandon(w, id, slots)
+			return
+		}
+	}
+	if measured {
+		w.rec.Record(TagBookkeeping, book)
+	}
+	w.untrack(id)
+	e.c.inFlight.Add(-1)
+	<-slots
+}
+
+// jobStarted books a job's start: the ledger's event, the crash tracker,
+// and the dispatch and queue-wait histograms. measured says the job counts
+// in the window's histograms; book is the bookkeeping time so far.
+func (e *engine) jobStarted(w *worker, it workItem) (measured bool, book time.Duration) {
+	id, attempt := it.c.Lease.JobID, it.c.Lease.Attempt
+	start := time.Now()
+	jt := e.events.Started(id, attempt, start)
+	book = time.Since(start)
+	e.c.started.Add(1)
+	if e.ft != nil {
+		w.markStarted(id)
+		e.ft.tracker.Started(id, start)
+	}
+	if e.measuring(it.claimedAt) {
+		w.rec.Record(TagDispatch, start.Sub(it.claimedAt))
+	}
+	measured = jt.Known && jt.Measured
+	if measured && !jt.Due.IsZero() {
+		w.rec.Record(TagQueueWait, start.Sub(jt.Due))
+		if jt.Scheduled {
+			w.rec.Record(TagLateness, start.Sub(jt.Due))
+		}
+	}
+	return measured, book
+}
+
+// failJob sends an injected handler failure and books its outcome.
+func (e *engine) failJob(w *worker, p pendingAck) {
+	id, attempt := p.lease.JobID, p.lease.Attempt
+	fr, err := e.wstore.Fail(e.calls.at(p.he), p.lease, "aebench: injected handler failure")
+	fe := time.Now()
+	if e.measuring(p.he) {
+		w.rec.Record(TagFail, fe.Sub(p.he))
+	}
+	switch {
+	case errors.Is(err, jobstore.ErrLeaseLost):
+		e.c.fenced.Add(1)
+		e.events.Fenced(id, attempt, fe)
+	case err != nil:
+		e.c.failErrors.Add(1)
+		e.noteErr(err)
+		e.events.Unknown(id, attempt, p.lease.Token, fe)
+	default:
+		e.events.Failed(id, attempt, fr, fe)
+		if fr.Status == jobstore.StatusFailed {
+			e.c.dead.Add(1)
+		} else {
+			e.c.retried.Add(1)
+		}
 	}
 }
 

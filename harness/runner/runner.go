@@ -347,27 +347,41 @@ func (pr *planRunner) runOne(ctx context.Context, spec scenario.RunSpec) (*summa
 	if client != nil {
 		defer client.Close()
 	}
+	store, jopts, err := pr.buildStore(ctx, spec, be, client, rs)
+	if err != nil || store == nil {
+		if err != nil {
+			return fail(summary.StatusError, err)
+		}
+		return rs, nil // not applicable
+	}
+	defer store.Close()
+	return pr.execute(ctx, spec, be, store, jopts, cost, rs)
+}
+
+// buildStore builds the run's store (sharded, and wrapped for simulated
+// time) and describes it in rs; a nil store without an error means the run
+// does not apply (rs says why).
+func (pr *planRunner) buildStore(ctx context.Context, spec scenario.RunSpec, be registry.Backend, client rclient.Client,
+	rs *summary.RunSummary) (jobstore.Store, jobstore.Options, error) {
+	cfg := spec.Config
 	jopts := cfg.StoreOptions("aeb-" + spec.ID + "-" + randHex(3))
 	if cfg.Simulated() {
 		// The stores decide on simulated time; the engine runs the scenario
 		// scaled to the wall clock and sees them through simtime.Wrap.
 		jopts.Clock = clock.NewScaled(time.Now(), cfg.Speed())
 	}
-	espec := spec
-	espec.Config = cfg.RealTime()
 	if cfg.Store.Shards > 1 && be.Kind != registry.KindJobStore && be.Kind != registry.KindReference {
 		rs.Status, rs.NotApplicable = summary.StatusNotApplicable, fmt.Sprintf("store.shards %d: a %s cannot be sharded", cfg.Store.Shards, be.Kind)
-		return rs, nil
+		return nil, jopts, nil
 	}
 	store, err := be.BuildShards(ctx, client, jopts, cfg.Backend.Options, cfg.Store.Shards)
 	if err != nil {
 		if errors.Is(err, jobstore.ErrInvalid) {
-			return fail(summary.StatusError, &scenario.ConfigError{File: pr.s.File, Line: cfg.Backend.Line, Column: cfg.Backend.Col,
-				Field: "backends (" + cfg.Backend.Label + ") options", Msg: err.Error()})
+			return nil, jopts, &scenario.ConfigError{File: pr.s.File, Line: cfg.Backend.Line, Column: cfg.Backend.Col,
+				Field: "backends (" + cfg.Backend.Label + ") options", Msg: err.Error()}
 		}
-		return fail(summary.StatusError, fmt.Errorf("%s: build store: %w", spec.ID, err))
+		return nil, jopts, fmt.Errorf("%s: build store: %w", spec.ID, err)
 	}
-	defer store.Close()
 	store = simtime.Wrap(store, jopts.Clock)
 	rs.Capabilities = registry.CapList(store.Capabilities())
 	if store.Capabilities().Has(jobstore.CapSeedVariant) {
@@ -384,35 +398,49 @@ func (pr *planRunner) runOne(ctx context.Context, spec scenario.RunSpec) (*summa
 	}
 	if why := notApplicable(be, store.Capabilities(), cfg); why != "" && !spec.Calibration {
 		rs.Status, rs.NotApplicable = summary.StatusNotApplicable, why
-		return rs, nil
+		store.Close()
+		return nil, jopts, nil
 	}
 	// A loop only where the store says due jobs wait for one: in claim mode
 	// it would add Redis work the strategy does not need and skew its cost.
 	_, isMover := store.(jobstore.Mover)
 	rs.MoverLoop = isMover && store.Capabilities().Has(jobstore.CapMoverLoop)
+	return store, jopts, nil
+}
 
+// execute runs the engine on store and hands the result to the outputs.
+func (pr *planRunner) execute(ctx context.Context, spec scenario.RunSpec, be registry.Backend, store jobstore.Store,
+	jopts jobstore.Options, cost engine.CostMeter, rs *summary.RunSummary) (*summary.RunSummary, error) {
+	cfg := spec.Config
+	espec := spec
+	espec.Config = cfg.RealTime()
+	fail := func(err error) (*summary.RunSummary, error) {
+		rs.Status, rs.Error = summary.StatusError, err.Error()
+		return rs, err
+	}
 	hlogPath := spec.ID + ".hlog"
 	hf, err := os.Create(filepath.Join(pr.dir, hlogPath))
 	if err != nil {
-		return fail(summary.StatusError, err)
+		return fail(err)
 	}
 	defer hf.Close()
 	hw, err := startHLog(hf, spec.ID, rs.Conditions)
 	if err != nil {
-		return fail(summary.StatusError, err)
+		return fail(err)
 	}
 	run := output.RunOf(rs)
-	hooks := engine.Hooks{Label: cfg.Backend.Label, HLog: hw, Status: pr.status.line, Sample: pr.sample(run), Cost: cost, CostWholeRun: cfg.Redis.Metered(), Mover: rs.MoverLoop,
+	hooks := engine.Hooks{Label: cfg.Backend.Label, HLog: hw, Status: pr.status.line, Sample: pr.sample(run), Cost: cost,
+		CostWholeRun: cfg.Redis.Metered(), Mover: rs.MoverLoop,
 		NoRecoverer: !store.Capabilities().Has(jobstore.CapLeaseRecovery) && !be.SelfRecovering, Speed: cfg.Speed()}
 	if (len(cfg.Faults) > 0 || cfg.Workers.Processes > 0 || cfg.Workers.Remote > 0) && !spec.Calibration {
 		srv, err := pr.pool.get(ctx, cfg.Redis)
 		if err != nil {
-			return fail(summary.StatusError, err)
+			return fail(err)
 		}
 		fs, cleanup, err := pr.prepareFaults(ctx, espec, srv, be, jopts, rs.MoverLoop, &hooks)
 		defer cleanup()
 		if err != nil {
-			return fail(summary.StatusError, fmt.Errorf("%s: fault setup: %w", spec.ID, err))
+			return fail(fmt.Errorf("%s: fault setup: %w", spec.ID, err))
 		}
 		hooks.Faults = fs
 	}
