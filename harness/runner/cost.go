@@ -145,6 +145,28 @@ func (m *redisCost) End(ctx context.Context, jobs, acked int64) error {
 			strings.Join(c.Restarted, ", "))}
 		return nil
 	}
+	r := m.report(c, after, jobs, acked, peak)
+	if m.sampler != nil {
+		if err := m.sampler.Err(); err != nil {
+			r.Error = "memory sampler: " + err.Error()
+		}
+	}
+	if profErr != nil {
+		r.Error = strings.Join(slices.DeleteFunc([]string{r.Error, "instructions: " + profErr.Error()}, func(e string) bool { return e == "" }), "; ")
+	} else if prof != nil {
+		// FUNCTION LOAD is set-up, once per client process (a worker
+		// replaced after a kill loads again), not a job's work: in a
+		// whole-run window it was 7% of zset's count.
+		setInstructions(r, prof.Split("info", "functionload"), jobs)
+	}
+	m.rep = r
+	return nil
+}
+
+// report divides the window's INFO deltas c (the counters ending at after)
+// by the jobs it completed, and the memory growth since the empty queue by
+// the jobs acknowledged.
+func (m *redisCost) report(c rediscost.Cost, after rediscost.Snapshot, jobs, acked, peak int64) *engine.CostReport {
 	pj := c.PerJob(jobs)
 	window := after.Taken.Sub(m.before.Taken)
 	whole := rediscost.Diff(m.base, after)
@@ -184,21 +206,7 @@ func (m *redisCost) End(ctx context.Context, jobs, acked int64) error {
 		r.MemoryPerJobBytes = float64(whole.MemoryDelta) / float64(acked)
 		r.KeysPerJob = float64(whole.KeysDelta) / float64(acked)
 	}
-	if m.sampler != nil {
-		if err := m.sampler.Err(); err != nil {
-			r.Error = "memory sampler: " + err.Error()
-		}
-	}
-	if profErr != nil {
-		r.Error = strings.Join(slices.DeleteFunc([]string{r.Error, "instructions: " + profErr.Error()}, func(e string) bool { return e == "" }), "; ")
-	} else if prof != nil {
-		// FUNCTION LOAD is set-up, once per client process (a worker
-		// replaced after a kill loads again), not a job's work: in a
-		// whole-run window it was 7% of zset's count.
-		setInstructions(r, prof.Split("info", "functionload"), jobs)
-	}
-	m.rep = r
-	return nil
+	return r
 }
 
 // setInstructions divides a callgrind window by the jobs it completed.

@@ -20,12 +20,7 @@ import (
 func (pr *planRunner) prepareFaults(ctx context.Context, spec scenario.RunSpec, srv *pooledRedis, be registry.Backend, jopts jobstore.Options,
 	moverLoop bool, hooks *engine.Hooks) (*engine.FaultSetup, func(), error) {
 	cfg := spec.Config
-	var closers []func()
-	cleanup := func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i]()
-		}
-	}
+	fp := &faultPrep{ctx: ctx, cfg: cfg, srv: srv, be: be, jopts: jopts}
 	fs := &engine.FaultSetup{Events: faults.Plan(cfg.Faults, cfg.Seed, cfg.Warmup+cfg.Duration)}
 	if cfg.Redis.Mode == "embedded" && len(srv.r.Nodes) == 1 {
 		fs.Redis = srv.r.Nodes[0]
@@ -39,24 +34,6 @@ func (pr *planRunner) prepareFaults(ctx context.Context, spec scenario.RunSpec, 
 		need.rec = need.rec || f.Kind == faults.RecovererCrash
 		need.mov = need.mov || f.Kind == faults.MoverCrash
 	}
-	build := func(c rclient.Client) (jobstore.Store, error) {
-		st, err := be.BuildShards(ctx, c, jopts, cfg.Backend.Options, cfg.Store.Shards)
-		if err != nil {
-			return nil, err
-		}
-		closers = append(closers, func() { _ = st.Close() })
-		return simtime.Wrap(st, jopts.Clock), nil
-	}
-	newClient := func(addr string) (rclient.Client, error) {
-		o := srv.r.ClientOptions()
-		o.Addrs = []string{addr}
-		c, err := rclient.New(cfg.Client, o)
-		if err != nil {
-			return nil, err
-		}
-		closers = append(closers, func() { _ = c.Close() })
-		return c, nil
-	}
 	if need.master {
 		fs.KillMaster = masterKiller(srv, queueKey(jopts.Queue, cfg.Store.Shards), hooks.Cost)
 	}
@@ -64,41 +41,22 @@ func (pr *planRunner) prepareFaults(ctx context.Context, spec scenario.RunSpec, 
 		fs.Partition = partitioner(srv, queueKey(jopts.Queue, cfg.Store.Shards))
 	}
 	if need.proxy {
-		p, err := faults.NewProxy(srv.r.Addrs[0])
+		p, wstore, err := fp.proxied()
 		if err != nil {
-			return nil, cleanup, err
+			return nil, fp.cleanup, err
 		}
-		closers = append(closers, p.Close)
-		fs.Proxy = p
-		workerAddr = p.Addr()
-		c, err := newClient(p.Addr())
-		if err != nil {
-			return nil, cleanup, err
-		}
-		if hooks.WStore, err = build(c); err != nil {
-			return nil, cleanup, err
+		fs.Proxy, hooks.WStore, workerAddr = p, wstore, p.Addr()
+	}
+	var err error
+	if need.rec {
+		if fs.RecLoop, err = fp.crashLoop(false); err != nil {
+			return nil, fp.cleanup, err
 		}
 	}
-	for _, l := range []struct {
-		want bool
-		dst  **engine.LoopCrash
-	}{{need.rec, &fs.RecLoop}, {need.mov && moverLoop, &fs.MovLoop}} {
-		if !l.want {
-			continue
+	if need.mov && moverLoop {
+		if fs.MovLoop, err = fp.crashLoop(true); err != nil {
+			return nil, fp.cleanup, err
 		}
-		c, err := newClient(srv.r.Addrs[0])
-		if err != nil {
-			return nil, cleanup, err
-		}
-		cc := faults.NewCrashClient(c)
-		st, err := build(cc)
-		if err != nil {
-			return nil, cleanup, err
-		}
-		if _, ok := st.(jobstore.Mover); l.dst == &fs.MovLoop && !ok {
-			return nil, cleanup, fmt.Errorf("%s is not a mover", cfg.Backend.Name)
-		}
-		*l.dst = engine.NewLoopCrash(st, cc)
 	}
 	if cfg.Workers.Processes > 0 || cfg.Workers.Remote > 0 {
 		hooks.Procs = &engine.ProcSetup{Config: cfg, Queue: jopts.Queue, Addr: workerAddr, Password: srv.r.Password, Cluster: srv.r.Cluster, Logf: pr.o.Logf}
@@ -106,5 +64,77 @@ func (pr *planRunner) prepareFaults(ctx context.Context, spec scenario.RunSpec, 
 	if len(cfg.Faults) == 0 {
 		fs = nil
 	}
-	return fs, cleanup, nil
+	return fs, fp.cleanup, nil
+}
+
+// faultPrep builds the clients and stores a run's faults act through, and
+// keeps what to close.
+type faultPrep struct {
+	ctx     context.Context
+	cfg     scenario.Config
+	srv     *pooledRedis
+	be      registry.Backend
+	jopts   jobstore.Options
+	closers []func()
+}
+
+func (fp *faultPrep) cleanup() {
+	for i := len(fp.closers) - 1; i >= 0; i-- {
+		fp.closers[i]()
+	}
+}
+
+// build builds the run's store on c, wrapped for simulated time.
+func (fp *faultPrep) build(c rclient.Client) (jobstore.Store, error) {
+	st, err := fp.be.BuildShards(fp.ctx, c, fp.jopts, fp.cfg.Backend.Options, fp.cfg.Store.Shards)
+	if err != nil {
+		return nil, err
+	}
+	fp.closers = append(fp.closers, func() { _ = st.Close() })
+	return simtime.Wrap(st, fp.jopts.Clock), nil
+}
+
+// client connects the run's client library to addr.
+func (fp *faultPrep) client(addr string) (rclient.Client, error) {
+	o := fp.srv.r.ClientOptions()
+	o.Addrs = []string{addr}
+	c, err := rclient.New(fp.cfg.Client, o)
+	if err != nil {
+		return nil, err
+	}
+	fp.closers = append(fp.closers, func() { _ = c.Close() })
+	return c, nil
+}
+
+// proxied starts the network-fault proxy and the workers' store behind it.
+func (fp *faultPrep) proxied() (*faults.Proxy, jobstore.Store, error) {
+	p, err := faults.NewProxy(fp.srv.r.Addrs[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	fp.closers = append(fp.closers, p.Close)
+	c, err := fp.client(p.Addr())
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := fp.build(c)
+	return p, st, err
+}
+
+// crashLoop builds a maintenance loop's own store on a crash client: the
+// recoverer's, or (mover) the mover's, which must be a jobstore.Mover.
+func (fp *faultPrep) crashLoop(mover bool) (*engine.LoopCrash, error) {
+	c, err := fp.client(fp.srv.r.Addrs[0])
+	if err != nil {
+		return nil, err
+	}
+	cc := faults.NewCrashClient(c)
+	st, err := fp.build(cc)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := st.(jobstore.Mover); mover && !ok {
+		return nil, fmt.Errorf("%s is not a mover", fp.cfg.Backend.Name)
+	}
+	return engine.NewLoopCrash(st, cc), nil
 }

@@ -400,45 +400,24 @@ func (p *parser) values(f field, n *yaml.Node) error {
 // maxCells bounds a matrix so a typo does not plan a week of runs.
 const maxCells = 256
 
+// dim is one dimension of the matrix: a field's values, or a backend
+// option's (opt set).
+type dim struct {
+	f    field
+	opt  *optionDim
+	vals []string
+}
+
 // expand builds the matrix cells: the cross product of every list-valued
 // field, in the schema's order, with backends innermost.
 func (p *parser) expand(s *Scenario) error {
 	if p.backends == nil {
 		return &ConfigError{File: p.file, Field: "backends", Msg: "required: a list of backend names; allowed: " + strings.Join(p.reg.Names(), ", ")}
 	}
-	fs := fields()
-	type dim struct {
-		f    field
-		opt  *optionDim // a backend option's values instead of a field's
-		vals []string
-	}
-	var dims []dim
-	total := 1
-	for _, f := range fs {
-		vs := p.vals[f.Path]
-		if len(vs) == 0 {
-			vs = []string{f.Default}
-		}
-		dims = append(dims, dim{f: f, vals: vs})
-	}
-	for i := range p.optDims {
-		d := &p.optDims[i]
-		dims = append(dims, dim{f: field{Path: d.path}, opt: d, vals: d.vals})
-		p.nodes[d.path] = d.node
-	}
-	for _, d := range dims {
-		f, vs := d.f, d.vals
-		if p.zip {
-			if len(vs) > 1 && total > 1 && len(vs) != total {
-				return p.errAt(p.nodes[f.Path], f.Path, fmt.Sprintf("has %d values, but matrix: zip needs every list of one length (%d)", len(vs), total))
-			}
-			total = max(total, len(vs))
-			continue
-		}
-		total *= len(vs)
-		if total > maxCells {
-			return p.errAt(p.nodes[f.Path], f.Path, fmt.Sprintf("the matrix has more than %d cells; shorten the lists", maxCells))
-		}
+	dims := p.dims()
+	total, err := p.cellCount(dims)
+	if err != nil {
+		return err
 	}
 	idx := make([]int, len(dims))
 	for c := 0; c < total; c++ {
@@ -447,35 +426,12 @@ func (p *parser) expand(s *Scenario) error {
 				idx[i] = min(c, len(d.vals)-1)
 			}
 		}
-		cfg := Config{Scenario: s.Name, Faults: p.faults}
-		var vary []string
-		optSet := map[int]map[string]string{}
-		for i, d := range dims {
-			v := d.vals[idx[i]]
-			if d.opt != nil {
-				if optSet[d.opt.backend] == nil {
-					optSet[d.opt.backend] = map[string]string{}
-				}
-				optSet[d.opt.backend][d.opt.key] = v
-			} else if err := d.f.set(&cfg, v); err != nil {
-				return p.errAt(p.nodes[d.f.Path], d.f.Path, err.Error()+"; allowed: "+d.f.Allowed)
-			}
-			if len(d.vals) > 1 {
-				vary = append(vary, d.f.Path+"="+v)
-			}
-		}
-		// The recovery mode decides the heartbeat: lease renews it, seed
-		// never does (seed 002's timeout from StartedAt).
-		switch cfg.Workers.RecoveryMode {
-		case "lease":
-			cfg.Workers.Heartbeat = true
-		case "seed":
-			cfg.Workers.Heartbeat = false
-		}
-		if err := p.crossCheck(cfg); err != nil {
+		cell, err := p.cell(s, dims, idx)
+		if err != nil {
 			return err
 		}
-		s.Cells = append(s.Cells, Cell{Index: c + 1, Vary: vary, Base: cfg, Backends: withOptions(p.backends, optSet)})
+		cell.Index = c + 1
+		s.Cells = append(s.Cells, cell)
 		// Advance the odometer, last dimension fastest.
 		for i := len(idx) - 1; i >= 0; i-- {
 			idx[i]++
@@ -490,6 +446,79 @@ func (p *parser) expand(s *Scenario) error {
 	}
 	s.Warnings = p.warnings
 	return nil
+}
+
+// dims lists the matrix's dimensions: every field (its default when not
+// given), then the backend options given as lists.
+func (p *parser) dims() []dim {
+	var dims []dim
+	for _, f := range fields() {
+		vs := p.vals[f.Path]
+		if len(vs) == 0 {
+			vs = []string{f.Default}
+		}
+		dims = append(dims, dim{f: f, vals: vs})
+	}
+	for i := range p.optDims {
+		d := &p.optDims[i]
+		dims = append(dims, dim{f: field{Path: d.path}, opt: d, vals: d.vals})
+		p.nodes[d.path] = d.node
+	}
+	return dims
+}
+
+// cellCount is the number of cells: the product of the lists' lengths, or
+// with matrix zip their common length.
+func (p *parser) cellCount(dims []dim) (int, error) {
+	total := 1
+	for _, d := range dims {
+		f, vs := d.f, d.vals
+		if p.zip {
+			if len(vs) > 1 && total > 1 && len(vs) != total {
+				return 0, p.errAt(p.nodes[f.Path], f.Path, fmt.Sprintf("has %d values, but matrix: zip needs every list of one length (%d)", len(vs), total))
+			}
+			total = max(total, len(vs))
+			continue
+		}
+		total *= len(vs)
+		if total > maxCells {
+			return 0, p.errAt(p.nodes[f.Path], f.Path, fmt.Sprintf("the matrix has more than %d cells; shorten the lists", maxCells))
+		}
+	}
+	return total, nil
+}
+
+// cell builds the cell whose value of dimension i is dims[i].vals[idx[i]].
+func (p *parser) cell(s *Scenario, dims []dim, idx []int) (Cell, error) {
+	cfg := Config{Scenario: s.Name, Faults: p.faults}
+	var vary []string
+	optSet := map[int]map[string]string{}
+	for i, d := range dims {
+		v := d.vals[idx[i]]
+		if d.opt != nil {
+			if optSet[d.opt.backend] == nil {
+				optSet[d.opt.backend] = map[string]string{}
+			}
+			optSet[d.opt.backend][d.opt.key] = v
+		} else if err := d.f.set(&cfg, v); err != nil {
+			return Cell{}, p.errAt(p.nodes[d.f.Path], d.f.Path, err.Error()+"; allowed: "+d.f.Allowed)
+		}
+		if len(d.vals) > 1 {
+			vary = append(vary, d.f.Path+"="+v)
+		}
+	}
+	// The recovery mode decides the heartbeat: lease renews it, seed never
+	// does (seed 002's timeout from StartedAt).
+	switch cfg.Workers.RecoveryMode {
+	case "lease":
+		cfg.Workers.Heartbeat = true
+	case "seed":
+		cfg.Workers.Heartbeat = false
+	}
+	if err := p.crossCheck(cfg); err != nil {
+		return Cell{}, err
+	}
+	return Cell{Vary: vary, Base: cfg, Backends: withOptions(p.backends, optSet)}, nil
 }
 
 // FieldDocs lists every scenario field with its default, allowed values and

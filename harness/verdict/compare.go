@@ -115,6 +115,39 @@ func Compare(base, cand *Set, o CompareOptions) *Comparison {
 	}
 	c := &Comparison{Base: base.Source, New: cand.Source, Alpha: o.Alpha, NoiseFloor: o.NoiseFloor, Forced: o.Force}
 	c.checkSets(base, cand)
+	matched := c.match(base, cand, o)
+	limits := gateLimits(o)
+	// Only significance tests share alpha: the gated timing metrics that
+	// both sides of a pair measured (a counted metric is decided on its
+	// medians, and under callgrind no timing metric gates).
+	gates := 0
+	for _, runs := range matched {
+		if Reference(runs[1][0].Kind) || runs[1][0].Metered {
+			continue
+		}
+		for _, m := range catalog {
+			if _, ok := limits[m.Name]; ok && !m.Deterministic() &&
+				len(metricValues(m, runs[0])) > 0 && len(metricValues(m, runs[1])) > 0 {
+				gates++
+			}
+		}
+	}
+	c.GatedTests = gates
+	c.PerTestAlpha = o.Alpha
+	if c.GatedTests > 0 {
+		c.PerTestAlpha = o.Alpha / float64(c.GatedTests)
+	}
+	for i, runs := range matched {
+		c.comparePair(&c.Pairs[i], runs, limits, o)
+	}
+	return c
+}
+
+// match pairs the groups of base and cand by key: a pair for each key both
+// hold on one time scale and under one meter (and, without Force, the same
+// conditions), the rest refused or only on one side. It returns the runs
+// of each pair, in c.Pairs' order.
+func (c *Comparison) match(base, cand *Set, o CompareOptions) [][2][]Run {
 	bg, ng := groupMap(base), groupMap(cand)
 	var matched [][2][]Run
 	for _, k := range orderedKeys(base) {
@@ -149,58 +182,39 @@ func Compare(base, cand *Set, o CompareOptions) *Comparison {
 			c.OnlyNew = append(c.OnlyNew, k)
 		}
 	}
-	limits := gateLimits(o)
-	// Only significance tests share alpha: the gated timing metrics that
-	// both sides of a pair measured (a counted metric is decided on its
-	// medians, and under callgrind no timing metric gates).
-	gates := 0
-	for _, runs := range matched {
-		if Reference(runs[1][0].Kind) || runs[1][0].Metered {
+	return matched
+}
+
+// comparePair compares every catalog metric of one pair and records the
+// gated regressions.
+func (c *Comparison) comparePair(p *Pair, runs [2][]Run, limits map[string]float64, o CompareOptions) {
+	for _, m := range catalog {
+		limit, gated := limits[m.Name]
+		// Under callgrind only counted work gates: its timings are
+		// valgrind's.
+		gated = gated && !Reference(runs[1][0].Kind) && (!runs[1][0].Metered || m.Deterministic())
+		alpha := o.Alpha
+		if gated {
+			alpha = c.PerTestAlpha
+		} else {
+			limit = o.NoiseFloor * 100
+		}
+		metered := runs[0][0].Metered && runs[1][0].Metered
+		if metered && m.Deterministic() && limit == m.Floor*100 {
+			// The default gate of a counted metric is its floor, which a
+			// metered plan measures lower.
+			limit = m.FloorFor(true) * 100
+		}
+		row, ok := compareMetric(m, runs[0], runs[1], alpha, limit, metered)
+		if !ok {
 			continue
 		}
-		for _, m := range catalog {
-			if _, ok := limits[m.Name]; ok && !m.Deterministic() &&
-				len(metricValues(m, runs[0])) > 0 && len(metricValues(m, runs[1])) > 0 {
-				gates++
-			}
+		row.Gated = gated
+		p.Rows = append(p.Rows, row)
+		if gated && row.Verdict == Worse {
+			c.Regressions = append(c.Regressions, regression(p.Key, m, row))
 		}
 	}
-	c.GatedTests = gates
-	c.PerTestAlpha = o.Alpha
-	if c.GatedTests > 0 {
-		c.PerTestAlpha = o.Alpha / float64(c.GatedTests)
-	}
-	for i, runs := range matched {
-		p := &c.Pairs[i]
-		for _, m := range catalog {
-			limit, gated := limits[m.Name]
-			// Under callgrind only counted work gates: its timings are
-			// valgrind's.
-			gated = gated && !Reference(runs[1][0].Kind) && (!runs[1][0].Metered || m.Deterministic())
-			alpha := o.Alpha
-			if gated {
-				alpha = c.PerTestAlpha
-			} else {
-				limit = o.NoiseFloor * 100
-			}
-			metered := runs[0][0].Metered && runs[1][0].Metered
-			if metered && m.Deterministic() && limit == m.Floor*100 {
-				// The default gate of a counted metric is its floor,
-				// which a metered plan measures lower.
-				limit = m.FloorFor(true) * 100
-			}
-			row, ok := compareMetric(m, runs[0], runs[1], alpha, limit, metered)
-			if !ok {
-				continue
-			}
-			row.Gated = gated
-			p.Rows = append(p.Rows, row)
-			if gated && row.Verdict == Worse {
-				c.Regressions = append(c.Regressions, regression(p.Key, m, row))
-			}
-		}
-	}
-	return c
 }
 
 // checkSets notes what makes the sets unfit to compare: either one
