@@ -43,50 +43,17 @@ func TimePlot(pathNoExt, title, conditions, yLabel string, lines []Line, markers
 	p.Add(newGrid())
 
 	f := &figure{title: title, caption: conditions, legend: newLegend()}
+	b := bounds{xMin: math.Inf(1), xMax: math.Inf(-1), yMin: math.Inf(1), yMax: math.Inf(-1)}
 	drawn := 0
-	xMin, xMax := math.Inf(1), math.Inf(-1)
-	yMin, yMax := math.Inf(1), math.Inf(-1)
 	for i, l := range lines {
-		label := l.Label
-		if label == "" {
-			label = "line " + strconv.Itoa(i+1)
-		}
-		var pts plotter.XYs
-		for j := range l.X {
-			if finite(l.X[j]) && finite(l.Y[j]) {
-				pts = append(pts, plotter.XY{X: l.X[j], Y: l.Y[j]})
-			}
-		}
-		if len(pts) == 0 {
-			f.addLegend(label + "  (no data)")
-			continue
-		}
-		for _, pt := range pts {
-			xMin, xMax = math.Min(xMin, pt.X), math.Max(xMax, pt.X)
-			yMin, yMax = math.Min(yMin, pt.Y), math.Max(yMax, pt.Y)
-		}
-		line, err := plotter.NewLine(pts)
+		ok, err := addTimeLine(p, f, i, l, &b)
 		if err != nil {
-			return fmt.Errorf("report: line %q: %w", label, err)
+			return err
 		}
-		line.LineStyle = seriesLineStyle(i)
-		p.Add(line)
-		thumbs := []plot.Thumbnailer{line}
-		// Few points: mark them, a 2-point line hides that it is 2 points
-		// and a 1-point line is invisible.
-		if len(pts) <= 3 {
-			sc, err := plotter.NewScatter(pts)
-			if err != nil {
-				return fmt.Errorf("report: line %q: %w", label, err)
-			}
-			sc.GlyphStyle = draw.GlyphStyle{Color: seriesColor(i), Radius: vg.Points(3.5), Shape: seriesGlyph(i)}
-			p.Add(sc)
-			thumbs = append(thumbs, sc)
+		if ok {
+			drawn++
 		}
-		f.addLegend(label, thumbs...)
-		drawn++
 	}
-
 	if drawn == 0 {
 		return f.write(pathNoExt)
 	}
@@ -95,9 +62,10 @@ func TimePlot(pathNoExt, title, conditions, yLabel string, lines []Line, markers
 	for _, m := range markers {
 		if finite(m.X) {
 			ms = append(ms, m)
-			xMin, xMax = math.Min(xMin, m.X), math.Max(xMax, m.X)
+			b.xMin, b.xMax = math.Min(b.xMin, m.X), math.Max(b.xMax, m.X)
 		}
 	}
+	xMin, xMax, yMin, yMax := b.xMin, b.xMax, b.yMin, b.yMax
 	if xMax == xMin {
 		xMin, xMax = xMin-0.5, xMax+0.5
 	}
@@ -117,6 +85,53 @@ func TimePlot(pathNoExt, title, conditions, yLabel string, lines []Line, markers
 	}
 	f.plot = p
 	return f.write(pathNoExt)
+}
+
+// bounds are the data's extent on both axes.
+type bounds struct{ xMin, xMax, yMin, yMax float64 }
+
+// addTimeLine adds line i to p (a scatter too when it has 3 points or
+// fewer) and its legend entry to f, widening b; false: the line had no
+// finite point and is listed as "(no data)".
+func addTimeLine(p *plot.Plot, f *figure, i int, l Line, b *bounds) (bool, error) {
+	label := l.Label
+	if label == "" {
+		label = "line " + strconv.Itoa(i+1)
+	}
+	var pts plotter.XYs
+	for j := range l.X {
+		if finite(l.X[j]) && finite(l.Y[j]) {
+			pts = append(pts, plotter.XY{X: l.X[j], Y: l.Y[j]})
+		}
+	}
+	if len(pts) == 0 {
+		f.addLegend(label + "  (no data)")
+		return false, nil
+	}
+	for _, pt := range pts {
+		b.xMin, b.xMax = math.Min(b.xMin, pt.X), math.Max(b.xMax, pt.X)
+		b.yMin, b.yMax = math.Min(b.yMin, pt.Y), math.Max(b.yMax, pt.Y)
+	}
+	line, err := plotter.NewLine(pts)
+	if err != nil {
+		return false, fmt.Errorf("report: line %q: %w", label, err)
+	}
+	line.LineStyle = seriesLineStyle(i)
+	p.Add(line)
+	thumbs := []plot.Thumbnailer{line}
+	// Few points: mark them, a 2-point line hides that it is 2 points and a
+	// 1-point line is invisible.
+	if len(pts) <= 3 {
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return false, fmt.Errorf("report: line %q: %w", label, err)
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: seriesColor(i), Radius: vg.Points(3.5), Shape: seriesGlyph(i)}
+		p.Add(sc)
+		thumbs = append(thumbs, sc)
+	}
+	f.addLegend(label, thumbs...)
+	return true, nil
 }
 
 // plainTicks labels a linear axis at 1-2-2.5-5 steps, aiming at about

@@ -80,26 +80,8 @@ func runInTurns(ctx context.Context, spec Spec, loopCfg, drvCfg Config, jobs int
 			<-loopDone
 		}
 	}()
-	cmds := [2]*exec.Cmd{lc, w.cmd}
-	turns := [2][]turn{}
-	for i := 0; ; i ^= 1 {
-		start := time.Now()
-		contGroup(cmds[i])
-		t := time.NewTimer(Slice)
-		select {
-		case <-t.C:
-		case loopErr = <-loopDone:
-			loopExited = true
-		case <-drvDone:
-		case <-ctx.Done():
-		}
-		t.Stop()
-		stopGroup(cmds[i])
-		turns[i] = append(turns[i], turn{start.UnixNano(), time.Now().UnixNano()})
-		if loopExited || isClosed(drvDone) || ctx.Err() != nil {
-			break
-		}
-	}
+	var turns [2][]turn
+	turns, loopErr, loopExited = alternate(ctx, [2]*exec.Cmd{lc, w.cmd}, loopDone, drvDone)
 	contGroup(lc)
 	contGroup(w.cmd)
 	if !loopExited {
@@ -127,6 +109,31 @@ func runInTurns(ctx context.Context, spec Spec, loopCfg, drvCfg Config, jobs int
 		return loop, drv, fmt.Errorf("driver %s: worker ended after %d of %d jobs: %s", spec.Name, len(times), jobs, lastLine(w.stderr.String()))
 	}
 	return sideRun{turns[0], out.Times}, sideRun{turns[1], times}, nil
+}
+
+// alternate runs cmds[0] and cmds[1] alone by turns of Slice (SIGCONT,
+// then SIGSTOP, of each one's process group), starting with cmds[0], until
+// the loop exits (loopDone), the worker has its jobs (drvDone) or ctx ends.
+// It returns each side's turns and, when the loop exited, its error.
+func alternate(ctx context.Context, cmds [2]*exec.Cmd, loopDone <-chan error, drvDone chan struct{}) (turns [2][]turn, loopErr error, loopExited bool) {
+	for i := 0; ; i ^= 1 {
+		start := time.Now()
+		contGroup(cmds[i])
+		t := time.NewTimer(Slice)
+		select {
+		case <-t.C:
+		case loopErr = <-loopDone:
+			loopExited = true
+		case <-drvDone:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		stopGroup(cmds[i])
+		turns[i] = append(turns[i], turn{start.UnixNano(), time.Now().UnixNano()})
+		if loopExited || isClosed(drvDone) || ctx.Err() != nil {
+			return turns, loopErr, loopExited
+		}
+	}
 }
 
 // collectCompletions reads the worker's events until jobs completions (or

@@ -27,6 +27,11 @@ func Builtin() *Registry {
 }
 
 func builtins() []Backend {
+	return append(strategies(), others()...)
+}
+
+// strategies are the four job-store strategies.
+func strategies() []Backend {
 	return []Backend{
 		{Name: "zset", Kind: KindJobStore, Doc: "sorted set scored by RunAt; claim blocks on a wake-up marker (or polls)",
 			Caps: storeCaps(jobstore.CapNativeDelay, jobstore.CapStoreClockLeases, jobstore.CapStrictFIFO, jobstore.CapExactStats, jobstore.CapBlockingClaim, jobstore.CapBatchComplete).WithCore(),
@@ -87,6 +92,12 @@ func builtins() []Backend {
 			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
 				return dual.Build(ctx, c, o, extra)
 			}},
+	}
+}
+
+// others are the reference floor, the peers and the calibration store.
+func others() []Backend {
+	return []Backend{
 		{Name: "floor", Kind: KindReference, Doc: floor.Doc, Limits: floor.Limits, Caps: floor.Caps(),
 			New: func(ctx context.Context, c rclient.Client, o jobstore.Options, _ map[string]string) (jobstore.Store, error) {
 				return floor.New(ctx, c, o)

@@ -316,25 +316,8 @@ func Run(ctx context.Context, spec scenario.RunSpec, store jobstore.Store, hooks
 		e.payload[i] = 'a' + byte(i%26)
 	}
 	res := &Result{}
-	if err := e.external(); err != nil {
-		res.Err = err
+	if res.Err = e.setUp(ctx, res); res.Err != nil {
 		return res
-	}
-	pf, err := e.prefill(ctx)
-	if err != nil {
-		res.Err = err
-		return res
-	}
-	res.Prefill = pf
-	if hooks.Cost != nil {
-		if err := hooks.Cost.Begin(ctx); err != nil {
-			res.Err = err
-			return res
-		}
-		if err := e.markCost(ctx, true); err != nil {
-			res.Err = err
-			return res
-		}
 	}
 	e.t0 = time.Now()
 	res.StartedAt = e.t0
@@ -386,6 +369,26 @@ func Run(ctx context.Context, spec scenario.RunSpec, store jobstore.Store, hooks
 	e.finish(res, interrupted)
 	res.simulated(hooks.Speed)
 	return res
+}
+
+// setUp readies the run before its clock starts: external workers, the
+// prefilled backlog, and the cost window's start.
+func (e *engine) setUp(ctx context.Context, res *Result) error {
+	if err := e.external(); err != nil {
+		return err
+	}
+	pf, err := e.prefill(ctx)
+	if err != nil {
+		return err
+	}
+	res.Prefill = pf
+	if e.hooks.Cost == nil {
+		return nil
+	}
+	if err := e.hooks.Cost.Begin(ctx); err != nil {
+		return err
+	}
+	return e.markCost(ctx, true)
 }
 
 // startWorkers starts the in-process workers and the worker processes,

@@ -29,49 +29,11 @@ func (p *parser) parseBackends(n *yaml.Node) ([]BackendSpec, error) {
 	for i, item := range items {
 		item = resolve(item)
 		fp := fmt.Sprintf("backends[%d]", i)
-		var b BackendSpec
-		var nameNode, optNode *yaml.Node
-		switch item.Kind {
-		case yaml.ScalarNode:
-			b.Name, nameNode = item.Value, item
-		case yaml.MappingNode:
-			for j := 0; j+1 < len(item.Content); j += 2 {
-				k, v := item.Content[j], resolve(item.Content[j+1])
-				switch k.Value {
-				case "name":
-					b.Name, nameNode = v.Value, v
-				case "label":
-					if v.Kind != yaml.ScalarNode || !validLabel(v.Value) {
-						return nil, p.errAt(v, fp+".label", "allowed are letters, digits, '-', '_' and '.'")
-					}
-					b.Label = v.Value
-				case "options":
-					if v.Kind != yaml.MappingNode {
-						return nil, p.errAt(v, fp+".options", "must be a mapping of option: value")
-					}
-					optNode = v
-					b.Options = map[string]string{}
-					for m := 0; m+1 < len(v.Content); m += 2 {
-						key, ov := v.Content[m].Value, resolve(v.Content[m+1])
-						vals, err := p.optionValues(ov, fp+".options."+key)
-						if err != nil {
-							return nil, err
-						}
-						b.Options[key] = vals[0]
-						if len(vals) > 1 {
-							swept = append(swept, optionDim{backend: i, key: key, vals: vals, node: ov})
-						}
-					}
-				default:
-					return nil, p.errAt(k, fp, fmt.Sprintf("unknown field %q; allowed: name, label, options", k.Value))
-				}
-			}
-			if nameNode == nil {
-				return nil, p.errAt(item, fp, "needs a name; allowed: "+strings.Join(p.reg.Names(), ", "))
-			}
-		default:
-			return nil, p.errAt(item, fp, "must be a backend name or a mapping with name, label, options")
+		b, nameNode, optNode, dims, err := p.backendEntry(item, i, fp)
+		if err != nil {
+			return nil, err
 		}
+		swept = append(swept, dims...)
 		be, err := p.reg.Lookup(b.Name)
 		if err != nil {
 			return nil, p.errAt(nameNode, fp, err.Error())
@@ -102,6 +64,55 @@ func (p *parser) parseBackends(n *yaml.Node) ([]BackendSpec, error) {
 		p.optDims = append(p.optDims, d)
 	}
 	return out, nil
+}
+
+// backendEntry reads the i-th entry of backends (at field path fp): a name,
+// or a mapping of name, label and options. It returns the nodes of the
+// name and the options (for errors) and the options given as lists.
+func (p *parser) backendEntry(item *yaml.Node, i int, fp string) (b BackendSpec, nameNode, optNode *yaml.Node, swept []optionDim, err error) {
+	switch item.Kind {
+	case yaml.ScalarNode:
+		b.Name, nameNode = item.Value, item
+		return b, nameNode, nil, nil, nil
+	case yaml.MappingNode:
+	default:
+		return b, nil, nil, nil, p.errAt(item, fp, "must be a backend name or a mapping with name, label, options")
+	}
+	for j := 0; j+1 < len(item.Content); j += 2 {
+		k, v := item.Content[j], resolve(item.Content[j+1])
+		switch k.Value {
+		case "name":
+			b.Name, nameNode = v.Value, v
+		case "label":
+			if v.Kind != yaml.ScalarNode || !validLabel(v.Value) {
+				return b, nil, nil, nil, p.errAt(v, fp+".label", "allowed are letters, digits, '-', '_' and '.'")
+			}
+			b.Label = v.Value
+		case "options":
+			if v.Kind != yaml.MappingNode {
+				return b, nil, nil, nil, p.errAt(v, fp+".options", "must be a mapping of option: value")
+			}
+			optNode = v
+			b.Options = map[string]string{}
+			for m := 0; m+1 < len(v.Content); m += 2 {
+				key, ov := v.Content[m].Value, resolve(v.Content[m+1])
+				vals, err := p.optionValues(ov, fp+".options."+key)
+				if err != nil {
+					return b, nil, nil, nil, err
+				}
+				b.Options[key] = vals[0]
+				if len(vals) > 1 {
+					swept = append(swept, optionDim{backend: i, key: key, vals: vals, node: ov})
+				}
+			}
+		default:
+			return b, nil, nil, nil, p.errAt(k, fp, fmt.Sprintf("unknown field %q; allowed: name, label, options", k.Value))
+		}
+	}
+	if nameNode == nil {
+		return b, nil, nil, nil, p.errAt(item, fp, "needs a name; allowed: "+strings.Join(p.reg.Names(), ", "))
+	}
+	return b, nameNode, optNode, swept, nil
 }
 
 // optionDim is a backend option given a list of values: a matrix

@@ -27,6 +27,15 @@ type field struct {
 var sections = []string{"time", "redis", "store", "producers", "workers", "expect", "slo"}
 
 func fields() []field {
+	var out []field
+	for _, g := range [](func() []field){runFields, redisFields, storeFields, producerFields, workerFields, workerPlaceFields} {
+		out = append(out, g()...)
+	}
+	return out
+}
+
+// runFields are the fields of the run: seed, times, client and record encoding.
+func runFields() []field {
 	return []field{
 		{Path: "seed", Default: "1", Allowed: "an integer", Matrix: true,
 			Doc: "seeds arrivals, delays, handler times and failures; runs with equal seeds see the same jobs",
@@ -52,7 +61,12 @@ func fields() []field {
 		{Path: "encoding", Default: "hash", Allowed: "hash, json", Matrix: true,
 			Doc: "job record layout: a Redis hash (seed 001) or one JSON string",
 			set: func(c *Config, v string) error { return setEnum(&c.Encoding, v, "hash", "json") }},
+	}
+}
 
+// redisFields are the fields of where Redis comes from.
+func redisFields() []field {
+	return []field{
 		{Path: "redis.mode", Default: "embedded", Allowed: "embedded, cluster, container, url", Matrix: true,
 			Doc: "embedded: a private redis-server on a free port; cluster: 3 spawned masters; container: testcontainers; url: redis.url (never flushed)",
 			set: func(c *Config, v string) error {
@@ -88,7 +102,12 @@ func fields() []field {
 		{Path: "redis.hz", Default: "10", Allowed: "an integer from 1 to 500", Matrix: true,
 			Doc: "hz of a spawned server (embedded, cluster); Redis's default is 10. Redis times out blocked commands on this tick, so a claim blocked until a delayed job's RunAt wakes up to 1/hz late: compare lateness at 10 and 100",
 			set: func(c *Config, v string) error { return setInt(&c.Redis.HZ, v, 1, 500) }},
+	}
+}
 
+// storeFields are the fields of the store options every backend gets.
+func storeFields() []field {
+	return []field{
 		{Path: "store.poll_interval", Default: "100ms", Allowed: "a duration > 0, at most 1m", Matrix: true,
 			Doc: "jobstore.Options.PollInterval: how often a waiting Claim polls on backends that cannot block",
 			set: func(c *Config, v string) error {
@@ -117,7 +136,12 @@ func fields() []field {
 		{Path: "store.wait_timeout", Default: "1s", Allowed: "a duration from 1ms to 1m", Matrix: true,
 			Doc: "WAIT's timeout: an enqueue returns after it even when fewer replicas have the jobs",
 			set: func(c *Config, v string) error { return setDur(&c.Store.WaitTimeout, v, time.Millisecond, time.Minute) }},
+	}
+}
 
+// producerFields are the fields of the load.
+func producerFields() []field {
+	return []field{
 		{Path: "producers.count", Default: "2", Allowed: "an integer 1..1024", Matrix: true,
 			Doc: "producer goroutines; the rate is shared among them",
 			set: func(c *Config, v string) error { return setInt(&c.Producers.Count, v, 1, 1024) }},
@@ -168,7 +192,12 @@ func fields() []field {
 		{Path: "producers.max_backlog", Default: "10000", Allowed: "an integer >= 1", Matrix: true,
 			Doc: "closed loop: producers pause while acknowledged but unfinished jobs exceed this",
 			set: func(c *Config, v string) error { return setInt(&c.Producers.MaxBacklog, v, 1, 1<<30) }},
+	}
+}
 
+// workerFields are the fields of the workers' loop: claims, acks, handler, leases.
+func workerFields() []field {
+	return []field{
 		{Path: "workers.count", Default: "4", Allowed: "an integer 1..1024", Matrix: true,
 			Doc: "worker goroutine groups, each with its own claim loop and worker id",
 			set: func(c *Config, v string) error { return setInt(&c.Workers.Count, v, 1, 1024) }},
@@ -221,6 +250,12 @@ func fields() []field {
 		{Path: "workers.recovery_mode", Default: "auto", Allowed: "auto, lease, seed", Matrix: true,
 			Doc: "auto: as workers.heartbeat says; lease: a heartbeat renews the lease every heartbeat_interval (lease/3); seed: no heartbeat, the lease counts from the claim like seed 002's timeout from StartedAt, so jobs longer than it run twice",
 			set: func(c *Config, v string) error { return setEnum(&c.Workers.RecoveryMode, v, "auto", "lease", "seed") }},
+	}
+}
+
+// workerPlaceFields are the fields of where the workers run, the maintenance loops, what a run expects.
+func workerPlaceFields() []field {
+	return []field{
 		{Path: "workers.processes", Default: "0", Allowed: "an integer 0..64, at most workers.count", Matrix: true,
 			Doc: "how many of the workers run as separate `aebench worker` processes (the same worker loop; events streamed to this process's ledger); worker_kill faults SIGKILL them",
 			set: func(c *Config, v string) error { return setInt(&c.Workers.Processes, v, 0, 64) }},
