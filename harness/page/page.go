@@ -100,10 +100,11 @@ type data struct {
 	Title     string
 	Generated string
 	Status    string
+	Verdict   verdictView
 	Cells     []cellView
 	Runs      []runView
 	Faults    []runView
-	Plots     []plotFile
+	Plots     plotSet
 	Compare   *compareView
 	Fonts     template.CSS
 	Problems  []string
@@ -113,10 +114,13 @@ type cellView struct {
 	Index      int
 	Vary       string
 	Conditions string
+	Headline   []headlineRow
 	Header     []string
 	Rows       [][]string
 	Charts     []template.HTML
 	ChartErrs  []string
+	// NoInterval says why the statistics have no interval ("": they do).
+	NoInterval string
 }
 
 type runView struct {
@@ -176,6 +180,7 @@ func build(s *verdict.Set, base *verdict.Set) data {
 	if base != nil {
 		d.Compare = compareSection(base, s)
 	}
+	d.Verdict = verdictOf(s, d.Status, d.Compare)
 	d.Plots = runPlots(s.Dir, ff)
 	d.Fonts = ff.css()
 	return d
@@ -200,6 +205,8 @@ func cells(s *verdict.Set, b *stats.Block, ff *fontFaces) []cellView {
 				break
 			}
 		}
+		cv.Headline = headline(s, ci, gs)
+		cv.NoInterval = noInterval(gs)
 		metrics := presentMetrics(gs)
 		for _, m := range metrics {
 			cv.Header = append(cv.Header, m.Name+" ("+m.Better.String()+" is better)")

@@ -62,6 +62,55 @@ func TestReportPage(t *testing.T) {
 	if strings.Count(dom, "<svg") < 4 {
 		t.Errorf("%d SVG plots rendered, want the CI charts and the run's plots", strings.Count(dom, "<svg"))
 	}
+	checkLayout(t, filepath.Join(dir, page.FileName))
+}
+
+// checkLayout loads a copy of the page with a probe script at 1,400 px:
+// nothing may run past the right edge, and the verdict (status,
+// thresholds, ledger) must come first after the title.
+func checkLayout(t *testing.T, path string) {
+	t.Helper()
+	html, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := `<script>document.title = "layout " + document.documentElement.scrollWidth + " " + document.documentElement.clientWidth;</script></body>`
+	copyPath := filepath.Join(t.TempDir(), "probe.html")
+	if err := os.WriteFile(copyPath, []byte(strings.Replace(string(html), "</body>", probe, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom, console, _ := chromium(t, copyPath, "--window-size=1400,1000")
+	if len(console) > 0 {
+		t.Errorf("console messages: %v", console)
+	}
+	var scroll, client int
+	if m := regexp.MustCompile(`<title>layout (\d+) (\d+)</title>`).FindStringSubmatch(dom); m == nil {
+		t.Fatalf("the probe did not run: %.300s", dom)
+	} else {
+		scroll, client = atoi(m[1]), atoi(m[2])
+	}
+	if scroll > client {
+		t.Errorf("the page is %d px wide in a %d px window: it overflows to the right", scroll, client)
+	}
+	h1 := strings.Index(dom, "</h1>")
+	v := strings.Index(dom, `id="verdict"`)
+	if h1 < 0 || v < 0 || strings.Contains(dom[h1:v], "<h2") || strings.Contains(dom[h1:v], "<table") {
+		t.Errorf("the verdict does not come first after the title")
+	}
+	top := dom[v:min(len(dom), v+3000)]
+	for _, want := range []string{"status", "thresholds", "ledger", "complete"} {
+		if !strings.Contains(top, want) {
+			t.Errorf("the verdict at the top lacks %q", want)
+		}
+	}
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
 }
 
 // externalRE finds what a browser would fetch: src/href attributes and
@@ -85,7 +134,7 @@ func checkStatic(t *testing.T, html string) {
 // messages and the requests the page made (from Chromium's net log: those
 // whose network isolation key is the file:// page and whose URL is not the
 // file or a data: URL). It skips the test when Chromium is not installed.
-func chromium(t *testing.T, page string) (dom string, console, requests []string) {
+func chromium(t *testing.T, page string, flags ...string) (dom string, console, requests []string) {
 	t.Helper()
 	bin := ""
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
@@ -101,9 +150,10 @@ func chromium(t *testing.T, page string) (dom string, console, requests []string
 	netLog := filepath.Join(tmp, "net.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-		"--no-first-run", "--disable-component-update", "--disable-sync", "--user-data-dir="+filepath.Join(tmp, "profile"),
-		"--enable-logging=stderr", "--v=0", "--log-net-log="+netLog, "--dump-dom", "file://"+page)
+	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+		"--no-first-run", "--disable-component-update", "--disable-sync", "--user-data-dir=" + filepath.Join(tmp, "profile"),
+		"--enable-logging=stderr", "--v=0", "--log-net-log=" + netLog, "--dump-dom"}, flags...)
+	cmd := exec.CommandContext(ctx, bin, append(args, "file://"+page)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -73,11 +73,31 @@ type plotFile struct {
 	Err  string
 }
 
-// runPlots inlines every *.svg in dir, in name order.
-func runPlots(dir string, ff *fontFaces) []plotFile {
+// plotSet is a run's plots: the main ones in order of importance, the
+// rest folded away.
+type plotSet struct{ Main, More []plotFile }
+
+// plotOrder is the order of importance of the run's plots: end-to-end
+// latency first, then throughput (with the faults marked), recovery and
+// backlog; the others follow, folded.
+var plotOrder = []string{"e2e", "throughput", "recovery", "backlog"}
+
+// runPlots inlines every *.svg in dir: those of plotOrder first, in its
+// order, then the rest in name order.
+func runPlots(dir string, ff *fontFaces) plotSet {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.svg"))
 	sort.Strings(files)
-	var out []plotFile
+	rank := func(f string) int {
+		name := strings.TrimSuffix(filepath.Base(f), ".svg")
+		for i, n := range plotOrder {
+			if name == n {
+				return i
+			}
+		}
+		return len(plotOrder)
+	}
+	sort.SliceStable(files, func(i, j int) bool { return rank(files[i]) < rank(files[j]) })
+	var out plotSet
 	for _, f := range files {
 		p := plotFile{Name: filepath.Base(f)}
 		data, err := os.ReadFile(f)
@@ -87,7 +107,11 @@ func runPlots(dir string, ff *fontFaces) []plotFile {
 		if err != nil {
 			p.Err = err.Error()
 		}
-		out = append(out, p)
+		if rank(f) < len(plotOrder) {
+			out.Main = append(out.Main, p)
+		} else {
+			out.More = append(out.More, p)
+		}
 	}
 	return out
 }
@@ -99,6 +123,12 @@ func ciChart(m verdict.Metric, groups []stats.Group, ff *fontFaces) (template.HT
 	p.Title.Text = m.Name + " (median, 95% CI)"
 	p.Y.Label.Text = m.Unit
 	p.Y.Min = 0
+	// Latencies in ms on a log axis: backends apart by 1000x (a pure stream
+	// with delayed jobs) otherwise sit on 0 beside the slowest.
+	scale, logY := 1.0, m.Unit == "ns"
+	if logY {
+		scale, p.Y.Label.Text = 1e6, "ms (log scale)"
+	}
 	var names []string
 	var pts plotter.XYs
 	var bars plotter.XYs
@@ -108,16 +138,34 @@ func ciChart(m verdict.Metric, groups []stats.Group, ff *fontFaces) (template.HT
 		if !ok {
 			continue
 		}
+		if logY && st.Median <= 0 {
+			continue // no place on a log axis
+		}
 		names = append(names, g.Backend)
 		x := float64(len(names) - 1)
-		pts = append(pts, plotter.XY{X: x, Y: st.Median})
-		if st.CI != nil {
-			bars = append(bars, plotter.XY{X: x, Y: st.Median})
-			errs = append(errs, struct{ Low, High float64 }{st.Median - st.CI.Lo, st.CI.Hi - st.Median})
+		med := st.Median / scale
+		pts = append(pts, plotter.XY{X: x, Y: med})
+		if st.CI != nil && (!logY || st.CI.Lo > 0) {
+			bars = append(bars, plotter.XY{X: x, Y: med})
+			errs = append(errs, struct{ Low, High float64 }{med - st.CI.Lo/scale, st.CI.Hi/scale - med})
 		}
 	}
 	if len(pts) == 0 {
 		return "", nil
+	}
+	if len(bars) == 0 {
+		p.Title.Text = m.Name + " (median; no interval, see above)"
+	}
+	if logY {
+		lo, hi := pts[0].Y, pts[0].Y
+		for _, pt := range pts {
+			lo, hi = min(lo, pt.Y), max(hi, pt.Y)
+		}
+		for i := range bars {
+			lo, hi = min(lo, bars[i].Y-errs[i].Low), max(hi, bars[i].Y+errs[i].High)
+		}
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		p.Y.Min, p.Y.Max = lo/2, hi*2
 	}
 	sc, err := plotter.NewScatter(pts)
 	if err != nil {

@@ -45,7 +45,7 @@ func FromSummary(sum *summary.Summary) (*Set, error) {
 	e := sum.Environment
 	s := &Set{Schema: sum.SchemaVersion, Scenario: sum.Scenario.Name, Description: sum.Scenario.Description,
 		File: sum.Scenario.File, Repeats: sum.Scenario.Repeats, Thresholds: sum.Scenario.Thresholds, StartedAt: sum.StartedAt, Complete: sum.Complete,
-		Interrupted: sum.Interrupted, Units: sum.Units, Error: sum.Error,
+		Interrupted: sum.Interrupted, Units: sum.Units, Error: sum.Error, ThresholdResults: sum.Thresholds,
 		Env: Env{GoVersion: e.GoVersion, OS: e.OS, Arch: e.Arch, CPUs: e.CPUs, GitRevision: e.GitRevision,
 			GitDirty: e.GitDirty, Clients: e.Clients, Note: e.Note}}
 	for _, r := range e.Redis {
@@ -85,6 +85,7 @@ func fromRun(rs *summary.RunSummary) (Run, error) {
 	if r.Label == "" {
 		r.Label = r.Backend
 	}
+	r.Ratios = rs.Ratios
 	if rs.Redis != nil {
 		r.RedisVersion, r.Metered = rs.Redis.Version, rs.Redis.Meter == "instructions"
 	}

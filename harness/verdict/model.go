@@ -3,11 +3,12 @@ package verdict
 import (
 	"errors"
 	"fmt"
-	"github.com/aebench/aebench/backends/registry"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/aebench/aebench/backends/registry"
+	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/stats"
 )
 
@@ -31,8 +32,10 @@ type Set struct {
 	// Description of the scenario, and where it came from.
 	Description, File string
 	Repeats           int
-	// Thresholds is the scenario's thresholds block as written.
-	Thresholds  []string
+	// Thresholds is the scenario's thresholds block as written;
+	// ThresholdResults what the run found for each (summary.json's).
+	Thresholds       []string
+	ThresholdResults []summary.ThresholdResult
 	StartedAt   time.Time
 	Complete    bool // summary.json's complete, and the complete flag file (Load)
 	Interrupted bool
@@ -98,6 +101,9 @@ type Run struct {
 	Values map[string]float64
 	Ledger Ledger
 	Faults *Faults
+	// Ratios compare the run with the floor and the cell's best strategy
+	// (summary.json's ratios; absent for the references themselves).
+	Ratios map[string]summary.Ratio
 }
 
 // Key is the group the run belongs to.

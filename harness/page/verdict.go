@@ -1,0 +1,161 @@
+package page
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/aebench/aebench/harness/summary"
+	"github.com/aebench/aebench/harness/verdict"
+	"github.com/aebench/aebench/stats"
+)
+
+// verdictView is the top of the page: what a reader needs before any
+// number: did the plan finish, did its thresholds pass, did the ledger
+// find a lost, unexpected or early job, and (given a baseline) what
+// regressed.
+type verdictView struct {
+	Status, StatusClass string
+	Thresholds          string
+	ThresholdsClass     string
+	Crossed             []string
+	Ledger, LedgerClass string
+	LedgerBad           []string
+	Compare             string
+	CompareClass        string
+}
+
+func verdictOf(s *verdict.Set, status string, cmp *compareView) verdictView {
+	v := verdictView{Status: status, StatusClass: "good"}
+	if status != "complete" {
+		v.StatusClass = "bad"
+	}
+	v.Thresholds, v.ThresholdsClass, v.Crossed = thresholdsText(s.ThresholdResults)
+	runs, dup := 0, int64(0)
+	for _, r := range s.Runs {
+		if r.Calibration || r.Status == summary.StatusNotApplicable {
+			continue
+		}
+		runs++
+		dup += r.Ledger.Duplicated
+		if why := r.Incorrect(); why != "" {
+			v.LedgerBad = append(v.LedgerBad, r.ID+": "+why)
+		}
+	}
+	switch {
+	case len(v.LedgerBad) > 0:
+		v.Ledger, v.LedgerClass = fmt.Sprintf("FAILED in %d of %d runs", len(v.LedgerBad), runs), "bad"
+	default:
+		v.Ledger, v.LedgerClass = fmt.Sprintf("correct in all %d runs: no job lost, unexpected or started early", runs), "good"
+		if dup > 0 {
+			v.Ledger += fmt.Sprintf(" (%d duplicated executions: at-least-once)", dup)
+		}
+	}
+	if cmp != nil {
+		v.Compare, v.CompareClass = cmp.Headline, "good"
+		if len(cmp.Regressions) > 0 {
+			v.CompareClass = "bad"
+		}
+	}
+	return v
+}
+
+// thresholdsText sums the thresholds' results up: the text, its class and
+// the crossed ones' lines.
+func thresholdsText(ts []summary.ThresholdResult) (string, string, []string) {
+	if len(ts) == 0 {
+		return "none in this scenario", "none", nil
+	}
+	n := map[string]int{}
+	var crossed []string
+	for _, t := range ts {
+		n[t.Status]++
+		if t.Status == "crossed" || t.Status == "unchecked" {
+			line := t.Threshold + ": " + t.Status
+			if len(t.Crossings) > 0 {
+				line += " (" + strings.Join(t.Crossings, "; ") + ")"
+			}
+			crossed = append(crossed, line)
+		}
+	}
+	var parts []string
+	for _, st := range []string{"passed", "crossed", "unchecked", "baseline"} {
+		if n[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[st], st))
+		}
+	}
+	class := "good"
+	if n["crossed"]+n["unchecked"] > 0 {
+		class = "bad"
+	}
+	return strings.Join(parts, ", "), class, crossed
+}
+
+// headlineRow is one backend's headline numbers in a cell.
+type headlineRow struct {
+	Backend, Kind, Done, E2E50, E2E99, CPU, Lost, Dup, XFloor, XBest string
+	Bad                                                              bool
+}
+
+// headline gives each backend of cell ci its medians over the repeats and
+// its ratios to the floor and the best strategy (median over the repeats).
+func headline(s *verdict.Set, ci int, gs []stats.Group) []headlineRow {
+	var out []headlineRow
+	for _, g := range gs {
+		row := headlineRow{Backend: g.Backend, Done: med(g, "throughput"), E2E50: med(g, "e2e.p50"),
+			E2E99: med(g, "e2e.p99"), CPU: med(g, "redis_cpu_us_per_job")}
+		var lost, dup int64
+		var xf, xb []float64
+		for _, r := range s.Runs {
+			if r.Cell != ci || r.Label != g.Backend || r.Client != g.Client || r.Calibration {
+				continue
+			}
+			row.Kind = r.Kind
+			lost += r.Ledger.Lost
+			dup += r.Ledger.Duplicated
+			row.Bad = row.Bad || r.Incorrect() != ""
+			if x, ok := r.Ratios["floor"]; ok && x.Throughput > 0 {
+				xf = append(xf, x.Throughput)
+			}
+			if x, ok := r.Ratios["best strategy"]; ok && x.Throughput > 0 {
+				xb = append(xb, x.Throughput)
+			}
+		}
+		row.Lost, row.Dup = fmt.Sprint(lost), fmt.Sprint(dup)
+		row.XFloor, row.XBest = ratioText(xf), ratioText(xb)
+		out = append(out, row)
+	}
+	return out
+}
+
+func med(g stats.Group, name string) string {
+	m, err := verdict.Lookup(name)
+	st, has := g.Metric(name)
+	if err != nil || !has {
+		return "-"
+	}
+	return m.Format(st.Median)
+}
+
+func ratioText(xs []float64) string {
+	if len(xs) == 0 {
+		return "-"
+	}
+	sort.Float64s(xs)
+	return fmt.Sprintf("%.2fx", xs[len(xs)/2])
+}
+
+// noInterval says why a cell's statistics carry no interval: too few
+// repeats for a distribution-free 95% interval.
+func noInterval(gs []stats.Group) string {
+	most := 0
+	for _, g := range gs {
+		most = max(most, len(g.Runs))
+		for _, st := range g.Metrics {
+			if st.CI != nil {
+				return ""
+			}
+		}
+	}
+	return fmt.Sprintf("No interval: %d repeat(s) per backend; a distribution-free 95%% confidence interval of the median needs at least 6 (scenario field repeats). The values are single medians.", most)
+}
