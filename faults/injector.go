@@ -41,6 +41,8 @@ type Hooks struct {
 	InFlight func() []Affected
 	Tracker  *Tracker
 	Logf     func(format string, args ...any)
+	// Fired, when set, is told of each event as it fires (live metrics).
+	Fired func(ev Event)
 }
 
 // Injector fires a run's planned events at their times.
@@ -75,6 +77,9 @@ func (in *Injector) Run(ctx context.Context, t0 time.Time, events []Event) {
 				}
 				return
 			case <-timer.C:
+			}
+			if in.h.Fired != nil {
+				in.h.Fired(ev)
 			}
 			in.wg.Add(1)
 			go func() {

@@ -202,6 +202,8 @@ Flags (may come before or after SCENARIO):
   --output NAME      turn on an optional output format; repeatable. jsonl:
                      samples.jsonl, one JSON object per run and second,
                      written as the run goes
+  --metrics-addr A   serve live OpenMetrics at http://A/metrics during the
+                     run (A on a loopback address: 127.0.0.1:9464)
   --quiet            print only the final tables, the thresholds and the
                      results line (no status, run headers or per-run lines)
 
@@ -291,6 +293,7 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (rf runFlags, code i
 	fs.StringVar(&rf.out, "out", "", "")
 	fs.BoolVar(&rf.noPlots, "no-plots", false, "")
 	fs.Var(&rf.outputs, "output", "")
+	metricsAddr := fs.String("metrics-addr", "", "")
 	fs.BoolVar(&rf.quiet, "quiet", false, "")
 	help := fs.Bool("h", false, "")
 	fs.BoolVar(help, "help", false, "")
@@ -338,6 +341,9 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (rf runFlags, code i
 			return rf, exitUsage, true
 		}
 		rf.overrides = append(rf.overrides, o)
+	}
+	if *metricsAddr != "" {
+		rf.outputs = append(rf.outputs, "openmetrics="+*metricsAddr)
 	}
 	if _, err := output.Open(rf.outputs); err != nil {
 		fmt.Fprintf(stderr, "aebench run: %v\n", err)

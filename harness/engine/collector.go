@@ -35,6 +35,11 @@ type SeriesPoint struct {
 	E2ESamples int64   `json:"e2e_samples"`
 	E2EP50Ms   float64 `json:"e2e_p50_ms"`
 	E2EP99Ms   float64 `json:"e2e_p99_ms"`
+	// ClaimP50Ms and ClaimP99Ms are the second's claim latencies (0
+	// without a claim); Faults the fault events fired in it.
+	ClaimP50Ms float64 `json:"claim_p50_ms"`
+	ClaimP99Ms float64 `json:"claim_p99_ms"`
+	Faults     int64   `json:"faults"`
 }
 
 // collector is the once-a-second loop that merges the recorders.
@@ -103,6 +108,11 @@ func (e *engine) collect(k int, final bool) {
 		p50 = float64(h.ValueAtQuantile(50)) / 1e6
 		p99 = float64(h.ValueAtQuantile(99)) / 1e6
 	}
+	fired := e.c.faultsFired.Load()
+	var c50, c99 float64
+	if h := e.interval[TagClaim]; h != nil && h.TotalCount() > 0 {
+		c50, c99 = float64(h.ValueAtQuantile(50))/1e6, float64(h.ValueAtQuantile(99))/1e6
+	}
 	e.interval.mergeInto(&e.total)
 
 	cur := e.c.snapshot()
@@ -125,7 +135,9 @@ func (e *engine) collect(k int, final bool) {
 		Completed: cur.Completed - e.lastCounts.Completed,
 		Retried:   cur.Retried - e.lastCounts.Retried,
 		Dead:      cur.DeadLettered + cur.RecoveredDead - e.lastCounts.DeadLettered - e.lastCounts.RecoveredDead,
-		Backlog:   backlog, BacklogDue: backlog - delayed, BacklogDelayed: delayed, InFlight: e.c.inFlight.Load(), E2ESamples: samples, E2EP50Ms: p50, E2EP99Ms: p99}
+		Backlog:   backlog, BacklogDue: backlog - delayed, BacklogDelayed: delayed, InFlight: e.c.inFlight.Load(), E2ESamples: samples, E2EP50Ms: p50, E2EP99Ms: p99,
+		ClaimP50Ms: c50, ClaimP99Ms: c99, Faults: fired - e.lastFaults}
+	e.lastFaults = fired
 	if !final || secs > 0.05 {
 		e.series = append(e.series, pt)
 		if e.hooks.Sample != nil {

@@ -51,6 +51,8 @@ type counters struct {
 	ackLost                                       atomic.Int64
 	completeCalls                                 atomic.Int64
 	statsCalls, statsErrors                       atomic.Int64
+	// faultsFired counts the fault events fired so far (the live series).
+	faultsFired atomic.Int64
 }
 
 func (c *counters) snapshot() Counters {

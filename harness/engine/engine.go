@@ -98,6 +98,7 @@ type engine struct {
 	series      []SeriesPoint
 	lastTick    time.Time
 	lastCounts  Counters
+	lastFaults  int64
 	peakBacklog int64
 	tickCost    time.Duration
 	tickMax     time.Duration
@@ -420,7 +421,8 @@ func (e *engine) startWorkers(ctx context.Context, wg *sync.WaitGroup) (*faults.
 		return nil, nil
 	}
 	h := faults.Hooks{Tracker: e.ft.tracker, InFlight: e.inFlight, Proxy: fs.Proxy,
-		CrashWorker: func(ev faults.Event) error { return local.Crash(ctx, ev) }}
+		CrashWorker: func(ev faults.Event) error { return local.Crash(ctx, ev) },
+		Fired:       func(faults.Event) { e.c.faultsFired.Add(1) }}
 	if fs.Redis != nil {
 		h.Redis = fs.Redis
 	}

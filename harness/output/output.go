@@ -7,7 +7,7 @@
 //
 // A new format is one new file (its Output and constructor) plus its line
 // in Builtin. `aebench run --output NAME` turns on an optional one
-// (jsonl); the files every run writes (timeseries.csv, faults.csv, the
+// (jsonl; openmetrics=ADDR, which --metrics-addr ADDR spells); the files every run writes (timeseries.csv, faults.csv, the
 // .hgrm files) are outputs that are always on.
 //
 // Still in the runner (issue 25 leaves them for a later step): the
@@ -63,10 +63,11 @@ type Format struct {
 // Builtin lists the formats by name: a new format is one line here.
 func Builtin() map[string]Format {
 	return map[string]Format{
-		"timeseries": {Doc: "timeseries.csv: every run's per-second counters, backlog and e2e percentiles", New: newTimeseries, Always: true},
-		"faults":     {Doc: "faults.csv: one row per injected fault (runs with faults)", New: newFaultsCSV, Always: true},
-		"hgrm":       {Doc: "<run>.<histogram>.hgrm: HdrHistogram percentile distributions", New: newHGRM, Always: true},
-		"jsonl":      {Doc: "samples.jsonl: one JSON object per run and second, as the run goes (k6's --out json habit)", New: newJSONL},
+		"timeseries":  {Doc: "timeseries.csv: every run's per-second counters, backlog and e2e percentiles", New: newTimeseries, Always: true},
+		"faults":      {Doc: "faults.csv: one row per injected fault (runs with faults)", New: newFaultsCSV, Always: true},
+		"hgrm":        {Doc: "<run>.<histogram>.hgrm: HdrHistogram percentile distributions", New: newHGRM, Always: true},
+		"jsonl":       {Doc: "samples.jsonl: one JSON object per run and second, as the run goes (k6's --out json habit)", New: newJSONL},
+		"openmetrics": {Doc: "a live OpenMetrics endpoint at http://ADDR/metrics (--metrics-addr ADDR, loopback only)", New: newOpenMetrics},
 	}
 }
 

@@ -4,8 +4,12 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/aebench/aebench/harness/engine"
@@ -20,6 +24,10 @@ func TestOpen(t *testing.T) {
 	}{
 		{nil, 3},
 		{[]string{"jsonl"}, 4},
+		{[]string{"jsonl", "openmetrics=127.0.0.1:9464"}, 5},
+		{[]string{"openmetrics"}, -1},               // needs an address
+		{[]string{"openmetrics=10.0.0.1:9464"}, -1}, // loopback only
+		{[]string{"openmetrics=0.0.0.0:9464"}, -1},
 		{[]string{"nope"}, -1},
 		{[]string{"timeseries"}, -1}, // always on: not named
 		{[]string{"jsonl", "jsonl"}, -1},
@@ -91,5 +99,41 @@ func TestJSONL(t *testing.T) {
 // Optional lists the formats `aebench run --output` may turn on.
 func ExampleOptional() {
 	fmt.Println(output.Optional())
-	// Output: [jsonl]
+	// Output: [jsonl openmetrics]
+}
+
+// TestDashboardReadsServedMetrics: every metric the Grafana dashboard
+// (docs/grafana/aebench-live.json) queries is one the endpoint serves.
+func TestDashboardReadsServedMetrics(t *testing.T) {
+	data, err := os.ReadFile("../../docs/grafana/aebench-live.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, err := output.Open([]string{"openmetrics=127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	om := outs[len(outs)-1]
+	if err := om.Start(t.TempDir(), nil); err != nil {
+		t.Fatal(err)
+	}
+	defer om.Close()
+	om.Sample(output.Run{ID: "r", Label: "zset", Client: "go-redis", Cell: 1},
+		engine.SeriesPoint{Completed: 5, E2ESamples: 5, E2EP99Ms: 2, ClaimP99Ms: 1})
+	rs := &summary.RunSummary{ID: "r", Label: "zset", Client: "go-redis", Cell: 1}
+	if err := om.RunDone(rs, &engine.Result{}); err != nil {
+		t.Fatal(err)
+	}
+	addr := om.(interface{ Addr() string }).Addr()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, name := range regexp.MustCompile(`aebench_[a-z_]+`).FindAllString(string(data), -1) {
+		if !strings.Contains(string(body), "\n"+name) {
+			t.Errorf("the dashboard queries %s, which the endpoint does not serve", name)
+		}
+	}
 }
