@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,6 +29,9 @@ func collectEnv(ctx context.Context, dir string) summary.Environment {
 		CPUModel: cpuModel(), Kernel: kernelRelease(), GitRevision: "unknown",
 		Note: "Redis and the load generator share this machine's CPUs: compare backends by ratios within one run, " +
 			"and read Redis CPU per job beside jobs/s."}
+	env.Hostname, _ = os.Hostname()
+	env.LoadAvgStart = loadAvg()
+	env.MemTotalBytes, env.MemAvailableBytes = memInfo()
 	b := ReadBuild()
 	env.Modules = b.Modules
 	// The binary's own stamp first: it names the code that ran, where the
@@ -136,6 +140,51 @@ func cpuModel() string {
 		}
 	}
 	return ""
+}
+
+// loadAvg is the 1, 5 and 15 minute load averages, or nil.
+func loadAvg() []float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return nil
+	}
+	f := strings.Fields(string(data))
+	var out []float64
+	for i := 0; i < 3 && i < len(f); i++ {
+		v, err := strconv.ParseFloat(f[i], 64)
+		if err != nil {
+			return nil
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// memInfo is MemTotal and MemAvailable in bytes, or zeros.
+func memInfo() (total, avail int64) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		if err != nil {
+			continue
+		}
+		switch k {
+		case "MemTotal":
+			total = kb * 1024
+		case "MemAvailable":
+			avail = kb * 1024
+		}
+	}
+	return total, avail
 }
 
 // kernelRelease is the running kernel's release (uname -r), or "".

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/engine"
@@ -112,10 +111,21 @@ type statusPrinter struct {
 	tty   bool
 	width int // terminal columns; 0: unknown
 	drawn bool
+	// run and runs place the current run in the plan; run is its planned
+	// length (warm-up + duration) and after the planned length of the runs
+	// after it: the time left is an estimate without the drains.
+	pos, runs  int
+	run, after time.Duration
+}
+
+// place is "run 3/12, about 4m10s left" at elapsed into the current run.
+func (sp *statusPrinter) place(elapsed time.Duration) string {
+	left := sp.after + max(sp.run-elapsed, 0)
+	return fmt.Sprintf("run %d/%d, ~%s left", sp.pos, sp.runs, left.Round(time.Second))
 }
 
 func (sp *statusPrinter) line(s engine.StatusLine) {
-	txt := fitStatus(s, sp.width)
+	txt := fitStatus(s, sp.place(s.Elapsed), sp.width)
 	if sp.tty {
 		fmt.Fprint(sp.w, "\r\033[K"+txt)
 		sp.drawn = true
@@ -300,25 +310,21 @@ func writeCompleteFlag(dir string, sum *summary.Summary) error {
 	return nil
 }
 
-// fitStatus formats the status line to fit width columns (0: no limit):
-// the full line, else a compact one, else the compact one cut short. A
-// line as wide as the terminal would wrap, so the limit is width-1.
-func fitStatus(s engine.StatusLine, width int) string {
+// fitStatus formats the status line: one format for the whole plan,
+// led by the run's place in the plan and the time left, cut to width-1
+// columns when it is longer (0: no limit; a line as wide as the terminal
+// would wrap).
+func fitStatus(s engine.StatusLine, place string, width int) string {
 	p99 := "-"
 	if s.E2EP99 > 0 {
 		p99 = fmtNs(float64(s.E2EP99))
 	}
-	full := fmt.Sprintf("  [%s] %3.0fs %-7s enq %6.0f/s  done %6.0f/s  backlog %6d due %6d delayed  in flight %4d  e2e p99 so far %s",
-		s.RunID, s.Elapsed.Seconds(), s.Phase, s.EnqPerSec, s.DonePerSec, s.Backlog, s.Delayed, s.InFlight, p99)
-	if width <= 0 || utf8.RuneCountInString(full) < width {
-		return full
+	line := fmt.Sprintf("%s [%s] %3.0fs %-7s enq %5.0f/s done %5.0f/s due %5d delayed %5d in flight %3d e2e p99 %s",
+		place, s.RunID, s.Elapsed.Seconds(), s.Phase, s.EnqPerSec, s.DonePerSec, s.Backlog, s.Delayed, s.InFlight, p99)
+	if r := []rune(line); width > 0 && len(r) >= width {
+		line = string(r[:max(width-1, 0)])
 	}
-	short := fmt.Sprintf("[%s] %.0fs %s enq %.0f/s done %.0f/s due %d delayed %d infl %d p99 %s",
-		s.RunID, s.Elapsed.Seconds(), s.Phase, s.EnqPerSec, s.DonePerSec, s.Backlog, s.Delayed, s.InFlight, p99)
-	if r := []rune(short); len(r) >= width {
-		short = string(r[:max(width-1, 0)])
-	}
-	return short
+	return line
 }
 
 // hasFault reports whether c schedules a fault of kind k.

@@ -199,14 +199,15 @@ func TestFitStatus(t *testing.T) {
 	s := engine.StatusLine{RunID: "c2-r10-dual-seed000", Elapsed: 125 * time.Second, Phase: "measure",
 		EnqPerSec: 123456, DonePerSec: 123400, Backlog: 1234567, InFlight: 8000, E2EP99: 1234 * time.Millisecond}
 	for _, w := range []int{0, 10, 40, 80, 120, 200} {
-		got := fitStatus(s, w)
+		got := fitStatus(s, "run 3/12, ~4m10s left", w)
 		if w > 0 && utf8.RuneCountInString(got) >= w {
 			t.Errorf("width %d: %d runes: %q", w, utf8.RuneCountInString(got), got)
 		}
-		if w == 0 || w >= 200 {
-			if !strings.Contains(got, "e2e p99 so far") {
-				t.Errorf("width %d: full line expected, got %q", w, got)
-			}
+		if (w == 0 || w >= 200) && !strings.Contains(got, "e2e p99 1234ms") {
+			t.Errorf("width %d: full line expected, got %q", w, got)
+		}
+		if w >= 40 && !strings.HasPrefix(got, "run 3/12, ~4m10s left [c2-r10") {
+			t.Errorf("width %d: the line does not start with the run's place: %q", w, got)
 		}
 	}
 }

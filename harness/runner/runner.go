@@ -183,6 +183,11 @@ func (pr *planRunner) runAll(ctx context.Context, runs []scenario.RunSpec, out *
 			cond += " (in process: no Redis, no client)"
 		}
 		fmt.Fprintf(pr.progress, "run %d/%d %s: %s, %s\n", i+1, len(runs), spec.ID, backendTitle(spec), cond)
+		pr.status.pos, pr.status.runs = i+1, len(runs)
+		pr.status.run, pr.status.after = plannedLength(runs[i]), 0
+		for _, r := range runs[i+1:] {
+			pr.status.after += plannedLength(r)
+		}
 		rs, err := pr.runOne(ctx, spec)
 		if rs != nil {
 			pr.record(rs, out)
@@ -195,6 +200,13 @@ func (pr *planRunner) runAll(ctx context.Context, runs []scenario.RunSpec, out *
 		}
 	}
 	return nil
+}
+
+// plannedLength is how long a run is planned to measure: warm-up plus
+// duration (real time; its drain is not known in advance).
+func plannedLength(r scenario.RunSpec) time.Duration {
+	c := r.Config.RealTime()
+	return c.Warmup + c.Duration
 }
 
 // record adds a finished run to the summary and the outcome, and prints
@@ -222,6 +234,7 @@ func (pr *planRunner) record(rs *summary.RunSummary, out *Outcome) {
 func (pr *planRunner) conclude(out *Outcome, runErr error) error {
 	sum, o := pr.sum, pr.o
 	sum.FinishedAt = time.Now().UTC()
+	sum.Environment.LoadAvgEnd = loadAvg()
 	sum.Complete = runErr == nil && !out.Interrupted
 	sum.Interrupted = out.Interrupted
 	sum.HarnessOverhead = overheadSummary(sum)

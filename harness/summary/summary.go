@@ -335,6 +335,15 @@ type Environment struct {
 	CPUs      int    `json:"cpus"`
 	CPUModel  string `json:"cpu_model,omitempty"`
 	Kernel    string `json:"kernel,omitempty"`
+	Hostname  string `json:"hostname,omitempty"`
+	// LoadAvgStart and LoadAvgEnd are the 1, 5 and 15 minute load averages
+	// when the plan started and ended (/proc/loadavg; absent elsewhere):
+	// what else ran on the machine explains noise no interval shows.
+	LoadAvgStart []float64 `json:"load_avg_start,omitempty"`
+	LoadAvgEnd   []float64 `json:"load_avg_end,omitempty"`
+	// MemTotalBytes and MemAvailableBytes at the start (/proc/meminfo).
+	MemTotalBytes     int64 `json:"mem_total_bytes,omitempty"`
+	MemAvailableBytes int64 `json:"mem_available_bytes,omitempty"`
 	// Modules: versions of the libraries that shape the numbers (go-redis,
 	// rueidis, hdrhistogram-go, asynq), from the binary's build info.
 	Modules     map[string]string `json:"modules,omitempty"`

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 
 	"golang.org/x/perf/benchmath"
@@ -479,12 +480,38 @@ func conditionDiffs(base, cand *Set, br, nr []Run) []string {
 	if bm, nm := base.Env.Machine(), cand.Env.Machine(); bm != nm {
 		out = append(out, fmt.Sprintf("machine %s vs %s", bm, nm))
 	}
+	out = append(out, envDiffs(base.Env, cand.Env)...)
 	bp, np := splitConditions(br[0].Conditions), splitConditions(nr[0].Conditions)
 	for i := 0; i < max(len(bp), len(np)); i++ {
 		b, n := part(bp, i), part(np, i)
 		if b != n {
 			out = append(out, fmt.Sprintf("%q vs %q", b, n))
 		}
+	}
+	return out
+}
+
+// envDiffs lists what differs between two environments beyond the machine
+// kind: the CPU model, the kernel, Go and the client libraries' versions,
+// each only where both sides recorded it (older files did not). Any of
+// them moves the numbers, so compare refuses the pair without --force.
+func envDiffs(b, n Env) []string {
+	var out []string
+	diff := func(what, bv, nv string) {
+		if bv != "" && nv != "" && bv != nv {
+			out = append(out, fmt.Sprintf("%s %q vs %q", what, bv, nv))
+		}
+	}
+	diff("CPU model", b.CPUModel, n.CPUModel)
+	diff("kernel", b.Kernel, n.Kernel)
+	diff("Go", b.GoVersion, n.GoVersion)
+	mods := make([]string, 0, len(b.Modules))
+	for m := range b.Modules {
+		mods = append(mods, m)
+	}
+	sort.Strings(mods)
+	for _, m := range mods {
+		diff(m, b.Modules[m], n.Modules[m])
 	}
 	return out
 }

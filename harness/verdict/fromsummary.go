@@ -47,7 +47,7 @@ func FromSummary(sum *summary.Summary) (*Set, error) {
 		File: sum.Scenario.File, Repeats: sum.Scenario.Repeats, Thresholds: sum.Scenario.Thresholds, StartedAt: sum.StartedAt, Complete: sum.Complete,
 		Interrupted: sum.Interrupted, Units: sum.Units, Error: sum.Error, ThresholdResults: sum.Thresholds,
 		Env: Env{GoVersion: e.GoVersion, OS: e.OS, Arch: e.Arch, CPUs: e.CPUs, GitRevision: e.GitRevision,
-			GitDirty: e.GitDirty, Clients: e.Clients, Note: e.Note}}
+			GitDirty: e.GitDirty, Clients: e.Clients, Note: e.Note, CPUModel: e.CPUModel, Kernel: e.Kernel, Modules: e.Modules}}
 	for _, r := range e.Redis {
 		s.Env.RedisVersions = append(s.Env.RedisVersions, r.Version)
 	}

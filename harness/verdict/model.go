@@ -61,6 +61,10 @@ type Env struct {
 	RedisVersions       []string
 	Clients             []string
 	Note                string
+	// CPUModel, Kernel and Modules (library -> version) as recorded; empty
+	// in files written before they were.
+	CPUModel, Kernel string
+	Modules          map[string]string
 }
 
 // Machine names the machine kind, one of the conditions compare checks.
