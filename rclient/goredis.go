@@ -72,7 +72,9 @@ func NewGoRedis(o Options) (Client, error) {
 		mk := func(read time.Duration, pool int) *redis.ClusterClient {
 			return redis.NewClusterClient(&redis.ClusterOptions{
 				Addrs:                    o.Addrs,
+				Username:                 o.Username,
 				Password:                 o.Password,
+				TLSConfig:                o.TLS,
 				Protocol:                 3,
 				DialTimeout:              o.dialTimeout(),
 				ReadTimeout:              read,
@@ -100,7 +102,9 @@ func NewGoRedis(o Options) (Client, error) {
 		mk := func(read time.Duration, pool int) *redis.Client {
 			return redis.NewClient(&redis.Options{
 				Addr:                     o.Addrs[0],
+				Username:                 o.Username,
 				Password:                 o.Password,
+				TLSConfig:                o.TLS,
 				DB:                       o.DB,
 				Protocol:                 3,
 				DialTimeout:              o.dialTimeout(),

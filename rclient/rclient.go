@@ -27,6 +27,7 @@ package rclient
 import (
 	"context"
 	"crypto/sha1"
+	"crypto/tls"
 	"encoding/hex"
 	"time"
 )
@@ -120,9 +121,13 @@ type Options struct {
 	// Addrs are host:port of one server, or of any cluster nodes when Cluster is set.
 	Addrs   []string
 	Cluster bool
-	// Password and DB (DB ignored on a cluster).
+	// Username is an ACL user ("": the default user), Password its
+	// password, DB the database (ignored on a cluster).
+	Username string
 	Password string
 	DB       int
+	// TLS, when set, connects over TLS with this configuration (rediss://).
+	TLS *tls.Config
 	// DialTimeout bounds connecting; default 2s. Every call is also
 	// bounded by its context deadline.
 	DialTimeout time.Duration
@@ -135,6 +140,17 @@ type Options struct {
 	// the master directly while its replicas go through the proxy.
 	AddrMap map[string]string
 }
+
+// Auth is how to authenticate to a server and reach it: an ACL user (or
+// the default one), a password, TLS. The cost meter and the probes use it
+// beside the clients.
+type Auth struct {
+	Username, Password string
+	TLS                *tls.Config
+}
+
+// Auth returns o's authentication.
+func (o Options) Auth() Auth { return Auth{Username: o.Username, Password: o.Password, TLS: o.TLS} }
 
 // dialAddr is addr after AddrMap.
 func (o Options) dialAddr(addr string) string {

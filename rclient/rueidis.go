@@ -37,7 +37,9 @@ func NewRueidis(o Options) (Client, error) {
 	}
 	opt := rueidis.ClientOption{
 		InitAddress:       o.Addrs,
+		Username:          o.Username,
 		Password:          o.Password,
+		TLSConfig:         o.TLS,
 		Dialer:            net.Dialer{Timeout: o.dialTimeout(), KeepAlive: rueidis.DefaultTCPKeepAlive},
 		ConnWriteTimeout:  ioTimeout,
 		DisableCache:      true,
@@ -48,6 +50,8 @@ func NewRueidis(o Options) (Client, error) {
 	}
 	if len(o.AddrMap) > 0 {
 		opt.DialCtxFn = func(ctx context.Context, addr string, d *net.Dialer, _ *tls.Config) (net.Conn, error) {
+			// Only spawned clusters map addresses (their replication
+			// proxies), and they speak plain TCP.
 			return d.DialContext(ctx, "tcp", o.dialAddr(addr))
 		}
 	}

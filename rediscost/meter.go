@@ -3,12 +3,14 @@ package rediscost
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"net"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/aebench/aebench/rclient"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
@@ -206,10 +208,12 @@ const (
 // by the server and once by us. RESP2, so INFO comes back as a plain bulk
 // string; no client identity and no maintenance notifications, to keep the
 // handshake small (whatever remains is metered and subtracted anyway).
-func newClient(addr, password string, m *meter) *redis.Client {
+func newClient(addr string, auth rclient.Auth, m *meter) *redis.Client {
 	return redis.NewClient(&redis.Options{
 		Addr:            addr,
-		Password:        password,
+		Username:        auth.Username,
+		Password:        auth.Password,
+		TLSConfig:       auth.TLS,
 		Protocol:        2,
 		DisableIdentity: true,
 		PoolSize:        1,
@@ -228,6 +232,20 @@ func newClient(addr, password string, m *meter) *redis.Client {
 			c, err := d.DialContext(ctx, network, addr)
 			if err != nil {
 				return nil, err
+			}
+			if auth.TLS != nil {
+				// Redis counts the bytes TLS carries, decrypted: meter
+				// above the TLS layer.
+				cfg := auth.TLS.Clone()
+				if cfg.ServerName == "" {
+					cfg.ServerName, _, _ = net.SplitHostPort(addr)
+				}
+				tc := tls.Client(c, cfg)
+				if err := tc.HandshakeContext(ctx); err != nil {
+					c.Close()
+					return nil, err
+				}
+				c = tc
 			}
 			if m == nil {
 				return c, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/aebench/aebench/rclient"
 	"github.com/aebench/aebench/rediscost"
 	"github.com/aebench/aebench/redisserver"
 )
@@ -51,7 +52,7 @@ func ctxFor(t *testing.T) context.Context {
 
 func take(t *testing.T, r *redisserver.Redis) rediscost.Snapshot {
 	t.Helper()
-	s, err := rediscost.Take(ctxFor(t), r.Addrs, r.Password)
+	s, err := rediscost.Take(ctxFor(t), r.Addrs, r.Auth())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func sets(n int, prefix string) [][]string {
 func TestTakeDiffStandalone(t *testing.T) {
 	r := start(t, redisserver.ModeSpawn)
 	addr := r.Addrs[0]
-	if err := rediscost.ResetStats(ctxFor(t), r.Addrs, r.Password); err != nil {
+	if err := rediscost.ResetStats(ctxFor(t), r.Addrs, r.Auth()); err != nil {
 		t.Fatal(err)
 	}
 
@@ -181,7 +182,7 @@ func TestTakeDiffStandalone(t *testing.T) {
 
 	t.Run("memory sampler", func(t *testing.T) {
 		before := take(t, r)
-		s := rediscost.StartMemorySampler(ctxFor(t), r.Addrs, r.Password, 5*time.Millisecond)
+		s := rediscost.StartMemorySampler(ctxFor(t), r.Addrs, r.Auth(), 5*time.Millisecond)
 		rawCommands(t, addr, r.Password, [][]string{{"SET", "big", strings.Repeat("x", 1<<20)}})
 		time.Sleep(60 * time.Millisecond)
 		peak := s.Stop()
@@ -223,7 +224,7 @@ func TestTakePassword(t *testing.T) {
 	if c.CommandsByName["set"] != 10 || c.CommandsByName["auth"] != 1 || c.Commands != 11 || c.NetIn != in || c.NetOut != out {
 		t.Errorf("got %v in %d out %d, want 10 set + 1 auth, in %d out %d", c.CommandsByName, c.NetIn, c.NetOut, in, out)
 	}
-	if _, err := rediscost.Take(ctxFor(t), r.Addrs, "wrong"); err == nil {
+	if _, err := rediscost.Take(ctxFor(t), r.Addrs, rclient.Auth{Password: "wrong"}); err == nil {
 		t.Error("Take with a wrong password: want an error")
 	}
 }
@@ -277,15 +278,15 @@ func TestTakeErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := rediscost.Take(ctxFor(t), tc.addrs, ""); err == nil {
+			if _, err := rediscost.Take(ctxFor(t), tc.addrs, rclient.Auth{}); err == nil {
 				t.Error("want an error")
 			}
 		})
 	}
-	if err := rediscost.ResetStats(ctxFor(t), []string{"127.0.0.1:1"}, ""); err == nil {
+	if err := rediscost.ResetStats(ctxFor(t), []string{"127.0.0.1:1"}, rclient.Auth{}); err == nil {
 		t.Error("ResetStats on nothing: want an error")
 	}
-	s := rediscost.StartMemorySampler(ctxFor(t), []string{"127.0.0.1:1"}, "", time.Millisecond)
+	s := rediscost.StartMemorySampler(ctxFor(t), []string{"127.0.0.1:1"}, rclient.Auth{}, time.Millisecond)
 	for deadline := time.Now().Add(5 * time.Second); s.Err() == nil && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -33,6 +33,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/aebench/aebench/rclient"
 	"sync"
 	"time"
 )
@@ -78,7 +79,7 @@ type NodeInfo struct {
 // the store's client, so the measurement is not part of the measured
 // traffic, and its own bytes and handshake commands are metered so Diff can
 // subtract them. It fails if any node cannot be read.
-func Take(ctx context.Context, addrs []string, password string) (Snapshot, error) {
+func Take(ctx context.Context, addrs []string, auth rclient.Auth) (Snapshot, error) {
 	if len(addrs) == 0 {
 		return Snapshot{}, errors.New("rediscost: no addresses")
 	}
@@ -86,7 +87,7 @@ func Take(ctx context.Context, addrs []string, password string) (Snapshot, error
 	errs := make([]error, len(addrs))
 	var wg sync.WaitGroup
 	for i, addr := range addrs {
-		wg.Go(func() { snap.Nodes[i], errs[i] = takeNode(ctx, addr, password) })
+		wg.Go(func() { snap.Nodes[i], errs[i] = takeNode(ctx, addr, auth) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -107,9 +108,9 @@ func (s Snapshot) Overhead() Overhead {
 	return o
 }
 
-func takeNode(ctx context.Context, addr, password string) (NodeInfo, error) {
+func takeNode(ctx context.Context, addr string, auth rclient.Auth) (NodeInfo, error) {
 	m := newMeter()
-	c := newClient(addr, password, m)
+	c := newClient(addr, auth, m)
 	// One INFO call with several sections (Redis 7+), so the figures of a
 	// node are taken at one instant.
 	text, err := c.Info(ctx, "commandstats", "cpu", "stats", "memory", "keyspace", "server").Result()
@@ -323,12 +324,12 @@ func (c Cost) PerJob(n int64) PerJob {
 // project spawned: on a shared server it erases other people's statistics.
 // Diff does not need it (it subtracts); it makes INFO output of a run
 // readable on its own.
-func ResetStats(ctx context.Context, addrs []string, password string) error {
+func ResetStats(ctx context.Context, addrs []string, auth rclient.Auth) error {
 	errs := make([]error, len(addrs))
 	var wg sync.WaitGroup
 	for i, addr := range addrs {
 		wg.Go(func() {
-			c := newClient(addr, password, nil)
+			c := newClient(addr, auth, nil)
 			defer c.Close()
 			if err := c.ConfigResetStat(ctx).Err(); err != nil {
 				errs[i] = fmt.Errorf("rediscost: CONFIG RESETSTAT %s: %w", addr, err)

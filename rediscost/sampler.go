@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aebench/aebench/rclient"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -43,7 +44,7 @@ type MemorySampler struct {
 // after snapshot, and subtract: Diff(before, after).Without(s.Overhead()).
 // Poll errors (a node paused by fault injection, say) do not stop it: the
 // poll is skipped and Err reports the first one.
-func StartMemorySampler(ctx context.Context, addrs []string, password string, every time.Duration) *MemorySampler {
+func StartMemorySampler(ctx context.Context, addrs []string, auth rclient.Auth, every time.Duration) *MemorySampler {
 	if every <= 0 {
 		every = DefaultSampleEvery
 	}
@@ -52,7 +53,7 @@ func StartMemorySampler(ctx context.Context, addrs []string, password string, ev
 	for _, addr := range addrs {
 		m := newMeter()
 		s.meters = append(s.meters, m)
-		s.clients = append(s.clients, newClient(addr, password, m))
+		s.clients = append(s.clients, newClient(addr, auth, m))
 	}
 	go s.run(ctx, every)
 	return s

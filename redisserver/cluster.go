@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aebench/aebench/rclient"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -88,7 +89,7 @@ func linkMasters(ctx context.Context, masters []*Node) error {
 			return err
 		}
 		n.link = p
-		c := newClient(n.Addr(), n.password, 0)
+		c := newClient(n.Addr(), rclient.Auth{Password: n.password}, 0)
 		err = c.ConfigSet(ctx, "cluster-announce-port", strconv.Itoa(p.Port())).Err()
 		_ = c.Close()
 		if err != nil {
@@ -285,7 +286,7 @@ func clusterMasters(ctx context.Context, c *redis.Client) ([]string, error) {
 func nodeClients(nodes []*Node) []*redis.Client {
 	cs := make([]*redis.Client, len(nodes))
 	for i, n := range nodes {
-		cs[i] = newClient(n.Addr(), n.password, 0)
+		cs[i] = newClient(n.Addr(), rclient.Auth{Password: n.password}, 0)
 	}
 	return cs
 }
@@ -304,7 +305,7 @@ func (r *Redis) MasterOf(ctx context.Context, key string) (*Node, error) {
 		if !n.Running() || n.Paused() {
 			continue
 		}
-		c := newClient(n.Addr(), r.Password, 0)
+		c := newClient(n.Addr(), r.Auth(), 0)
 		slot, err := c.ClusterKeySlot(ctx, key).Result()
 		var slots []redis.ClusterSlot
 		if err == nil {

@@ -16,6 +16,8 @@ package redisserver
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -66,7 +68,7 @@ var ErrNoRedis = errors.New("redisserver: no Redis available")
 // package did not spawn (URL and container modes).
 var ErrNotOwned = errors.New("redisserver: Redis not owned by this process")
 
-const urlForm = "redis://[:password@]host:port[/db]"
+const urlForm = "redis://[[user]:password@]host:port[/db] or rediss://[[user]:password@]host:port[/db][?ca_file=PATH&cert_file=PATH&key_file=PATH&skip_verify=true&server_name=NAME]"
 
 // Options configure Start. The zero value is usable: ModeAuto, standalone,
 // no persistence.
@@ -121,9 +123,13 @@ type Redis struct {
 	// Addrs are host:port of each master (one for standalone).
 	Addrs   []string
 	Cluster bool
-	// Password and DB to connect with (DB is 0 on a cluster).
+	// Username (an ACL user; "": the default user), Password and DB to
+	// connect with (DB is 0 on a cluster).
+	Username string
 	Password string
 	DB       int
+	// TLS, when set, is how to connect (a rediss:// URL).
+	TLS *tls.Config
 	// Nodes are the spawned servers, one per master; empty for URL and
 	// container modes. Replicas are a cluster's replicas, Options.Replicas
 	// per master in master order.
@@ -262,12 +268,25 @@ func lookupServer(p string) (string, error) {
 // redisURL is a parsed Options.URL.
 type redisURL struct {
 	addr     string
+	username string
 	password string
 	db       int
+	tls      *tls.Config
 }
 
-// parseURL accepts redis://[:password@]host:port[/db] (the user name may be
-// empty or "default").
+func (u redisURL) auth() rclient.Auth {
+	return rclient.Auth{Username: u.username, Password: u.password, TLS: u.tls}
+}
+
+// Auth is how to authenticate to r (rclient.Auth).
+func (r *Redis) Auth() rclient.Auth {
+	return rclient.Auth{Username: r.Username, Password: r.Password, TLS: r.TLS}
+}
+
+// parseURL accepts redis:// and rediss:// (TLS) URLs with an optional ACL
+// user and password and a database number; a rediss:// URL takes the TLS
+// options ca_file, cert_file and key_file (a client certificate),
+// skip_verify and server_name as query parameters.
 func parseURL(raw string) (redisURL, error) {
 	bad := func(why string) error {
 		return fmt.Errorf("redisserver: bad Redis URL %q: %s; want %s", redactURL(raw), why, urlForm)
@@ -281,14 +300,14 @@ func parseURL(raw string) (redisURL, error) {
 		return redisURL{}, bad(err.Error())
 	}
 	switch {
-	case u.Scheme == "rediss":
-		return redisURL{}, bad("TLS (rediss) is not supported")
-	case u.Scheme != "redis":
-		return redisURL{}, bad("scheme must be redis")
+	case u.Scheme != "redis" && u.Scheme != "rediss":
+		return redisURL{}, bad("scheme must be redis or rediss (TLS)")
 	case u.Opaque != "":
-		return redisURL{}, bad("missing // after redis:")
-	case u.RawQuery != "" || u.Fragment != "":
-		return redisURL{}, bad("query parameters and fragments are not supported")
+		return redisURL{}, bad("missing // after " + u.Scheme + ":")
+	case u.Fragment != "":
+		return redisURL{}, bad("fragments are not supported")
+	case u.RawQuery != "" && u.Scheme == "redis":
+		return redisURL{}, bad("query parameters are the TLS options of a rediss:// URL")
 	}
 	host, port := u.Hostname(), u.Port()
 	if host == "" {
@@ -305,11 +324,11 @@ func parseURL(raw string) (redisURL, error) {
 	if u.User != nil {
 		name := u.User.Username()
 		pw, hasPw := u.User.Password()
-		if name != "" && name != "default" {
-			return redisURL{}, bad(fmt.Sprintf("user %q not supported (only the default user: redis://:password@host:port)", name))
-		}
 		if !hasPw && name != "" {
-			return redisURL{}, bad("user without password; write the password after a colon: redis://:password@host:port")
+			return redisURL{}, bad("user without password; write user:password@ (or :password@ for the default user)")
+		}
+		if name != "default" {
+			r.username = name
 		}
 		r.password = pw
 	}
@@ -320,7 +339,56 @@ func parseURL(raw string) (redisURL, error) {
 		}
 		r.db = n
 	}
+	if u.Scheme == "rediss" {
+		if r.tls, err = tlsConfig(u.Query(), host); err != nil {
+			return redisURL{}, bad(err.Error())
+		}
+	}
 	return r, nil
+}
+
+// tlsConfig builds the TLS configuration of a rediss:// URL from its query.
+func tlsConfig(q url.Values, host string) (*tls.Config, error) {
+	cfg := &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
+	for k := range q {
+		switch k {
+		case "ca_file", "cert_file", "key_file", "skip_verify", "server_name":
+		default:
+			return nil, fmt.Errorf("unknown TLS option %q; allowed: ca_file, cert_file, key_file, skip_verify, server_name", k)
+		}
+	}
+	if n := q.Get("server_name"); n != "" {
+		cfg.ServerName = n
+	}
+	switch v := q.Get("skip_verify"); v {
+	case "", "false":
+	case "true":
+		cfg.InsecureSkipVerify = true // #nosec G402: the user asked for it by name
+	default:
+		return nil, fmt.Errorf("skip_verify %q: allowed: true, false", v)
+	}
+	if f := q.Get("ca_file"); f != "" {
+		pem, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("ca_file: %w", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("ca_file %s: no PEM certificate in it", f)
+		}
+	}
+	cert, key := q.Get("cert_file"), q.Get("key_file")
+	if (cert == "") != (key == "") {
+		return nil, fmt.Errorf("cert_file and key_file go together (a client certificate and its key)")
+	}
+	if cert != "" {
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return nil, fmt.Errorf("cert_file/key_file: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
 }
 
 // redactURL hides a password in raw, even when raw does not parse.
@@ -353,7 +421,7 @@ func startURL(ctx context.Context, o Options) (*Redis, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.StartTimeout)
 	defer cancel()
-	c := newClient(u.addr, u.password, 0)
+	c := newClient(u.addr, u.auth(), 0)
 	defer c.Close()
 	shown := redactURL(o.URL)
 	if err := c.Ping(ctx).Err(); err != nil {
@@ -363,7 +431,7 @@ func startURL(ctx context.Context, o Options) (*Redis, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redisserver: INFO cluster at %s: %w", u.addr, err)
 	}
-	r := &Redis{Mode: ModeURL, Addrs: []string{u.addr}, Password: u.password, DB: u.db}
+	r := &Redis{Mode: ModeURL, Addrs: []string{u.addr}, Username: u.username, Password: u.password, DB: u.db, TLS: u.tls}
 	r.Cluster = infoField(info, "cluster_enabled") == "1"
 	if r.Cluster {
 		if u.db != 0 {
@@ -389,10 +457,12 @@ func startURL(ctx context.Context, o Options) (*Redis, error) {
 
 // newClient is a go-redis client for probing and setup: RESP2, no retries,
 // no client identity or maintenance handshakes, context deadlines honoured.
-func newClient(addr, password string, db int) *redis.Client {
+func newClient(addr string, auth rclient.Auth, db int) *redis.Client {
 	return redis.NewClient(&redis.Options{
 		Addr:                     addr,
-		Password:                 password,
+		Username:                 auth.Username,
+		Password:                 auth.Password,
+		TLSConfig:                auth.TLS,
 		DB:                       db,
 		Protocol:                 2,
 		DialTimeout:              2 * time.Second,
@@ -420,8 +490,10 @@ func (r *Redis) ClientOptions() rclient.Options {
 	o := rclient.Options{
 		Addrs:    append([]string(nil), r.Addrs...),
 		Cluster:  r.Cluster,
+		Username: r.Username,
 		Password: r.Password,
 		DB:       r.DB,
+		TLS:      r.TLS,
 	}
 	for _, n := range r.Nodes {
 		if n.link != nil {
@@ -441,8 +513,11 @@ func (r *Redis) URL() string {
 		return ""
 	}
 	u := url.URL{Scheme: "redis", Host: r.Addrs[0]}
-	if r.Password != "" {
-		u.User = url.UserPassword("", r.Password)
+	if r.TLS != nil {
+		u.Scheme = "rediss" // without its TLS options, which live in r.TLS
+	}
+	if r.Password != "" || r.Username != "" {
+		u.User = url.UserPassword(r.Username, r.Password)
 	}
 	if r.DB != 0 {
 		u.Path = "/" + strconv.Itoa(r.DB)
@@ -455,7 +530,7 @@ func (r *Redis) Version(ctx context.Context) (string, error) {
 	if len(r.Addrs) == 0 {
 		return "", errors.New("redisserver: Version: no address")
 	}
-	c := newClient(r.Addrs[0], r.Password, 0)
+	c := newClient(r.Addrs[0], r.Auth(), 0)
 	defer c.Close()
 	info, err := c.Info(ctx, "server").Result()
 	if err != nil {

@@ -242,9 +242,9 @@ func connOpt(o rclient.Options) hq.RedisConnOpt {
 		dial = 2 * time.Second
 	}
 	if o.Cluster {
-		return hq.RedisClusterClientOpt{Addrs: o.Addrs, Password: o.Password, DialTimeout: dial}
+		return hq.RedisClusterClientOpt{Addrs: o.Addrs, Username: o.Username, Password: o.Password, DialTimeout: dial, TLSConfig: o.TLS}
 	}
-	return hq.RedisClientOpt{Addr: o.Addrs[0], Password: o.Password, DB: o.DB, DialTimeout: dial, PoolSize: o.PoolSize}
+	return hq.RedisClientOpt{Addr: o.Addrs[0], Username: o.Username, Password: o.Password, DB: o.DB, DialTimeout: dial, PoolSize: o.PoolSize, TLSConfig: o.TLS}
 }
 
 // retryDelay is asynq's RetryDelayFunc: the delay Fail chose, carried in

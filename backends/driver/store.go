@@ -75,6 +75,9 @@ func New(ctx context.Context, c rclient.Client, o jobstore.Options, spec Spec) (
 	if opts.Cluster {
 		return nil, fmt.Errorf("%w: driver %s runs on one Redis server, not a cluster (redis.mode cluster)", jobstore.ErrInvalid, spec.Name)
 	}
+	if opts.TLS != nil || opts.Username != "" {
+		return nil, fmt.Errorf("%w: driver %s: the driver protocol passes host, port and password only: a TLS (rediss://) or ACL-user Redis is not supported for drivers yet", jobstore.ErrInvalid, spec.Name)
+	}
 	addr, err := redisAddr(opts.Addrs[0], opts.Password, opts.DB)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/summary"
+	"github.com/aebench/aebench/rclient"
 	"github.com/aebench/aebench/rediscost"
 	"github.com/aebench/aebench/report"
 )
@@ -25,7 +26,7 @@ type redisCost struct {
 	mu        sync.Mutex
 	gone      map[string]bool // nodes a fault killed for good (master_kill)
 	addrs     []string
-	password  string
+	auth      rclient.Auth
 	owned     bool
 	retention time.Duration
 
@@ -39,8 +40,8 @@ type redisCost struct {
 	rep          *engine.CostReport
 }
 
-func newRedisCost(addrs []string, password string, owned bool, retention time.Duration, cg *rediscost.Callgrind) engine.CostMeter {
-	return &redisCost{addrs: addrs, password: password, owned: owned, retention: retention, cg: cg}
+func newRedisCost(addrs []string, auth rclient.Auth, owned bool, retention time.Duration, cg *rediscost.Callgrind) engine.CostMeter {
+	return &redisCost{addrs: addrs, auth: auth, owned: owned, retention: retention, cg: cg}
 }
 
 // forget leaves a node a fault killed out of the snapshots from now on:
@@ -77,12 +78,12 @@ func (m *redisCost) Begin(ctx context.Context) error {
 	cctx, cancel := costCtx(ctx)
 	defer cancel()
 	if m.owned {
-		if err := rediscost.ResetStats(cctx, m.live(), m.password); err != nil {
+		if err := rediscost.ResetStats(cctx, m.live(), m.auth); err != nil {
 			return err
 		}
 	}
 	var err error
-	m.base, err = rediscost.Take(cctx, m.live(), m.password)
+	m.base, err = rediscost.Take(cctx, m.live(), m.auth)
 	return err
 }
 
@@ -95,14 +96,14 @@ func (m *redisCost) Mark(ctx context.Context) error {
 	cctx, cancel := costCtx(ctx)
 	defer cancel()
 	var err error
-	if m.before, err = rediscost.Take(cctx, m.live(), m.password); err != nil {
+	if m.before, err = rediscost.Take(cctx, m.live(), m.auth); err != nil {
 		return err
 	}
 	m.marked = true
 	if m.cg != nil {
 		return m.cg.Start(cctx)
 	}
-	m.sampler = rediscost.StartMemorySampler(context.WithoutCancel(ctx), m.live(), m.password, 100*time.Millisecond)
+	m.sampler = rediscost.StartMemorySampler(context.WithoutCancel(ctx), m.live(), m.auth, 100*time.Millisecond)
 	return nil
 }
 
@@ -131,7 +132,7 @@ func (m *redisCost) End(ctx context.Context, jobs, acked int64) error {
 	}
 	cctx, cancel := costCtx(ctx)
 	defer cancel()
-	after, err := rediscost.Take(cctx, m.live(), m.password)
+	after, err := rediscost.Take(cctx, m.live(), m.auth)
 	if err != nil {
 		m.rep = &engine.CostReport{Error: err.Error()}
 		return err

@@ -59,6 +59,9 @@ func (pr *planRunner) prepareFaults(ctx context.Context, spec scenario.RunSpec, 
 		}
 	}
 	if cfg.Workers.Processes > 0 || cfg.Workers.Remote > 0 {
+		if srv.r.TLS != nil || srv.r.Username != "" {
+			return nil, fp.cleanup, fmt.Errorf("workers.processes and workers.remote pass a worker host, port and password only: a TLS (rediss://) or ACL-user Redis is not supported with them yet")
+		}
 		hooks.Procs = &engine.ProcSetup{Config: cfg, Queue: jopts.Queue, Addr: workerAddr, Password: srv.r.Password, Cluster: srv.r.Cluster, Logf: pr.o.Logf}
 	}
 	if len(cfg.Faults) == 0 {

@@ -553,7 +553,7 @@ func (pr *planRunner) connect(ctx context.Context, be registry.Backend, rs *summ
 	if cfg.Redis.Metered() && len(srv.r.Nodes) == 1 {
 		cg = &rediscost.Callgrind{PID: srv.r.Nodes[0].PID(), OutFile: srv.r.Nodes[0].CallgrindOut()}
 	}
-	return client, newRedisCost(srv.r.Addrs, srv.r.Password, info.Owned, cfg.Store.Retention, cg), nil
+	return client, newRedisCost(srv.r.Addrs, srv.r.Auth(), info.Owned, cfg.Store.Retention, cg), nil
 }
 
 // startHLog writes an interval log's header. Its base and start time are

@@ -17,7 +17,7 @@ import (
 func (p *parser) crossCheck(c Config) error {
 	at := func(path, msg string) error { return p.errAt(p.nodes[path], path, msg) }
 	if c.Redis.Mode == "url" && c.Redis.URL == "" {
-		return at("redis.mode", "mode url needs redis.url (redis://[:password@]host:port[/db]); or use --redis-url")
+		return at("redis.mode", "mode url needs redis.url (redis://[[user]:password@]host:port[/db], or rediss:// for TLS); or use --redis-url")
 	}
 	if c.Redis.URL != "" && c.Redis.Mode != "url" {
 		return at("redis.url", fmt.Sprintf("is set but redis.mode is %q; set redis.mode: url", c.Redis.Mode))

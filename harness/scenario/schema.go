@@ -72,11 +72,11 @@ func redisFields() []field {
 			set: func(c *Config, v string) error {
 				return setEnum(&c.Redis.Mode, v, "embedded", "cluster", "container", "url")
 			}},
-		{Path: "redis.url", Default: "", Allowed: "redis://[:password@]host:port[/db]", Matrix: true,
-			Doc: "the server for mode url",
+		{Path: "redis.url", Default: "", Allowed: "redis://[[user]:password@]host:port[/db], or rediss:// (TLS) with ?ca_file=&cert_file=&key_file=&skip_verify=&server_name=", Matrix: true,
+			Doc: "the server for mode url; user is an ACL user (the default user when empty)",
 			set: func(c *Config, v string) error {
-				if v != "" && !strings.HasPrefix(v, "redis://") {
-					return fmt.Errorf("%q does not start with redis://", v)
+				if v != "" && !strings.HasPrefix(v, "redis://") && !strings.HasPrefix(v, "rediss://") {
+					return fmt.Errorf("%q does not start with redis:// or rediss://", v)
 				}
 				c.Redis.URL = v
 				return nil
