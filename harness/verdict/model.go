@@ -36,12 +36,12 @@ type Set struct {
 	// ThresholdResults what the run found for each (summary.json's).
 	Thresholds       []string
 	ThresholdResults []summary.ThresholdResult
-	StartedAt   time.Time
-	Complete    bool // summary.json's complete, and the complete flag file (Load)
-	Interrupted bool
-	Env         Env
-	Cells       []Cell
-	Runs        []Run
+	StartedAt        time.Time
+	Complete         bool // summary.json's complete, and the complete flag file (Load)
+	Interrupted      bool
+	Env              Env
+	Cells            []Cell
+	Runs             []Run
 	// Stats is the statistics block as stored (schema 2), nil in older files.
 	Stats *stats.Block
 	// Units documents the summary's units, as stored.
