@@ -103,7 +103,7 @@ func Main(args []string, opts Options) int {
 }
 
 // commandNames are the commands runCtx knows (worker, internal, aside).
-var commandNames = []string{"run", "list", "claims", "drivers", "peer-check", "compare", "export", "report", "version", "help"}
+var commandNames = []string{"run", "list", "claims", "drivers", "peer-check", "doctor", "compare", "export", "report", "version", "help"}
 
 func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 	stdout, stderr := opts.Stdout, opts.Stderr
@@ -122,6 +122,8 @@ func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 		return cmdDrivers(ctx, args[1:], opts)
 	case "peer-check":
 		return cmdPeerCheck(ctx, args[1:], opts)
+	case "doctor":
+		return cmdDoctor(ctx, args[1:], opts)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, runner.ReadBuild())
 		return exitOK
@@ -139,6 +141,9 @@ func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 				return exitOK
 			case "list":
 				fmt.Fprint(stdout, listHelp)
+				return exitOK
+			case "doctor":
+				fmt.Fprint(stdout, doctorHelp)
 				return exitOK
 			}
 			fmt.Fprintf(stderr, "aebench help: unknown command %q; commands: %s\n", args[1], strings.Join(commandNames, ", "))
@@ -162,6 +167,7 @@ Usage:
   aebench claims [--quick]       run scenarios/claims/flaw-*.yaml: the seeds' flaws table
   aebench drivers [--overhead]   the job-system drivers (BullMQ, Sidekiq, RQ): declarations, overhead
   aebench peer-check             aebench's asynq and floor against plain programs (bench/plain) on one Redis
+  aebench doctor URL             what aebench can and cannot measure on the Redis at URL (TLS, ACL, managed)
   aebench compare BASE NEW       compare two result sets, gate on regressions
   aebench export --format benchstat DIR   Go benchmark text for benchstat
   aebench report DIR [BASE]      write DIR/report.html

@@ -25,6 +25,7 @@ import (
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
 	"github.com/aebench/aebench/rediscost"
+	"github.com/aebench/aebench/redisserver"
 )
 
 // Options configure Run, in go-redis's style: the zero value of each field
@@ -160,10 +161,20 @@ func (o Options) withDefaults() Options {
 // missing server fails in a second, not after the calibration run, and
 // checks every backend's options.
 func (pr *planRunner) prepare(ctx context.Context, runs []scenario.RunSpec) error {
+	checked := map[*pooledRedis]bool{}
 	for _, spec := range runs {
 		if be, err := pr.o.Registry.Lookup(spec.Config.Backend.Name); err == nil && be.Kind != registry.KindCalibration {
-			if _, err := pr.pool.get(ctx, spec.Config.Redis); err != nil {
+			srv, err := pr.pool.get(ctx, spec.Config.Redis)
+			if err != nil {
 				return err
+			}
+			if !srv.info.Owned && !checked[srv] {
+				// A server given by URL may be a managed one: say what it
+				// refuses now, not after the first run fails on it.
+				checked[srv] = true
+				if rep := redisserver.Doctor(ctx, srv.r); !rep.Runnable() {
+					return fmt.Errorf("the Redis at %s cannot run aebench (see aebench doctor URL): %s", srv.r.Addrs[0], strings.Join(rep.Problems(), "; "))
+				}
 			}
 		}
 	}

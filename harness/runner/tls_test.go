@@ -92,6 +92,19 @@ workers: {count: 2, concurrency: 4, handler: 0, claim_wait: 200ms}
 	if strings.Contains(out.String(), "s3cr3t") {
 		t.Error("the password shows in the output")
 	}
+	ur, err := redisserver.Start(ctx, redisserver.Options{Mode: redisserver.ModeURL, URL: u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ur.Close()
+	rep := redisserver.Doctor(ctx, ur)
+	checks := map[string]bool{}
+	for _, c := range rep.Checks {
+		checks[c.Name] = c.OK
+	}
+	if !rep.Runnable() || !rep.TLS || rep.User != "bench" || !checks["FUNCTION LOAD"] || checks["CONFIG GET"] {
+		t.Errorf("doctor: %+v", rep)
+	}
 	clients := map[string]bool{}
 	for _, rs := range outcome.Summary.Runs {
 		if rs.Status != summary.StatusOK || rs.Ledger.Completed == 0 || rs.Cost == nil || rs.Cost.Commands == 0 {

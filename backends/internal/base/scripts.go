@@ -151,10 +151,16 @@ func loadLibrary(ctx context.Context, c rclient.Client, head string, src map[str
 	return out, nil
 }
 
-// noFunctions reports an error of a server that does not know FUNCTION.
+// noFunctions reports an error of a server that does not know FUNCTION,
+// or of a user it does not allow FUNCTION LOAD (a managed service's ACL):
+// both leave the scripts to EVALSHA.
 func noFunctions(err error) bool {
 	var re *rclient.RedisError
-	return errors.As(err, &re) && strings.Contains(strings.ToLower(re.Msg), "unknown command")
+	if !errors.As(err, &re) {
+		return false
+	}
+	m := strings.ToLower(re.Msg)
+	return strings.Contains(m, "unknown command") || strings.Contains(m, "noperm")
 }
 
 // run runs the named script on c.
