@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/rs/zerolog"
@@ -60,6 +61,26 @@ func (p *Proxy) Apply(f Fault) error {
 	}
 	if _, err := p.p.Toxics.AddToxicJson(strings.NewReader(body)); err != nil {
 		return fmt.Errorf("faults: add %s toxic: %w", f.Kind, err)
+	}
+	return nil
+}
+
+// SetRTT delays every connection through the proxy by rtt a round trip:
+// half of it (whole milliseconds, rounded down) on the way to Redis, the
+// rest on the way back. It stays for the proxy's life, beside any fault.
+func (p *Proxy) SetRTT(rtt time.Duration) error {
+	up := rtt.Milliseconds() / 2
+	for _, t := range []struct {
+		name, stream string
+		ms           int64
+	}{{"aebench_rtt_up", "upstream", up}, {"aebench_rtt_down", "downstream", rtt.Milliseconds() - up}} {
+		if t.ms == 0 {
+			continue
+		}
+		body := fmt.Sprintf(`{"name":%q,"type":"latency","stream":%q,"toxicity":1,"attributes":{"latency":%d,"jitter":0}}`, t.name, t.stream, t.ms)
+		if _, err := p.p.Toxics.AddToxicJson(strings.NewReader(body)); err != nil {
+			return fmt.Errorf("faults: add the rtt toxic: %w", err)
+		}
 	}
 	return nil
 }

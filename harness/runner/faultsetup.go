@@ -20,12 +20,15 @@ import (
 func (pr *planRunner) prepareFaults(ctx context.Context, spec scenario.RunSpec, srv *pooledRedis, be registry.Backend, jopts jobstore.Options,
 	moverLoop bool, hooks *engine.Hooks) (*engine.FaultSetup, func(), error) {
 	cfg := spec.Config
-	fp := &faultPrep{ctx: ctx, cfg: cfg, srv: srv, be: be, jopts: jopts}
+	fp := &faultPrep{ctx: ctx, cfg: cfg, srv: srv, be: be, jopts: jopts, addr: srv.r.Addrs[0]}
+	if pr.runAddr != "" {
+		fp.addr = pr.runAddr // network.rtt: every connection of the run goes through its proxy
+	}
 	fs := &engine.FaultSetup{Events: faults.Plan(cfg.Faults, cfg.Seed, cfg.Warmup+cfg.Duration)}
 	if cfg.Redis.Mode == "embedded" && len(srv.r.Nodes) == 1 {
 		fs.Redis = srv.r.Nodes[0]
 	}
-	workerAddr := srv.r.Addrs[0]
+	workerAddr := fp.addr
 	var need struct{ proxy, rec, mov, master, partition bool }
 	for _, f := range cfg.Faults {
 		need.master = need.master || f.Kind == faults.MasterKill
@@ -73,11 +76,14 @@ func (pr *planRunner) prepareFaults(ctx context.Context, spec scenario.RunSpec, 
 // faultPrep builds the clients and stores a run's faults act through, and
 // keeps what to close.
 type faultPrep struct {
-	ctx     context.Context
-	cfg     scenario.Config
-	srv     *pooledRedis
-	be      registry.Backend
-	jopts   jobstore.Options
+	ctx   context.Context
+	cfg   scenario.Config
+	srv   *pooledRedis
+	be    registry.Backend
+	jopts jobstore.Options
+	// addr is where the run's clients reach Redis (the server, or
+	// network.rtt's proxy).
+	addr    string
 	closers []func()
 }
 
@@ -127,7 +133,7 @@ func (fp *faultPrep) proxied() (*faults.Proxy, jobstore.Store, error) {
 // crashLoop builds a maintenance loop's own store on a crash client: the
 // recoverer's, or (mover) the mover's, which must be a jobstore.Mover.
 func (fp *faultPrep) crashLoop(mover bool) (*engine.LoopCrash, error) {
-	c, err := fp.client(fp.srv.r.Addrs[0])
+	c, err := fp.client(fp.addr)
 	if err != nil {
 		return nil, err
 	}

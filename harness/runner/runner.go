@@ -16,6 +16,7 @@ import (
 
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/clock"
+	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/output"
 	"github.com/aebench/aebench/harness/scenario"
@@ -266,6 +267,7 @@ func (pr *planRunner) conclude(out *Outcome, runErr error) error {
 		}
 	}
 	pr.printTables(o.Stdout)
+	pr.printMatrix(o.Stdout)
 	printThresholds(o.Stdout, sum.Thresholds)
 	printSLO(o.Stdout, sum.SLO)
 	printScaling(o.Stdout, sum.Scaling)
@@ -335,6 +337,9 @@ type planRunner struct {
 	status  *statusPrinter
 	// outputs get every sample, run and the plan (package output).
 	outputs []output.Output
+	// runAddr is where the current run's clients reach Redis when it is
+	// not the server's own address (network.rtt's proxy); "": direct.
+	runAddr string
 	// hists and seriesByRun keep each finished run's numbers for the plots.
 	hists       map[string]*engine.HistSet
 	seriesByRun map[string][]engine.SeriesPoint
@@ -364,10 +369,11 @@ func (pr *planRunner) runOne(ctx context.Context, spec scenario.RunSpec) (*summa
 	if err != nil {
 		return fail(summary.StatusError, &scenario.ConfigError{File: pr.s.File, Field: "backends", Msg: err.Error()})
 	}
-	client, cost, err := pr.connect(ctx, be, rs)
+	client, cost, closeProxy, err := pr.connect(ctx, be, rs)
 	if err != nil {
 		return fail(summary.StatusError, err)
 	}
+	defer closeProxy()
 	if client != nil {
 		defer client.Close()
 	}
@@ -535,16 +541,18 @@ func (pr *planRunner) checkOptions(ctx context.Context, runs []scenario.RunSpec)
 // connect is a run's Redis side: the server (flushed when aebench owns it),
 // a client of the scenario's library and the cost meter; none for the
 // in-process calibration store. It states the conditions in rs.
-func (pr *planRunner) connect(ctx context.Context, be registry.Backend, rs *summary.RunSummary) (rclient.Client, engine.CostMeter, error) {
+func (pr *planRunner) connect(ctx context.Context, be registry.Backend, rs *summary.RunSummary) (rclient.Client, engine.CostMeter, func(), error) {
 	cfg := rs.Config
+	pr.runAddr = ""
+	none := func() {}
 	if be.Kind == registry.KindCalibration {
 		rs.Client = "none (in process)"
 		rs.Conditions = cfg.Conditions("") + ", no Redis (calibration)"
-		return nil, nil, nil
+		return nil, nil, none, nil
 	}
 	srv, err := pr.pool.fresh(ctx, cfg.Redis)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, none, err
 	}
 	pr.sum.Environment.AddRedis(srv.info)
 	pr.sum.Environment.AddClient(cfg.Client)
@@ -553,18 +561,46 @@ func (pr *planRunner) connect(ctx context.Context, be registry.Backend, rs *summ
 	rs.Conditions = cfg.Conditions(info.Version)
 	if info.Owned {
 		if err := srv.flush(ctx); err != nil {
-			return nil, nil, err
+			return nil, nil, none, err
 		}
 	}
-	client, err := rclient.New(cfg.Client, srv.r.ClientOptions())
+	opts, closeProxy, err := pr.rttOptions(srv, cfg.Network.RTT)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, none, err
+	}
+	client, err := rclient.New(cfg.Client, opts)
+	if err != nil {
+		closeProxy()
+		return nil, nil, none, err
 	}
 	var cg *rediscost.Callgrind
 	if cfg.Redis.Metered() && len(srv.r.Nodes) == 1 {
 		cg = &rediscost.Callgrind{PID: srv.r.Nodes[0].PID(), OutFile: srv.r.Nodes[0].CallgrindOut()}
 	}
-	return client, newRedisCost(srv.r.Addrs, srv.r.Auth(), info.Owned, cfg.Store.Retention, cg), nil
+	// The cost meter always reaches Redis directly: its INFO is no job's
+	// round trip.
+	return client, newRedisCost(srv.r.Addrs, srv.r.Auth(), info.Owned, cfg.Store.Retention, cg), closeProxy, nil
+}
+
+// rttOptions are the client options of a run: srv's, or with network.rtt
+// the address of a proxy that delays each direction by half of rtt, which
+// the run's every connection then goes through (pr.runAddr).
+func (pr *planRunner) rttOptions(srv *pooledRedis, rtt time.Duration) (rclient.Options, func(), error) {
+	opts := srv.r.ClientOptions()
+	if rtt <= 0 {
+		return opts, func() {}, nil
+	}
+	p, err := faults.NewProxy(srv.r.Addrs[0])
+	if err != nil {
+		return opts, func() {}, err
+	}
+	if err := p.SetRTT(rtt); err != nil {
+		p.Close()
+		return opts, func() {}, err
+	}
+	opts.Addrs = []string{p.Addr()}
+	pr.runAddr = p.Addr()
+	return opts, p.Close, nil
 }
 
 // startHLog writes an interval log's header. Its base and start time are

@@ -22,6 +22,16 @@ func (p *parser) crossCheck(c Config) error {
 	if c.Redis.URL != "" && c.Redis.Mode != "url" {
 		return at("redis.url", fmt.Sprintf("is set but redis.mode is %q; set redis.mode: url", c.Redis.Mode))
 	}
+	if c.Network.RTT > 0 && c.Redis.Mode == "cluster" {
+		return at("network.rtt", "a cluster's clients reach every master: network.rtt proxies one server only (redis.mode embedded, container or url)")
+	}
+	if c.Network.RTT > 0 {
+		for _, f := range c.Faults {
+			if f.NeedsProxy() {
+				return at("network.rtt", fmt.Sprintf("not with a network fault (%s) in the same run yet: both need the proxy", f.Kind))
+			}
+		}
+	}
 	if c.Store.BackoffMax < c.Store.BackoffBase {
 		return at("store.backoff_max", fmt.Sprintf("%s is below store.backoff_base %s", c.Store.BackoffMax, c.Store.BackoffBase))
 	}

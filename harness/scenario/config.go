@@ -22,6 +22,7 @@ type Config struct {
 	Drain     time.Duration  `json:"drain_ns"`
 	Time      TimeConfig     `json:"time"`
 	Redis     RedisConfig    `json:"redis"`
+	Network   NetworkConfig  `json:"network"`
 	Client    string         `json:"client"`
 	Encoding  string         `json:"encoding"`
 	Store     StoreConfig    `json:"store"`
@@ -33,6 +34,14 @@ type Config struct {
 	// Faults is the scenario's fault schedule, the same for every run of
 	// the plan but the calibration run.
 	Faults []faults.Fault `json:"faults,omitempty"`
+}
+
+// NetworkConfig is the network between the run's clients and Redis.
+type NetworkConfig struct {
+	// RTT puts every connection of a run (producers, workers, recoverer,
+	// mover; not the cost meter) behind an in-process proxy that delays
+	// each direction by half of it (0: direct).
+	RTT time.Duration `json:"rtt_ns"`
 }
 
 // SLOConfig is the service level a rate sweep looks for the highest
@@ -294,6 +303,9 @@ func (c Config) Conditions(redisVersion string) string {
 	}
 	load += prefillText(c.Producers)
 	redis := c.Redis.Text(redisVersion)
+	if c.Network.RTT > 0 {
+		redis += ", rtt " + c.Network.RTT.String()
+	}
 	parts := []string{
 		load,
 		fmt.Sprintf("%d producers batch %d payload %dB", c.Producers.Count, c.Producers.Batch, c.Producers.Payload),

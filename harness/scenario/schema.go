@@ -24,7 +24,7 @@ type field struct {
 }
 
 // The top-level keys that hold a mapping of fields.
-var sections = []string{"time", "redis", "store", "producers", "workers", "expect", "slo"}
+var sections = []string{"time", "redis", "network", "store", "producers", "workers", "expect", "slo"}
 
 func fields() []field {
 	var out []field
@@ -67,6 +67,17 @@ func runFields() []field {
 // redisFields are the fields of where Redis comes from.
 func redisFields() []field {
 	return []field{
+		{Path: "network.rtt", Default: "0", Allowed: "a duration >= 0 in whole milliseconds, at most 1s", Matrix: true,
+			Doc: "round-trip time between the run's clients (producers, workers, recoverer, mover; not the cost meter) and Redis: each connection goes through an in-process proxy that delays each direction by half of it; 0: direct. Not with redis.mode cluster or network faults",
+			set: func(c *Config, v string) error {
+				if err := setDur(&c.Network.RTT, v, 0, time.Second); err != nil {
+					return err
+				}
+				if c.Network.RTT%time.Millisecond != 0 {
+					return fmt.Errorf("%s is not a whole number of milliseconds (the proxy delays in ms)", c.Network.RTT)
+				}
+				return nil
+			}},
 		{Path: "redis.mode", Default: "embedded", Allowed: "embedded, cluster, container, url", Matrix: true,
 			Doc: "embedded: a private redis-server on a free port; cluster: 3 spawned masters; container: testcontainers; url: redis.url (never flushed)",
 			set: func(c *Config, v string) error {
