@@ -194,3 +194,34 @@ func TestTrackerRefault(t *testing.T) {
 		t.Errorf("histogram %d samples, restarted %d; want 2 and 2", h.TotalCount(), sum.Restarted)
 	}
 }
+
+// TestDescriptors: every kind parses from its minimal entry, with the
+// defaults its descriptor promises, and refuses a field it does not take.
+func TestDescriptors(t *testing.T) {
+	for _, d := range Descriptors() {
+		t.Run(string(d.Kind), func(t *testing.T) {
+			var n yaml.Node
+			if err := yaml.Unmarshal([]byte("- {kind: "+string(d.Kind)+", at: 1s}"), &n); err != nil {
+				t.Fatal(err)
+			}
+			fs, err := Parse(n.Content[0])
+			if err != nil {
+				t.Fatalf("minimal entry: %v", err)
+			}
+			f := fs[0]
+			if (d.Points != nil) != (f.Point != "") || (d.Replace != (f.ReplaceAfter > 0)) || (d.Duration != (f.Duration > 0)) || (d.Latency != (f.Latency > 0)) {
+				t.Errorf("defaults %+v do not follow the descriptor %+v", f, d)
+			}
+			extra := "latency: 10ms"
+			if d.Latency {
+				extra = "steps: 2"
+			}
+			if err := yaml.Unmarshal([]byte("- {kind: "+string(d.Kind)+", at: 1s, "+extra+"}"), &n); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Parse(n.Content[0]); err == nil {
+				t.Errorf("%s accepted %s", d.Kind, extra)
+			}
+		})
+	}
+}

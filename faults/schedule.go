@@ -74,9 +74,13 @@ const NetPartition Kind = "net_partition"
 // network broke). Its jobs in flight are its affected jobs.
 const WorkerLost Kind = "worker_lost"
 
-// Kinds lists every kind, for errors and docs.
+// Kinds lists every kind, for errors and docs (Descriptors' order).
 func Kinds() []Kind {
-	return []Kind{WorkerCrash, WorkerKill, RecovererCrash, MoverCrash, RedisRestart, RedisPause, NetLatency, NetReset, NetTimeout, MasterKill, NetPartition}
+	var out []Kind
+	for _, d := range Descriptors() {
+		out = append(out, d.Kind)
+	}
+	return out
 }
 
 // Point is where in a worker's loop (or a maintenance call) a crash lands.
@@ -138,20 +142,24 @@ const (
 	DefaultLatency      = 50 * time.Millisecond
 )
 
+// Descriptor is the fault's kind's descriptor (zero for an unknown kind).
+func (f Fault) Descriptor() Descriptor {
+	d, _ := Describe(f.Kind)
+	return d
+}
+
 // IsWorkerKind: the fault acts on workers.
-func (f Fault) IsWorkerKind() bool { return f.Kind == WorkerCrash || f.Kind == WorkerKill }
+func (f Fault) IsWorkerKind() bool { return f.Descriptor().Worker }
 
 // NeedsProxy: the fault acts on the network between workers and Redis.
-func (f Fault) NeedsProxy() bool {
-	return f.Kind == NetLatency || f.Kind == NetReset || f.Kind == NetTimeout
-}
+func (f Fault) NeedsProxy() bool { return f.Descriptor().Needs.Proxy }
 
 // NeedsReplicas: the fault acts on a spawned cluster's masters and their
 // replicas.
-func (f Fault) NeedsReplicas() bool { return f.Kind == MasterKill || f.Kind == NetPartition }
+func (f Fault) NeedsReplicas() bool { return f.Descriptor().Needs.Replicas }
 
 // NeedsOwnedRedis: the fault acts on the redis-server process.
-func (f Fault) NeedsOwnedRedis() bool { return f.Kind == RedisRestart || f.Kind == RedisPause }
+func (f Fault) NeedsOwnedRedis() bool { return f.Descriptor().Needs.OwnedRedis }
 
 // String is a short description for tables and plot markers.
 func (f Fault) String() string {
@@ -338,57 +346,27 @@ func (f *Fault) check() *checkErr {
 	if f.Until > 0 && f.Until <= f.From {
 		return &checkErr{"until", fmt.Sprintf("%s is not after from %s", f.Until, f.From)}
 	}
-	points := func(allowed ...Point) *checkErr {
-		if f.Point == "" {
-			f.Point = allowed[0]
-			return nil
-		}
-		if !slices.Contains(allowed, f.Point) {
-			var s []string
-			for _, p := range allowed {
-				s = append(s, string(p))
-			}
-			return &checkErr{"point", fmt.Sprintf("%q is not a crash point of %s; allowed: %s", f.Point, f.Kind, strings.Join(s, ", "))}
-		}
-		return nil
+	d := f.Descriptor()
+	if e := f.checkPoint(d); e != nil {
+		return e
 	}
-	switch f.Kind {
-	case WorkerCrash:
-		if e := points(InHandler, AfterClaim, AfterHandler, Random); e != nil {
-			return e
-		}
-	case WorkerKill:
-		if e := points(InHandler, AfterClaim, AfterHandler, AfterComplete, Random); e != nil {
-			return e
-		}
-	case RecovererCrash, MoverCrash:
-		if e := points(BetweenSteps); e != nil {
-			return e
-		}
-	default:
-		if f.Point != "" {
-			return &checkErr{"point", fmt.Sprintf("%s takes no crash point", f.Kind)}
-		}
+	if d.Replace && f.ReplaceAfter == 0 {
+		f.ReplaceAfter = DefaultReplaceAfter
 	}
-	if f.IsWorkerKind() || f.Kind == RecovererCrash || f.Kind == MoverCrash {
-		if f.ReplaceAfter == 0 {
-			f.ReplaceAfter = DefaultReplaceAfter
-		}
-	}
-	if f.Steps > 0 && f.Kind != RecovererCrash && f.Kind != MoverCrash {
+	if f.Steps > 0 && !d.Steps {
 		return &checkErr{"steps", fmt.Sprintf("%s takes no steps (only recoverer_crash and mover_crash do)", f.Kind)}
 	}
-	if !f.IsWorkerKind() && f.Worker >= 0 {
+	if !d.Worker && f.Worker >= 0 {
 		return &checkErr{"worker", fmt.Sprintf("%s does not act on a worker", f.Kind)}
 	}
-	if f.NeedsOwnedRedis() || f.NeedsProxy() || f.Kind == NetPartition {
+	if d.Duration {
 		if f.Duration == 0 {
 			f.Duration = DefaultDuration
 		}
 	} else if f.Duration != 0 {
 		return &checkErr{"duration", fmt.Sprintf("%s has no duration (use replace_after for how long the victim stays down)", f.Kind)}
 	}
-	if f.Kind == NetLatency {
+	if d.Latency {
 		if f.Latency == 0 {
 			f.Latency = DefaultLatency
 		}
@@ -397,6 +375,28 @@ func (f *Fault) check() *checkErr {
 		}
 	} else if f.Latency != 0 || f.Jitter != 0 {
 		return &checkErr{"latency", fmt.Sprintf("%s takes no latency or jitter", f.Kind)}
+	}
+	return nil
+}
+
+// checkPoint checks (and defaults) the crash point against the kind's.
+func (f *Fault) checkPoint(d Descriptor) *checkErr {
+	if d.Points == nil {
+		if f.Point != "" {
+			return &checkErr{"point", fmt.Sprintf("%s takes no crash point", f.Kind)}
+		}
+		return nil
+	}
+	if f.Point == "" {
+		f.Point = d.Points[0]
+		return nil
+	}
+	if !slices.Contains(d.Points, f.Point) {
+		var s []string
+		for _, p := range d.Points {
+			s = append(s, string(p))
+		}
+		return &checkErr{"point", fmt.Sprintf("%q is not a crash point of %s; allowed: %s", f.Point, f.Kind, strings.Join(s, ", "))}
 	}
 	return nil
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/aebench/aebench/backends/driver"
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/output"
 	"github.com/aebench/aebench/harness/runner"
 	"github.com/aebench/aebench/harness/scenario"
@@ -418,6 +419,7 @@ func cmdList(args []string, opts Options) int {
 		for _, f := range scenario.FieldDocs(reg) {
 			fmt.Fprintf(stdout, "%-28s default %-10s allowed: %s\n%28s %s\n", f[0], quoteEmpty(f[1]), f[2], "", f[3])
 		}
+		listFaultKinds(stdout)
 		return exitOK
 	}
 	fmt.Fprintln(stdout, "Backends:")
@@ -483,6 +485,19 @@ func listDriver(w io.Writer, spec driver.Spec) {
 	fmt.Fprintf(w, "  %-8s declares: delayed %v, retries %q, recovery %q, batch enqueue %v; loses in-flight jobs under: %s\n",
 		"", h.Caps.Delayed, h.Caps.Retries, h.Caps.Recovery, h.Caps.BatchEnqueue, loses)
 	fmt.Fprintf(w, "  %-8s guarantees: %s\n", "", h.Guarantees)
+}
+
+// listFaultKinds prints the fault kinds below the fields: what each does,
+// the fields it takes and how its effect shows.
+func listFaultKinds(w io.Writer) {
+	fmt.Fprintln(w, "\nFaults (each entry of faults: has kind, then at or every [from, until]):")
+	for _, d := range faults.Descriptors() {
+		fmt.Fprintf(w, "%-28s %s\n", d.Kind, d.Doc)
+		if fs := d.Fields(); len(fs) > 0 {
+			fmt.Fprintf(w, "%28s fields: %s\n", "", strings.Join(fs, ", "))
+		}
+		fmt.Fprintf(w, "%28s shows as: %s\n", "", d.Explain)
+	}
 }
 
 func quoteEmpty(s string) string {

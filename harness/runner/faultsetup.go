@@ -34,8 +34,8 @@ func (pr *planRunner) prepareFaults(ctx context.Context, spec scenario.RunSpec, 
 		need.master = need.master || f.Kind == faults.MasterKill
 		need.partition = need.partition || f.Kind == faults.NetPartition
 		need.proxy = need.proxy || f.NeedsProxy()
-		need.rec = need.rec || f.Kind == faults.RecovererCrash
-		need.mov = need.mov || f.Kind == faults.MoverCrash
+		need.rec = need.rec || f.Descriptor().Needs.Recoverer
+		need.mov = need.mov || f.Descriptor().Needs.Mover
 	}
 	if need.master {
 		fs.KillMaster = masterKiller(srv, queueKey(jopts.Queue, cfg.Store.Shards), hooks.Cost)

@@ -69,9 +69,9 @@ func (p *parser) crossCheck(c Config) error {
 			return &ConfigError{File: p.file, Line: f.Line, Column: f.Column, Field: fmt.Sprintf("faults[%d]", i), Msg: msg}
 		}
 		switch {
-		case f.Kind == faults.WorkerCrash && c.Workers.InProcess() <= 0:
+		case f.Descriptor().Needs.InProcessWorkers && c.Workers.InProcess() <= 0:
 			return fat("worker_crash crashes in-process workers, and every worker is a process (workers.processes, workers.remote); use worker_kill")
-		case f.Kind == faults.WorkerKill && c.Workers.Processes == 0:
+		case f.Descriptor().Needs.Processes && c.Workers.Processes == 0:
 			return fat("worker_kill kills worker processes; set workers.processes >= 1")
 		case f.IsWorkerKind() && f.Worker >= 0 && f.Kind == faults.WorkerKill && f.Worker >= c.Workers.Processes:
 			return fat(fmt.Sprintf("worker %d: there are %d worker processes", f.Worker, c.Workers.Processes))

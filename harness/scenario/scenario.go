@@ -532,7 +532,7 @@ func FieldDocs(reg *registry.Registry) [][4]string {
 		{"matrix", "cross", "cross, zip", "cross: one cell per combination of the list-valued fields; zip: the lists (all of one length) vary together, cell i taking the i-th value of each"},
 		{"backends", "(required)", strings.Join(reg.Names(), ", "), "list of names, or mappings {name, label, options}"},
 		{"thresholds", "none", "a list of METRIC OP VALUE (e2e.p99 < 20ms, throughput > 10000, e2e.p99 < +10%)", "k6-style gates checked over the repeats' medians once every run has ended; a crossed one exits 4 (relative ones, in %, are checked by aebench compare against a baseline); aebench compare --metrics lists the metrics"},
-		{"faults", "none", "a list of faults (see Faults below)", "the fault schedule every run (but calibration) gets: worker crashes and kills at crash points, recoverer/mover crashes, Redis restarts and pauses, network faults"},
+		{"faults", "none", "a list of faults (the kinds and their fields: Faults, below)", "the fault schedule every run (but calibration) gets: worker crashes and kills at crash points, recoverer/mover crashes, Redis restarts and pauses, network faults"},
 	}
 	fs := fields()
 	sort.SliceStable(fs, func(i, j int) bool { return strings.Count(fs[i].Path, ".") < strings.Count(fs[j].Path, ".") })
