@@ -15,8 +15,6 @@ import (
 	"github.com/aebench/aebench/jobstore"
 )
 
-// maxClaim matches the other stores' limit on ClaimRequest.Max.
-const maxClaim = 1000
 
 // enqueueFanOut is how many of a batch's jobs are enqueued at once: asynq
 // has no batch enqueue, and its users send a batch as concurrent
@@ -32,8 +30,8 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	if len(jobs) == 0 {
-		return fmt.Errorf("%w: Enqueue: no jobs", jobstore.ErrInvalid)
+	if err := jobstore.CheckBatch(jobs, s.o); err != nil {
+		return err
 	}
 	now := s.o.Clock.Now()
 	tasks := make([]*hq.Task, len(jobs))
@@ -106,13 +104,8 @@ func ceilSecond(t time.Time) time.Time {
 }
 
 func (s *Store) task(j jobstore.NewJob, now time.Time) (*hq.Task, error) {
-	switch {
-	case j.ID == "":
-		return nil, fmt.Errorf("%w: NewJob.ID: must not be empty", jobstore.ErrInvalid)
-	case j.MaxRetries < 0:
-		return nil, fmt.Errorf("%w: NewJob.MaxRetries %d for job %q: must be >= 0", jobstore.ErrInvalid, j.MaxRetries, j.ID)
-	case len(j.Payload) > s.o.MaxPayload:
-		return nil, fmt.Errorf("%w: NewJob.Payload of job %q is %d bytes: at most Options.MaxPayload = %d allowed", jobstore.ErrInvalid, j.ID, len(j.Payload), s.o.MaxPayload)
+	if err := jobstore.CheckJob(j, s.o); err != nil {
+		return nil, err
 	}
 	h := map[string]string{hdrCreated: strconv.FormatInt(now.UnixMilli(), 10)}
 	for _, m := range []struct {
@@ -208,13 +201,8 @@ func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstor
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	switch {
-	case req.Max <= 0 || req.Max > maxClaim:
-		return nil, fmt.Errorf("%w: ClaimRequest.Max %d: allowed is 1 to %d", jobstore.ErrInvalid, req.Max, maxClaim)
-	case req.Lease <= 0:
-		return nil, fmt.Errorf("%w: ClaimRequest.Lease %v: must be positive", jobstore.ErrInvalid, req.Lease)
-	case req.Wait < 0:
-		return nil, fmt.Errorf("%w: ClaimRequest.Wait %v: must be >= 0", jobstore.ErrInvalid, req.Wait)
+	if err := req.Check(); err != nil {
+		return nil, err
 	}
 	if err := s.serve(); err != nil {
 		return nil, err

@@ -244,8 +244,8 @@ type wireJob struct {
 // Enqueue sends the jobs to the driver in one request (the system's batch
 // enqueue when it has one).
 func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
-	if len(jobs) == 0 {
-		return fmt.Errorf("%w: empty batch", jobstore.ErrInvalid)
+	if err := jobstore.CheckBatch(jobs, s.o); err != nil {
+		return err
 	}
 	w := make([]wireJob, len(jobs))
 	for i, j := range jobs {

@@ -41,7 +41,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -127,8 +126,8 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	if len(jobs) == 0 {
-		return fmt.Errorf("%w: Enqueue: no jobs", jobstore.ErrInvalid)
+	if err := jobstore.CheckBatch(jobs, s.o); err != nil {
+		return err
 	}
 	now := s.o.Clock.Now()
 	cmds := make([]rclient.Command, 0, len(jobs)+1)
@@ -153,16 +152,10 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 	return firstError("floor: Enqueue", s.c.DoMulti(ctx, cmds...))
 }
 
+// validate checks what the floor adds to the contract's rules
+// (jobstore.CheckBatch has run): no delayed jobs.
 func (s *Store) validate(j jobstore.NewJob, now time.Time) error {
 	switch {
-	case j.ID == "":
-		return fmt.Errorf("%w: NewJob.ID: must not be empty", jobstore.ErrInvalid)
-	case strings.ContainsAny(j.ID, "{}"):
-		return fmt.Errorf("%w: NewJob.ID %q: must not contain '{' or '}'", jobstore.ErrInvalid, j.ID)
-	case j.MaxRetries < 0:
-		return fmt.Errorf("%w: NewJob.MaxRetries %d for job %q: must be >= 0", jobstore.ErrInvalid, j.MaxRetries, j.ID)
-	case len(j.Payload) > s.o.MaxPayload:
-		return fmt.Errorf("%w: NewJob.Payload of job %q is %d bytes: at most Options.MaxPayload = %d allowed", jobstore.ErrInvalid, j.ID, len(j.Payload), s.o.MaxPayload)
 	case j.RunAt.After(now):
 		return fmt.Errorf("floor: NewJob.RunAt of job %q is in the future: no delayed jobs: %w", j.ID, errors.ErrUnsupported)
 	}

@@ -82,8 +82,8 @@ func (s *Store) wakeLocked() {
 
 // Enqueue stores jobs atomically.
 func (s *Store) Enqueue(_ context.Context, jobs ...jobstore.NewJob) error {
-	if len(jobs) == 0 {
-		return fmt.Errorf("%w: Enqueue: no jobs", jobstore.ErrInvalid)
+	if err := jobstore.CheckBatch(jobs, s.o); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -92,12 +92,7 @@ func (s *Store) Enqueue(_ context.Context, jobs ...jobstore.NewJob) error {
 	}
 	seen := map[string]bool{}
 	for _, j := range jobs {
-		switch {
-		case j.ID == "":
-			return fmt.Errorf("%w: NewJob.ID: must not be empty", jobstore.ErrInvalid)
-		case j.MaxRetries < 0:
-			return fmt.Errorf("%w: NewJob.MaxRetries %d: must be >= 0", jobstore.ErrInvalid, j.MaxRetries)
-		case s.jobs[j.ID] != nil || seen[j.ID]:
+		if s.jobs[j.ID] != nil || seen[j.ID] {
 			return fmt.Errorf("%w: %q", jobstore.ErrDuplicateID, j.ID)
 		}
 		seen[j.ID] = true
@@ -119,8 +114,8 @@ func (s *Store) Enqueue(_ context.Context, jobs ...jobstore.NewJob) error {
 
 // Claim pops due jobs, blocking until one is due or req.Wait passes.
 func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
-	if req.Max <= 0 || req.Lease <= 0 || req.Wait < 0 {
-		return nil, fmt.Errorf("%w: ClaimRequest Max %d Lease %v Wait %v", jobstore.ErrInvalid, req.Max, req.Lease, req.Wait)
+	if err := req.Check(); err != nil {
+		return nil, err
 	}
 	waitUntil := time.Now().Add(clock.RealDuration(s.o.Clock, req.Wait))
 	for {

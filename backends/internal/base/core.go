@@ -13,7 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/aebench/aebench/clock"
 	"github.com/aebench/aebench/jobstore"
@@ -22,7 +21,7 @@ import (
 
 // MaxClaim is the largest ClaimRequest.Max a store accepts: one claim is one
 // script call, and a larger batch would hold Redis for too long.
-const MaxClaim = 1000
+const MaxClaim = jobstore.MaxClaim
 
 // MaxEnqueue is the largest batch one Enqueue call accepts, for the same reason.
 const MaxEnqueue = 1000
@@ -186,42 +185,14 @@ func (c *Core) EnqueueArgs(now time.Time, jobs []jobstore.NewJob) (keys, args []
 	return keys, args, runAts, nil
 }
 
-func (c *Core) validateJob(j jobstore.NewJob) error {
-	switch {
-	case j.ID == "":
-		return fmt.Errorf("%w: NewJob.ID: must not be empty", jobstore.ErrInvalid)
-	case strings.ContainsAny(j.ID, "{}|"):
-		return fmt.Errorf("%w: NewJob.ID %q: must not contain '{', '}' or '|'", jobstore.ErrInvalid, j.ID)
-	case j.MaxRetries < 0:
-		return fmt.Errorf("%w: NewJob.MaxRetries %d for job %q: must be >= 0", jobstore.ErrInvalid, j.MaxRetries, j.ID)
-	case len(j.Payload) > c.Opts.MaxPayload:
-		return fmt.Errorf("%w: NewJob.Payload of job %q is %d bytes: at most Options.MaxPayload = %d allowed", jobstore.ErrInvalid, j.ID, len(j.Payload), c.Opts.MaxPayload)
-	case c.Opts.Encoding == jobstore.EncodingJSON && !utf8.Valid(j.Payload):
-		return fmt.Errorf("%w: NewJob.Payload of job %q: the json encoding takes UTF-8 payloads only", jobstore.ErrInvalid, j.ID)
-	}
-	return nil
-}
+func (c *Core) validateJob(j jobstore.NewJob) error { return jobstore.CheckJob(j, c.Opts) }
 
-// ValidateClaim checks a ClaimRequest.
-func ValidateClaim(r jobstore.ClaimRequest) error {
-	switch {
-	case r.Max <= 0 || r.Max > MaxClaim:
-		return fmt.Errorf("%w: ClaimRequest.Max %d: allowed is 1 to %d", jobstore.ErrInvalid, r.Max, MaxClaim)
-	case r.Lease <= 0:
-		return fmt.Errorf("%w: ClaimRequest.Lease %v: must be positive", jobstore.ErrInvalid, r.Lease)
-	case r.Wait < 0:
-		return fmt.Errorf("%w: ClaimRequest.Wait %v: must be >= 0", jobstore.ErrInvalid, r.Wait)
-	}
-	return nil
-}
+// ValidateClaim checks a ClaimRequest (the contract's ClaimRequest.Check).
+func ValidateClaim(r jobstore.ClaimRequest) error { return r.Check() }
 
-// ValidateLease checks a Lease presented to Extend, Complete or Fail.
-func ValidateLease(l jobstore.Lease) error {
-	if l.JobID == "" || l.Token == "" {
-		return fmt.Errorf("%w: Lease: JobID and Token must be set (use the Lease Claim returned)", jobstore.ErrInvalid)
-	}
-	return nil
-}
+// ValidateLease checks a Lease presented to Extend, Complete or Fail
+// (the contract's Lease.Check).
+func ValidateLease(l jobstore.Lease) error { return l.Check() }
 
 // DecodeClaimed turns the token, record pairs a claim script returned
 // (lib.lua's activate_all and stream_take) into claimed jobs with their

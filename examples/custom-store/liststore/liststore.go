@@ -80,18 +80,14 @@ func ms(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
 
 // Enqueue writes each job's record and pushes its id, one pipeline per job.
 func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
-	if len(jobs) == 0 {
-		return fmt.Errorf("%w: Enqueue: no jobs", jobstore.ErrInvalid)
+	// The contract's input rules, in its own words (empty batch, ids,
+	// MaxRetries, payload size); then this store's own limit.
+	if err := jobstore.CheckBatch(jobs, s.o); err != nil {
+		return err
 	}
 	now := time.Now()
 	for _, j := range jobs {
 		switch {
-		case j.ID == "":
-			return fmt.Errorf("%w: NewJob.ID: must not be empty", jobstore.ErrInvalid)
-		case j.MaxRetries < 0:
-			return fmt.Errorf("%w: NewJob.MaxRetries %d of %q: must be >= 0", jobstore.ErrInvalid, j.MaxRetries, j.ID)
-		case len(j.Payload) > s.o.MaxPayload:
-			return fmt.Errorf("%w: NewJob.Payload of %q: %d bytes, over Options.MaxPayload %d", jobstore.ErrInvalid, j.ID, len(j.Payload), s.o.MaxPayload)
 		case j.RunAt.After(now):
 			return fmt.Errorf("liststore: job %q has a RunAt after now: no delayed jobs: %w", j.ID, errors.ErrUnsupported)
 		}
@@ -120,13 +116,8 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 // Claim moves up to req.Max ids from ready to active: the first with BLMOVE
 // when req.Wait > 0, the others with LMOVE while any wait.
 func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
-	switch {
-	case req.Max <= 0:
-		return nil, fmt.Errorf("%w: ClaimRequest.Max %d: must be > 0", jobstore.ErrInvalid, req.Max)
-	case req.Lease <= 0:
-		return nil, fmt.Errorf("%w: ClaimRequest.Lease %v: must be > 0", jobstore.ErrInvalid, req.Lease)
-	case req.Wait < 0:
-		return nil, fmt.Errorf("%w: ClaimRequest.Wait %v: must be >= 0", jobstore.ErrInvalid, req.Wait)
+	if err := req.Check(); err != nil {
+		return nil, err
 	}
 	var out []jobstore.Claimed
 	for len(out) < req.Max {
