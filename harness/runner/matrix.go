@@ -39,11 +39,29 @@ func (pr *planRunner) printMatrix(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "\n== %s across the matrix: jobs/s, e2e p50 (medians over the repeats) ==\n", pr.s.Name)
+	// Short column heads keep the table within 120 columns; long ones
+	// become "cell N" with a legend under the table.
+	heads, long := make([]string, len(pr.s.Cells)), false
+	for i, c := range pr.s.Cells {
+		heads[i] = strings.Join(c.Vary, " ")
+		long = long || len(heads[i]) > 22
+	}
 	fmt.Fprintf(w, "%-12s", "backend")
-	for _, c := range pr.s.Cells {
-		fmt.Fprintf(w, "  %-22s", strings.Join(c.Vary, " "))
+	for i, c := range pr.s.Cells {
+		h := heads[i]
+		if long {
+			h = fmt.Sprintf("cell %d", c.Index)
+		}
+		fmt.Fprintf(w, "  %-22s", h)
 	}
 	fmt.Fprintln(w)
+	if long {
+		defer func() {
+			for i, c := range pr.s.Cells {
+				fmt.Fprintf(w, "cell %d: %s\n", c.Index, heads[i])
+			}
+		}()
+	}
 	for _, l := range labels {
 		fmt.Fprintf(w, "%-12s", l)
 		for _, c := range pr.s.Cells {
