@@ -9,10 +9,12 @@ import (
 	"github.com/aebench/aebench/harness/summary"
 )
 
-// printMatrix prints, for a plan of several cells, one line per backend
-// with its jobs/s and e2e p50 in each cell (medians over the repeats), so
-// a dimension such as network.rtt reads across at a glance; nothing for
-// one cell.
+// printMatrix prints, for a plan of several cells, each backend's jobs/s
+// and e2e p50 in each cell (medians over the repeats), so a dimension such
+// as network.rtt reads across at a glance; nothing for one cell. Backends
+// are the rows and cells the columns, or the other way round when there
+// are more cells than backends, so the table stays narrow; columns are
+// named "cell N" with a legend under the table.
 func (pr *planRunner) printMatrix(w io.Writer) {
 	if len(pr.s.Cells) < 2 {
 		return
@@ -38,44 +40,42 @@ func (pr *planRunner) printMatrix(w io.Writer) {
 			labels = append(labels, r.Label)
 		}
 	}
-	fmt.Fprintf(w, "\n== %s across the matrix: jobs/s, e2e p50 (medians over the repeats) ==\n", pr.s.Name)
-	// Short column heads keep the table within 120 columns; long ones
-	// become "cell N" with a legend under the table.
-	heads, long := make([]string, len(pr.s.Cells)), false
-	for i, c := range pr.s.Cells {
-		heads[i] = strings.Join(c.Vary, " ")
-		long = long || len(heads[i]) > 22
-	}
-	fmt.Fprintf(w, "%-12s", "backend")
-	for i, c := range pr.s.Cells {
-		h := heads[i]
-		if long {
-			h = fmt.Sprintf("cell %d", c.Index)
+	text := func(l string, cell int) string {
+		k := key{l, cell}
+		if len(tp[k]) == 0 {
+			return "-"
 		}
-		fmt.Fprintf(w, "  %-22s", h)
+		t := fmt.Sprintf("%.0f/s", median(tp[k]))
+		if len(e2e[k]) > 0 {
+			t += " " + fmtNs(median(e2e[k]))
+		}
+		return t
+	}
+	var cells []string
+	for _, c := range pr.s.Cells {
+		cells = append(cells, fmt.Sprintf("cell %d", c.Index))
+	}
+	rows, cols := labels, cells
+	at := func(r, c int) string { return text(labels[r], pr.s.Cells[c].Index) }
+	if len(cells) > len(labels) {
+		rows, cols = cells, labels
+		at = func(r, c int) string { return text(labels[c], pr.s.Cells[r].Index) }
+	}
+	fmt.Fprintf(w, "\n== %s across the matrix: jobs/s and e2e p50 (medians over the repeats) ==\n", pr.s.Name)
+	fmt.Fprintf(w, "%-12s", "")
+	for _, c := range cols {
+		fmt.Fprintf(w, "  %-16s", c)
 	}
 	fmt.Fprintln(w)
-	if long {
-		defer func() {
-			for i, c := range pr.s.Cells {
-				fmt.Fprintf(w, "cell %d: %s\n", c.Index, heads[i])
-			}
-		}()
-	}
-	for _, l := range labels {
-		fmt.Fprintf(w, "%-12s", l)
-		for _, c := range pr.s.Cells {
-			k := key{l, c.Index}
-			cell := "-"
-			if len(tp[k]) > 0 {
-				cell = fmt.Sprintf("%.0f/s", median(tp[k]))
-				if len(e2e[k]) > 0 {
-					cell += ", " + fmtNs(median(e2e[k]))
-				}
-			}
-			fmt.Fprintf(w, "  %-22s", cell)
+	for r, name := range rows {
+		fmt.Fprintf(w, "%-12s", name)
+		for c := range cols {
+			fmt.Fprintf(w, "  %-16s", at(r, c))
 		}
 		fmt.Fprintln(w)
+	}
+	for _, c := range pr.s.Cells {
+		fmt.Fprintf(w, "cell %d: %s\n", c.Index, strings.Join(c.Vary, " "))
 	}
 }
 
