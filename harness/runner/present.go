@@ -293,6 +293,16 @@ func (pr *planRunner) latencyTable(w io.Writer, runs []summary.RunSummary) {
 			strconv.FormatInt(l.StartedEarly, 10), strconv.FormatInt(l.DeadLettered, 10)})
 	}
 	_ = report.Table(w, header, rows)
+	// An empty cell says why, under the table rather than in a column.
+	for _, r := range runs {
+		if _, ok := r.LatencyNs["e2e"]; !ok && r.Ledger.Completed > 0 {
+			why := "no job completed in the measured window without a retry"
+			if r.Prefill != nil && r.Prefill.Jobs > 0 {
+				why = "only prefilled jobs ran: their wait is the backlog's, not an arrival's, so e2e is not measured"
+			}
+			fmt.Fprintf(w, "note: %s: e2e \"-\": %s\n", runName(r, pr.s.Repeats), why)
+		}
+	}
 }
 
 func calibrationLine(r summary.RunSummary) string {
