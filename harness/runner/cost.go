@@ -234,8 +234,9 @@ func (m *redisCost) Finish() *engine.CostReport {
 // costTable prints Redis's cost per job for each run of a cell.
 func (pr *planRunner) costTable(w io.Writer, runs []summary.RunSummary) {
 	header := []string{"backend", "cmds/job", "redis cpu/job", "in cmds/job", "net in/job", "net out/job",
-		"redis cpu %", "peak mem", "mem/job", "top commands per job"}
+		"redis cpu %", "peak mem", "mem/job"}
 	var rows [][]string
+	var tops []string
 	for _, r := range runs {
 		c := r.Cost
 		if c == nil || c.Error != "" && c.Commands == 0 {
@@ -250,7 +251,8 @@ func (pr *planRunner) costTable(w io.Writer, runs []summary.RunSummary) {
 			fmt.Sprintf("%.1fµs", c.RedisCPUMicros), fmt.Sprintf("%.1fµs", c.CommandMicros),
 			fmt.Sprintf("%.0fB", c.NetInBytes), fmt.Sprintf("%.0fB", c.NetOutBytes),
 			fmt.Sprintf("%.0f%%", c.RedisCPUPercent), peakText(c.PeakMemoryBytes),
-			fmtBytes(c.MemoryPerJobBytes), topCommands(c.CommandsByName, 3)})
+			fmtBytes(c.MemoryPerJobBytes)})
+		tops = append(tops, fmt.Sprintf("  %s: %s", runName(r, pr.s.Repeats), topCommands(c.CommandsByName, 4)))
 	}
 	title := "Redis cost per job (INFO deltas over the measured window; Redis shares the CPUs with the harness):"
 	if len(runs) > 0 && runs[0].ResolutionNs > 0 {
@@ -264,6 +266,12 @@ func (pr *planRunner) costTable(w io.Writer, runs []summary.RunSummary) {
 	}
 	fmt.Fprintln(w, title)
 	_ = report.Table(w, header, rows)
+	if len(tops) > 0 {
+		fmt.Fprintln(w, "top commands per job:")
+		for _, t := range tops {
+			fmt.Fprintln(w, t)
+		}
+	}
 	instructionsTable(w, runs, pr.s.Repeats)
 }
 

@@ -40,7 +40,7 @@ func floorCell(r summary.RunSummary) string {
 		return "-"
 	}
 	if hf.At {
-		return fmt.Sprintf("%.1f at floor", hf.Ratio)
+		return fmt.Sprintf("%.1f*", hf.Ratio) // the note under the table says what * means
 	}
 	return fmt.Sprintf("%.1f", hf.Ratio)
 }
