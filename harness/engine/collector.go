@@ -78,6 +78,36 @@ func (e *engine) collectLoop(stop <-chan struct{}) {
 	}
 }
 
+// writeHLog appends the second's interval histograms to the .hlog.
+func (e *engine) writeHLog(now time.Time) {
+	if e.hooks.HLog == nil || e.hlogErr != nil {
+		return
+	}
+	for t, h := range e.interval {
+		if h == nil || h.TotalCount() == 0 {
+			continue
+		}
+		h.SetTag(e.hooks.Label + "." + Tag(t).String())
+		h.SetStartTimeMs(e.lastTick.UnixMilli())
+		h.SetEndTimeMs(now.UnixMilli())
+		if err := e.hooks.HLog.OutputIntervalHistogram(h); err != nil {
+			e.hlogErr = err
+			return
+		}
+	}
+}
+
+// phaseAt is the run's phase at now: warmup, measure or drain.
+func (e *engine) phaseAt(now time.Time) string {
+	switch {
+	case now.Before(e.warmEnd.Add(time.Millisecond)):
+		return "warmup"
+	case now.After(time.Unix(0, e.windowEnd.Load()).Add(time.Millisecond)):
+		return "drain"
+	}
+	return "measure"
+}
+
 func (e *engine) collect(k int, final bool) {
 	began := time.Now()
 	now := began
@@ -87,20 +117,7 @@ func (e *engine) collect(k int, final bool) {
 	for _, r := range recs {
 		r.drainInto(&e.interval)
 	}
-	if e.hooks.HLog != nil && e.hlogErr == nil {
-		for t, h := range e.interval {
-			if h == nil || h.TotalCount() == 0 {
-				continue
-			}
-			h.SetTag(e.hooks.Label + "." + Tag(t).String())
-			h.SetStartTimeMs(e.lastTick.UnixMilli())
-			h.SetEndTimeMs(now.UnixMilli())
-			if err := e.hooks.HLog.OutputIntervalHistogram(h); err != nil {
-				e.hlogErr = err
-				break
-			}
-		}
-	}
+	e.writeHLog(now)
 	var p50, p99 float64
 	var samples int64
 	if h := e.interval[TagE2E]; h != nil && h.TotalCount() > 0 {
@@ -122,13 +139,7 @@ func (e *engine) collect(k int, final bool) {
 	e.recMu.Lock()
 	e.peakBacklog = max(e.peakBacklog, backlog)
 	e.recMu.Unlock()
-	phase := "measure"
-	switch {
-	case now.Before(e.warmEnd.Add(time.Millisecond)):
-		phase = "warmup"
-	case now.After(time.Unix(0, e.windowEnd.Load()).Add(time.Millisecond)):
-		phase = "drain"
-	}
+	phase := e.phaseAt(now)
 	pt := SeriesPoint{Second: k, Phase: phase,
 		Enqueued:  cur.EnqueuedJobs - e.lastCounts.EnqueuedJobs,
 		Started:   cur.Started - e.lastCounts.Started,

@@ -65,25 +65,7 @@ func (p *parser) crossCheck(c Config) error {
 		return at("redis.persistence", fmt.Sprintf("applies to a server aebench spawns alone (redis.mode embedded), not %q", c.Redis.Mode))
 	}
 	for i, f := range c.Faults {
-		fat := func(msg string) error {
-			return &ConfigError{File: p.file, Line: f.Line, Column: f.Column, Field: fmt.Sprintf("faults[%d]", i), Msg: msg}
-		}
-		switch {
-		case f.Descriptor().Needs.InProcessWorkers && c.Workers.InProcess() <= 0:
-			return fat("worker_crash crashes in-process workers, and every worker is a process (workers.processes, workers.remote); use worker_kill")
-		case f.Descriptor().Needs.Processes && c.Workers.Processes == 0:
-			return fat("worker_kill kills worker processes; set workers.processes >= 1")
-		case f.IsWorkerKind() && f.Worker >= 0 && f.Kind == faults.WorkerKill && f.Worker >= c.Workers.Processes:
-			return fat(fmt.Sprintf("worker %d: there are %d worker processes", f.Worker, c.Workers.Processes))
-		case f.IsWorkerKind() && f.Worker >= 0 && f.Kind == faults.WorkerCrash && f.Worker >= c.Workers.InProcess():
-			return fat(fmt.Sprintf("worker %d: there are %d in-process workers", f.Worker, c.Workers.InProcess()))
-		case f.NeedsReplicas() && (c.Redis.Mode != "cluster" || c.Redis.Replicas < 1 || c.Redis.Masters < 3):
-			return fat(fmt.Sprintf("%s needs a cluster aebench spawns with replicas and at least 3 masters (a failover needs a majority of masters to see the failure): redis.mode cluster, redis.replicas >= 1, redis.masters >= 3; here %s, %d replicas, %d masters",
-				f.Kind, c.Redis.Mode, c.Redis.Replicas, c.Redis.Masters))
-		case (f.NeedsOwnedRedis() || f.NeedsProxy()) && c.Redis.Mode != "embedded":
-			return fat(fmt.Sprintf("%s needs redis.mode embedded (a loopback redis-server aebench spawned), not %q", f.Kind, c.Redis.Mode))
-		}
-		if err := p.checkFaultTimes(c, i, f); err != nil {
+		if err := p.checkFault(c, i, f); err != nil {
 			return err
 		}
 	}
@@ -94,6 +76,30 @@ func (p *parser) crossCheck(c Config) error {
 		return at("workers.heartbeat_interval", fmt.Sprintf("%s is not below workers.lease %s: the lease would lapse", c.Workers.HeartbeatInterval, c.Workers.Lease))
 	}
 	return checkTime(c, at)
+}
+
+// checkFault checks the i-th fault f against what its kind needs of the
+// run (its descriptor) and the run's times.
+func (p *parser) checkFault(c Config, i int, f faults.Fault) error {
+	fat := func(msg string) error {
+		return &ConfigError{File: p.file, Line: f.Line, Column: f.Column, Field: fmt.Sprintf("faults[%d]", i), Msg: msg}
+	}
+	switch {
+	case f.Descriptor().Needs.InProcessWorkers && c.Workers.InProcess() <= 0:
+		return fat("worker_crash crashes in-process workers, and every worker is a process (workers.processes, workers.remote); use worker_kill")
+	case f.Descriptor().Needs.Processes && c.Workers.Processes == 0:
+		return fat("worker_kill kills worker processes; set workers.processes >= 1")
+	case f.IsWorkerKind() && f.Worker >= 0 && f.Kind == faults.WorkerKill && f.Worker >= c.Workers.Processes:
+		return fat(fmt.Sprintf("worker %d: there are %d worker processes", f.Worker, c.Workers.Processes))
+	case f.IsWorkerKind() && f.Worker >= 0 && f.Kind == faults.WorkerCrash && f.Worker >= c.Workers.InProcess():
+		return fat(fmt.Sprintf("worker %d: there are %d in-process workers", f.Worker, c.Workers.InProcess()))
+	case f.NeedsReplicas() && (c.Redis.Mode != "cluster" || c.Redis.Replicas < 1 || c.Redis.Masters < 3):
+		return fat(fmt.Sprintf("%s needs a cluster aebench spawns with replicas and at least 3 masters (a failover needs a majority of masters to see the failure): redis.mode cluster, redis.replicas >= 1, redis.masters >= 3; here %s, %d replicas, %d masters",
+			f.Kind, c.Redis.Mode, c.Redis.Replicas, c.Redis.Masters))
+	case (f.NeedsOwnedRedis() || f.NeedsProxy()) && c.Redis.Mode != "embedded":
+		return fat(fmt.Sprintf("%s needs redis.mode embedded (a loopback redis-server aebench spawned), not %q", f.Kind, c.Redis.Mode))
+	}
+	return p.checkFaultTimes(c, i, f)
 }
 
 // checkTime refuses a speed without simulated time, and what simulated
