@@ -115,6 +115,7 @@ type cellView struct {
 	Vary       string
 	Conditions string
 	Headline   []headlineRow
+	Peers      []string // the cell's peers, the heads of headlineRow.XPeers
 	Header     []string
 	Rows       [][]string
 	Charts     []template.HTML
@@ -206,6 +207,9 @@ func cells(s *verdict.Set, b *stats.Block, ff *fontFaces) []cellView {
 			}
 		}
 		cv.Headline = headline(s, ci, gs)
+		for _, p := range peersOf(gs) {
+			cv.Peers = append(cv.Peers, p.Backend)
+		}
 		cv.NoInterval = noInterval(gs)
 		metrics := presentMetrics(gs)
 		for _, m := range metrics {

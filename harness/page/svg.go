@@ -123,8 +123,9 @@ func ciChart(m verdict.Metric, groups []stats.Group, ff *fontFaces) (template.HT
 	p.Title.Text = m.Name + " (median, 95% CI)"
 	p.Y.Label.Text = m.Unit
 	p.Y.Min = 0
-	// Latencies in ms on a log axis: backends apart by 1000x (a pure stream
-	// with delayed jobs) otherwise sit on 0 beside the slowest.
+	// Latencies in ms, on a log axis when they span a decade or more:
+	// backends apart by 1000x (a pure stream with delayed jobs) otherwise
+	// sit on 0 beside the slowest.
 	scale, logY := 1.0, m.Unit == "ns"
 	if logY {
 		scale, p.Y.Label.Text = 1e6, "ms (log scale)"
@@ -164,8 +165,14 @@ func ciChart(m verdict.Metric, groups []stats.Group, ff *fontFaces) (template.HT
 		for i := range bars {
 			lo, hi = min(lo, bars[i].Y-errs[i].Low), max(hi, bars[i].Y+errs[i].High)
 		}
-		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
-		p.Y.Min, p.Y.Max = lo/2, hi*2
+		if hi/lo >= 10 {
+			// Log only where the values span a decade or more: within one,
+			// a log axis has no labelled tick to read.
+			p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+			p.Y.Min, p.Y.Max = lo/2, hi*2
+		} else {
+			p.Y.Label.Text = "ms"
+		}
 	}
 	sc, err := plotter.NewScatter(pts)
 	if err != nil {

@@ -94,13 +94,30 @@ func thresholdsText(ts []summary.ThresholdResult) (string, string, []string) {
 // headlineRow is one backend's headline numbers in a cell.
 type headlineRow struct {
 	Backend, Kind, Done, E2E50, E2E99, CPU, Lost, Dup, XFloor, XBest string
-	Bad                                                              bool
+	// XPeers are jobs/s as a ratio to each peer of the cell (cellView.Peers'
+	// order), from the medians over the repeats.
+	XPeers []string
+	Bad    bool
 }
 
-// headline gives each backend of cell ci its medians over the repeats and
-// its ratios to the floor and the best strategy (median over the repeats).
+// peersOf lists the peers of a cell (registry kind "peer": asynq, the
+// drivers' job systems), in the cell's order.
+func peersOf(gs []stats.Group) []stats.Group {
+	var out []stats.Group
+	for _, g := range gs {
+		if g.Kind == "peer" {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// headline gives each backend of cell ci its medians over the repeats, its
+// ratios to the floor and the best strategy (median over the repeats), and
+// its jobs/s over each peer's (medians).
 func headline(s *verdict.Set, ci int, gs []stats.Group) []headlineRow {
 	var out []headlineRow
+	peers := peersOf(gs)
 	for _, g := range gs {
 		row := headlineRow{Backend: g.Backend, Done: med(g, "throughput"), E2E50: med(g, "e2e.p50"),
 			E2E99: med(g, "e2e.p99"), CPU: med(g, "redis_cpu_us_per_job")}
@@ -123,6 +140,15 @@ func headline(s *verdict.Set, ci int, gs []stats.Group) []headlineRow {
 		}
 		row.Lost, row.Dup = fmt.Sprint(lost), fmt.Sprint(dup)
 		row.XFloor, row.XBest = ratioText(xf), ratioText(xb)
+		for _, p := range peers {
+			mine, ok1 := g.Metric("throughput")
+			theirs, ok2 := p.Metric("throughput")
+			x := "-"
+			if ok1 && ok2 && theirs.Median > 0 {
+				x = fmt.Sprintf("%.2fx", mine.Median/theirs.Median)
+			}
+			row.XPeers = append(row.XPeers, x)
+		}
 		out = append(out, row)
 	}
 	return out
