@@ -34,7 +34,10 @@
 // wake) only when it took nothing or a full batch; per job an HGETALL
 // (returned as the claimed record, with the claim's own six fields laid
 // over it in Go) and an HSET. Complete: ZREM, HSET, PEXPIRE, INCR;
-// CompleteMany the same per job with one INCRBY per batch.
+// CompleteMany per batch one ZMSCORE (which leases are held), one ZREM of
+// them all and one INCRBY, and per job an HSET and a PEXPIRE (since
+// 2026-11-26: 7.2 commands a job at claim and ack batches of 100 before,
+// 6.3 after, capacity.yaml on go-redis).
 //
 // Claim is one call: it leases the jobs atomically (so claimers never race
 // for the head job) and writes each record under the lease it holds, with

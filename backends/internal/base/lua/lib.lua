@@ -147,21 +147,36 @@ end
 -- complete_many is CompleteMany: ARGV[at..] are id, token, result triples
 -- and job i's record is KEYS[first_key + i - 1]. Each held lease is
 -- finished (done(key, id, token) runs after each, for a backend's own
--- index), the completions are counted with one INCRBY, and the reply has
--- one integer per lease: 1 completed, 0 lease lost.
+-- index), the leases are released with one ZREM and the completions
+-- counted with one INCRBY, and the reply has one integer per lease: 1
+-- completed, 0 lease lost.
 local function complete_many(active, completed, first_key, at, now, retention_ms, done)
-  local out, n = {}, 0
-  for i = at, #ARGV, 3 do
-    local key, id, token = KEYS[first_key + (i - at) / 3], ARGV[i], ARGV[i + 1]
-    if finish_job(active, key, id, token, now, ARGV[i + 2], retention_ms) then
-      n = n + 1
+  -- One ZMSCORE tells which leases are held and one ZREM releases them
+  -- all: two lease-index commands a batch, not one a job. A lease given
+  -- twice in one batch completes once; the second gets 0.
+  local members = {}
+  for i = at, #ARGV, 3 do members[#members + 1] = lease_member(ARGV[i], ARGV[i + 1]) end
+  if #members == 0 then return {} end
+  local scores = redis.call('ZMSCORE', active, unpack(members))
+  local out, held, seen = {}, {}, {}
+  for j, m in ipairs(members) do
+    local i = at + (j - 1) * 3
+    if scores[j] and not seen[m] then
+      seen[m] = true
+      local key = KEYS[first_key + j - 1]
+      rec_set(key, 'Status', ST_COMPLETED, 'Result', ARGV[i + 2], 'CompletedAt', now, 'LastUpdatedAt', now)
+      redis.call('PEXPIRE', key, retention_ms)
+      held[#held + 1] = m
       out[#out + 1] = 1
-      if done then done(key, id, token) end
+      if done then done(key, ARGV[i], ARGV[i + 1]) end
     else
       out[#out + 1] = 0
     end
   end
-  if n > 0 then redis.call('INCRBY', completed, n) end
+  if #held > 0 then
+    redis.call('ZREM', active, unpack(held))
+    redis.call('INCRBY', completed, #held)
+  end
   return out
 end
 
