@@ -1,6 +1,11 @@
 package engine
 
-import "time"
+import (
+	"sort"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
 
 // StatusLine is what the engine reports once a second.
 type StatusLine struct {
@@ -40,6 +45,42 @@ type SeriesPoint struct {
 	ClaimP50Ms float64 `json:"claim_p50_ms"`
 	ClaimP99Ms float64 `json:"claim_p99_ms"`
 	Faults     int64   `json:"faults"`
+	// E2EHist and ClaimHist are the second's latencies as counts per
+	// bucket of LatencyBuckets (live histograms; not in timeseries.csv or
+	// JSON), nil when none was recorded.
+	E2EHist   []uint64 `json:"-"`
+	ClaimHist []uint64 `json:"-"`
+	// E2ESumS and ClaimSumS are the second's latencies summed, in seconds.
+	E2ESumS   float64 `json:"-"`
+	ClaimSumS float64 `json:"-"`
+}
+
+// LatencyBuckets are the upper bounds, in seconds, of the live latency
+// histograms (SeriesPoint.E2EHist): 100µs to about 105 s, doubling; the
+// last count of a histogram holds what lies above.
+func LatencyBuckets() []float64 {
+	var b []float64
+	for v := 100e-6; v < 110; v *= 2 {
+		b = append(b, v)
+	}
+	return b
+}
+
+// bucketCounts counts h's values (ns) per LatencyBuckets bucket.
+func bucketCounts(h *hdr.Histogram) []uint64 {
+	if h == nil || h.TotalCount() == 0 {
+		return nil
+	}
+	bounds := LatencyBuckets()
+	out := make([]uint64, len(bounds)+1)
+	for _, bar := range h.Distribution() {
+		if bar.Count == 0 {
+			continue
+		}
+		i := sort.SearchFloat64s(bounds, float64(bar.To)/1e9)
+		out[i] += uint64(bar.Count)
+	}
+	return out
 }
 
 // collector is the once-a-second loop that merges the recorders.
@@ -126,6 +167,14 @@ func (e *engine) collect(k int, final bool) {
 		p99 = float64(h.ValueAtQuantile(99)) / 1e6
 	}
 	fired := e.c.faultsFired.Load()
+	e2eHist, claimHist := bucketCounts(e.interval[TagE2E]), bucketCounts(e.interval[TagClaim])
+	sumS := func(h *hdr.Histogram) float64 {
+		if h == nil {
+			return 0
+		}
+		return h.Mean() * float64(h.TotalCount()) / 1e9
+	}
+	e2eSum, claimSum := sumS(e.interval[TagE2E]), sumS(e.interval[TagClaim]) // before the merge resets them
 	var c50, c99 float64
 	if h := e.interval[TagClaim]; h != nil && h.TotalCount() > 0 {
 		c50, c99 = float64(h.ValueAtQuantile(50))/1e6, float64(h.ValueAtQuantile(99))/1e6
@@ -147,7 +196,8 @@ func (e *engine) collect(k int, final bool) {
 		Retried:   cur.Retried - e.lastCounts.Retried,
 		Dead:      cur.DeadLettered + cur.RecoveredDead - e.lastCounts.DeadLettered - e.lastCounts.RecoveredDead,
 		Backlog:   backlog, BacklogDue: backlog - delayed, BacklogDelayed: delayed, InFlight: e.c.inFlight.Load(), E2ESamples: samples, E2EP50Ms: p50, E2EP99Ms: p99,
-		ClaimP50Ms: c50, ClaimP99Ms: c99, Faults: fired - e.lastFaults}
+		ClaimP50Ms: c50, ClaimP99Ms: c99, Faults: fired - e.lastFaults, E2EHist: e2eHist, ClaimHist: claimHist,
+		E2ESumS: e2eSum, ClaimSumS: claimSum}
 	e.lastFaults = fired
 	if !final || secs > 0.05 {
 		e.series = append(e.series, pt)

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,7 +23,8 @@ import (
 // the OpenMetrics text format (aebench run --metrics-addr ADDR), for
 // Prometheus and the Grafana dashboard in docs/grafana: counters of jobs
 // enqueued, started, completed, retried and dead-lettered, gauges of the
-// backlog and the jobs in flight, the last second's e2e and claim latency,
+// backlog and the jobs in flight, histograms of e2e and claim latency (and
+// gauges of the last second's p50 and p99),
 // the faults fired, and at each run's end its lost jobs. Every series is
 // labelled by scenario, cell, backend (the label) and client. The server
 // listens on a loopback address only, from Start to Close.
@@ -36,6 +39,61 @@ type openMetrics struct {
 	enqueued, started, completed, retried, dead     *prometheus.CounterVec
 	faults, lost                                    *prometheus.CounterVec
 	backlog, delayed, inFlight, e2e, claim, running *prometheus.GaugeVec
+	hists                                           *latencyHists
+}
+
+// latencyHists exposes the runs' e2e and claim latencies as Prometheus
+// histograms: each second's HdrHistogram, counted into
+// engine.LatencyBuckets, is added to the run's cumulative buckets, and a
+// scrape sees them as constant histograms.
+type latencyHists struct {
+	mu     sync.Mutex
+	bounds []float64
+	e2e    *prometheus.Desc
+	claim  *prometheus.Desc
+	series map[string]*latSeries // by desc name and label values
+}
+
+type latSeries struct {
+	desc   *prometheus.Desc
+	labels []string
+	counts []uint64 // per bucket, not cumulative; the last: above every bound
+	sum    float64
+}
+
+func (h *latencyHists) add(desc *prometheus.Desc, labels []string, counts []uint64, sum float64) {
+	if counts == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	k := desc.String() + "\x00" + strings.Join(labels, "\x00")
+	s := h.series[k]
+	if s == nil {
+		s = &latSeries{desc: desc, labels: labels, counts: make([]uint64, len(counts))}
+		h.series[k] = s
+	}
+	for i, c := range counts {
+		s.counts[i] += c
+	}
+	s.sum += sum
+}
+
+func (h *latencyHists) Describe(ch chan<- *prometheus.Desc) { ch <- h.e2e; ch <- h.claim }
+
+func (h *latencyHists) Collect(ch chan<- prometheus.Metric) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, s := range h.series {
+		buckets := make(map[float64]uint64, len(h.bounds))
+		var cum uint64
+		for i, b := range h.bounds {
+			cum += s.counts[i]
+			buckets[b] = cum
+		}
+		cum += s.counts[len(s.counts)-1]
+		ch <- prometheus.MustNewConstHistogram(s.desc, cum, s.sum, buckets, s.labels...)
+	}
 }
 
 var runLabels = []string{"scenario", "cell", "backend", "client"}
@@ -75,6 +133,10 @@ func newOpenMetrics(addr string) (Output, error) {
 	o.e2e = gauge("e2e_latency_seconds", "End-to-end latency (intended enqueue to completion) of the last second's jobs.", "quantile")
 	o.claim = gauge("claim_latency_seconds", "Claim call latency over the last second.", "quantile")
 	o.running = gauge("run_active", "1 while the run with these labels is measuring, 0 after.")
+	o.hists = &latencyHists{bounds: engine.LatencyBuckets(), series: map[string]*latSeries{},
+		e2e:   prometheus.NewDesc("aebench_e2e_seconds", "End-to-end latency (intended enqueue to completion), every job of the run so far.", runLabels, nil),
+		claim: prometheus.NewDesc("aebench_claim_seconds", "Claim call latency, every call of the run so far.", runLabels, nil)}
+	o.reg.MustRegister(o.hists)
 	return o, nil
 }
 
@@ -146,6 +208,9 @@ func (o *openMetrics) Sample(r Run, p engine.SeriesPoint) {
 		quantile(o.claim, "0.5", p.ClaimP50Ms)
 		quantile(o.claim, "0.99", p.ClaimP99Ms)
 	}
+	values := []string{l["scenario"], l["cell"], l["backend"], l["client"]}
+	o.hists.add(o.hists.e2e, values, p.E2EHist, p.E2ESumS)
+	o.hists.add(o.hists.claim, values, p.ClaimHist, p.ClaimSumS)
 }
 
 func (o *openMetrics) RunDone(rs *summary.RunSummary, _ *engine.Result) error {

@@ -48,7 +48,7 @@ workers: {count: 2, concurrency: 4, handler: 0}
 		done <- result{out, err}
 	}()
 	var scraped []float64
-	var enqueued float64
+	var enqueued, hist float64
 	deadline := time.Now().Add(60 * time.Second)
 	for len(scraped) < 2 || scraped[len(scraped)-1] <= scraped[0] {
 		select {
@@ -72,6 +72,7 @@ workers: {count: 2, concurrency: 4, handler: 0}
 		if v, ok := series(body, "aebench_jobs_completed_total", `backend="zset"`); ok && v > 0 {
 			scraped = append(scraped, v)
 			enqueued, _ = series(body, "aebench_jobs_enqueued_total", `backend="zset"`)
+			hist, _ = series(body, "aebench_e2e_seconds_count", `backend="zset"`)
 		}
 	}
 	r := <-done
@@ -79,8 +80,8 @@ workers: {count: 2, concurrency: 4, handler: 0}
 		t.Fatal(r.err)
 	}
 	l := r.out.Summary.Runs[0].Ledger
-	if last := scraped[len(scraped)-1]; last > float64(l.Completed) || enqueued > float64(l.Acknowledged) {
-		t.Errorf("scraped completed %v, enqueued %v; the summary says completed %d, acknowledged %d", last, enqueued, l.Completed, l.Acknowledged)
+	if last := scraped[len(scraped)-1]; last > float64(l.Completed) || enqueued > float64(l.Acknowledged) || hist > last {
+		t.Errorf("scraped completed %v, enqueued %v, e2e histogram count %v; the summary says completed %d, acknowledged %d", last, enqueued, hist, l.Completed, l.Acknowledged)
 	}
 	if _, _, err := scrape(addr); err == nil {
 		t.Error("the endpoint still answers after the run")
