@@ -15,7 +15,6 @@ import (
 	"github.com/aebench/aebench/jobstore"
 )
 
-
 // enqueueFanOut is how many of a batch's jobs are enqueued at once: asynq
 // has no batch enqueue, and its users send a batch as concurrent
 // Client.Enqueue calls (one at a time, a batch of 100 made 100 serial round

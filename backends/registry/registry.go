@@ -12,33 +12,32 @@ import (
 
 	"github.com/aebench/aebench/backends/driver"
 	"github.com/aebench/aebench/backends/shard"
+	"github.com/aebench/aebench/backends/spec"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
 )
 
-// Option documents one backend-specific setting.
-type Option struct {
-	Name    string // key in the scenario's backend options
-	Allowed string // what values are allowed, for error messages and docs
-	Default string
-	Doc     string
-	// ClaimPoll marks the option whose value is how long an idle claim
-	// waits before it looks again (a store that polls instead of blocking
-	// on its own interval, not the scenario's store.poll_interval).
-	ClaimPoll bool
-}
+// Option documents one backend-specific setting (package spec's, which
+// the backends declare theirs with).
+type Option = spec.Option
 
 // Kind says what a backend is for.
-type Kind string
+type Kind = spec.Kind
 
 // The kinds of backend. Only a calibration backend is treated apart: its
 // numbers measure the harness, not a strategy, and it needs no Redis.
 const (
-	KindJobStore    Kind = "job store"
-	KindReference   Kind = "reference"
-	KindCalibration Kind = "calibration"
-	KindPeer        Kind = "peer"
+	KindJobStore    = spec.KindJobStore
+	KindReference   = spec.KindReference
+	KindCalibration = spec.KindCalibration
+	KindPeer        = spec.KindPeer
 )
+
+// FromSpec is the registry entry of a backend's own declaration.
+func FromSpec(s spec.Spec) Backend {
+	return Backend{Name: s.Name, Kind: s.Kind, Doc: s.Doc, Limits: s.Limits, Options: s.Options, Caps: s.Caps,
+		SelfRecovering: s.SelfRecovering, CountNoise: s.CountNoise, CountNoiseWhy: s.CountNoiseWhy, New: s.New}
+}
 
 // Backend is one strategy.
 type Backend struct {

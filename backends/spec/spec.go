@@ -1,0 +1,67 @@
+// Package spec is what a backend says of itself: its name, kind, doc,
+// limits, options, capabilities and constructor. Each backend package
+// exports its Spec beside its code; package registry lists them. It sits
+// below the backends, so they declare themselves without importing the
+// registry, which imports them.
+package spec
+
+import (
+	"context"
+
+	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/rclient"
+)
+
+// Option documents one backend-specific setting.
+type Option struct {
+	Name    string // key in the scenario's backend options
+	Allowed string // what values are allowed, for error messages and docs
+	Default string
+	Doc     string
+	// ClaimPoll marks the option whose value is how long an idle claim
+	// waits before it looks again (a store that polls instead of blocking
+	// on its own interval, not the scenario's store.poll_interval).
+	ClaimPoll bool
+}
+
+// Kind says what a backend is for.
+type Kind string
+
+// The kinds of backend. Only a calibration backend is treated apart: its
+// numbers measure the harness, not a strategy, and it needs no Redis.
+const (
+	KindJobStore    Kind = "job store"
+	KindReference   Kind = "reference"
+	KindCalibration Kind = "calibration"
+	KindPeer        Kind = "peer"
+)
+
+// Spec is a backend's declaration (registry.Backend adds what only the
+// registry knows: drivers and the declared losses).
+type Spec struct {
+	Name    string
+	Kind    Kind
+	Doc     string
+	Limits  string
+	Options []Option
+	// Caps is what the backend declares with its default options.
+	Caps jobstore.Capabilities
+	// SelfRecovering: it takes back a crashed worker's jobs on its own
+	// (asynq's recoverer) without declaring jobstore.CapLeaseRecovery.
+	SelfRecovering bool
+	// CountNoise and CountNoiseWhy: the spread its design leaves in its
+	// counted per-job costs, and why (registry.Backend says more).
+	CountNoise    float64
+	CountNoiseWhy string
+	// New builds a store from the scenario's options for it, by name.
+	New func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error)
+}
+
+// Caps returns the capabilities named, as a set.
+func Caps(cs ...jobstore.Capability) jobstore.Capabilities {
+	out := jobstore.Capabilities{}
+	for _, c := range cs {
+		out[c] = true
+	}
+	return out
+}
