@@ -93,7 +93,7 @@ func (b Backend) BuildShards(ctx context.Context, c rclient.Client, o jobstore.O
 	if shards <= 1 {
 		return b.Build(ctx, c, o, extra)
 	}
-	if b.Kind != KindJobStore && b.Kind != KindReference {
+	if !b.Shardable() {
 		return nil, fmt.Errorf("%w: backend %s (%s): store.shards %d: only job stores and the reference can be sharded; allowed is 1", jobstore.ErrInvalid, b.Name, b.Kind, shards)
 	}
 	if err := CheckKeys(b.Name, extra, b.Options); err != nil {
@@ -106,6 +106,11 @@ func (b Backend) BuildShards(ctx context.Context, c rclient.Client, o jobstore.O
 			return b.New(ctx, c, so, extra)
 		})
 }
+
+// Shardable is the one rule of what store.shards may split: job stores and
+// the reference floor; a peer names its own keys and the calibration store
+// has no Redis.
+func (b Backend) Shardable() bool { return b.Kind == KindJobStore || b.Kind == KindReference }
 
 // CapList names the capabilities cs declares, in jobstore.KnownCapabilities
 // order.

@@ -8,7 +8,6 @@ import (
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/scenario"
-	"github.com/aebench/aebench/harness/simtime"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
 )
@@ -95,12 +94,12 @@ func (fp *faultPrep) cleanup() {
 
 // build builds the run's store on c, wrapped for simulated time.
 func (fp *faultPrep) build(c rclient.Client) (jobstore.Store, error) {
-	st, err := fp.be.BuildShards(fp.ctx, c, fp.jopts, fp.cfg.Backend.Options, fp.cfg.Store.Shards)
+	st, err := newStore(fp.ctx, fp.be, c, fp.cfg, fp.jopts)
 	if err != nil {
 		return nil, err
 	}
 	fp.closers = append(fp.closers, func() { _ = st.Close() })
-	return simtime.Wrap(st, fp.jopts.Clock), nil
+	return st, nil
 }
 
 // client connects the run's client library to addr.

@@ -394,17 +394,12 @@ func (pr *planRunner) runOne(ctx context.Context, spec scenario.RunSpec) (*summa
 func (pr *planRunner) buildStore(ctx context.Context, spec scenario.RunSpec, be registry.Backend, client rclient.Client,
 	rs *summary.RunSummary) (jobstore.Store, jobstore.Options, error) {
 	cfg := spec.Config
-	jopts := cfg.StoreOptions("aeb-" + spec.ID + "-" + randHex(3))
-	if cfg.Simulated() {
-		// The stores decide on simulated time; the engine runs the scenario
-		// scaled to the wall clock and sees them through simtime.Wrap.
-		jopts.Clock = clock.NewScaled(time.Now(), cfg.Speed())
-	}
-	if cfg.Store.Shards > 1 && be.Kind != registry.KindJobStore && be.Kind != registry.KindReference {
+	jopts := runStoreOptions(cfg, "aeb-"+spec.ID+"-"+randHex(3))
+	if cfg.Store.Shards > 1 && !be.Shardable() {
 		rs.Status, rs.NotApplicable = summary.StatusNotApplicable, fmt.Sprintf("store.shards %d: a %s cannot be sharded", cfg.Store.Shards, be.Kind)
 		return nil, jopts, nil
 	}
-	store, err := be.BuildShards(ctx, client, jopts, cfg.Backend.Options, cfg.Store.Shards)
+	store, err := newStore(ctx, be, client, cfg, jopts)
 	if err != nil {
 		if errors.Is(err, jobstore.ErrInvalid) {
 			return nil, jopts, &scenario.ConfigError{File: pr.s.File, Line: cfg.Backend.Line, Column: cfg.Backend.Col,
@@ -412,7 +407,6 @@ func (pr *planRunner) buildStore(ctx context.Context, spec scenario.RunSpec, be 
 		}
 		return nil, jopts, fmt.Errorf("%s: build store: %w", spec.ID, err)
 	}
-	store = simtime.Wrap(store, jopts.Clock)
 	rs.Capabilities = registry.CapList(store.Capabilities())
 	if store.Capabilities().Has(jobstore.CapSeedVariant) {
 		rs.Label += " (seed variant)"
@@ -436,6 +430,30 @@ func (pr *planRunner) buildStore(ctx context.Context, spec scenario.RunSpec, be 
 	_, isMover := store.(jobstore.Mover)
 	rs.MoverLoop = isMover && store.Capabilities().Has(jobstore.CapMoverLoop)
 	return store, jopts, nil
+}
+
+// runStoreOptions are the store options of a run on queue: the one place
+// time.speed enters, as the stores' clock (a scaled clock under simulated
+// time: the stores decide on simulated time, the engine runs the scenario
+// scaled to the wall clock and sees them through simtime.Wrap).
+func runStoreOptions(cfg scenario.Config, queue string) jobstore.Options {
+	o := cfg.StoreOptions(queue)
+	if cfg.Simulated() {
+		o.Clock = clock.NewScaled(time.Now(), cfg.Speed())
+	}
+	return o
+}
+
+// newStore is the one recipe of a run's store: the backend built (sharded
+// when store.shards asks), wrapped for simulated time. The run's store,
+// the maintenance loops' own under faults, the option check before the
+// first run and a worker process's all come from it.
+func newStore(ctx context.Context, be registry.Backend, c rclient.Client, cfg scenario.Config, o jobstore.Options) (jobstore.Store, error) {
+	st, err := be.BuildShards(ctx, c, o, cfg.Backend.Options, cfg.Store.Shards)
+	if err != nil {
+		return nil, err
+	}
+	return simtime.Wrap(st, o.Clock), nil
 }
 
 // execute runs the engine on store and hands the result to the outputs.
@@ -502,7 +520,7 @@ func (pr *planRunner) checkOptions(ctx context.Context, runs []scenario.RunSpec)
 	for _, spec := range runs {
 		cfg := spec.Config
 		be, err := pr.o.Registry.Lookup(cfg.Backend.Name)
-		if err != nil || be.Kind == registry.KindCalibration || be.Kind == registry.KindPeer && cfg.Store.Shards > 1 ||
+		if err != nil || be.Kind == registry.KindCalibration || !be.Shardable() && cfg.Store.Shards > 1 ||
 			len(cfg.Backend.Options) == 0 && cfg.Store.Shards <= 1 {
 			continue
 		}
@@ -522,7 +540,7 @@ func (pr *planRunner) checkOptions(ctx context.Context, runs []scenario.RunSpec)
 		if err != nil {
 			return err
 		}
-		store, err := be.BuildShards(ctx, client, cfg.StoreOptions("aeb-check-"+randHex(3)), cfg.Backend.Options, cfg.Store.Shards)
+		store, err := newStore(ctx, be, client, cfg, runStoreOptions(cfg, "aeb-check-"+randHex(3)))
 		if err == nil {
 			err = store.Close()
 		}

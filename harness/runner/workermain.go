@@ -100,7 +100,7 @@ func serveWorker(reg *registry.Registry, pc engine.ProcessConfig, stdin io.Reade
 		return err
 	}
 	defer client.Close()
-	store, err := be.BuildShards(context.Background(), client, cfg.StoreOptions(pc.Queue), cfg.Backend.Options, cfg.Store.Shards)
+	store, err := newStore(context.Background(), be, client, cfg, runStoreOptions(cfg, pc.Queue))
 	if err != nil {
 		return fmt.Errorf("build store: %w", err)
 	}
