@@ -97,77 +97,99 @@ func (in *Injector) Run(ctx context.Context, t0 time.Time, events []Event) {
 func (in *Injector) Wait() { in.wg.Wait() }
 
 func (in *Injector) fire(ctx context.Context, ev Event) error {
-	h := in.h
-	f := ev.Fault
+	d, ok := Describe(ev.Fault.Kind)
+	if !ok || d.Inject == nil {
+		return fmt.Errorf("unknown fault kind %q", ev.Fault.Kind)
+	}
 	// Outages end even when the run is stopping: a paused Redis or a
 	// black hole left behind would break the drain and the next run.
-	bg := context.WithoutCancel(ctx)
-	hold := func(d time.Duration) {
-		t := time.NewTimer(d)
+	hold := func(dur time.Duration) {
+		t := time.NewTimer(dur)
 		defer t.Stop()
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 		}
 	}
-	switch f.Kind {
-	case WorkerCrash:
-		if h.CrashWorker == nil {
-			return fmt.Errorf("no in-process workers to crash")
-		}
-		return h.CrashWorker(ev)
-	case WorkerKill:
-		if h.KillWorker == nil {
-			return fmt.Errorf("no worker processes to kill (set workers.processes)")
-		}
-		return h.KillWorker(ctx, ev)
-	case RecovererCrash, MoverCrash:
-		if h.CrashLoop == nil {
-			return fmt.Errorf("no %s loop runs in this run", map[Kind]string{RecovererCrash: "recoverer", MoverCrash: "mover"}[f.Kind])
-		}
-		return h.CrashLoop(ev)
-	case RedisRestart, RedisPause:
-		if h.Redis == nil {
-			return fmt.Errorf("%s needs a redis-server that aebench spawned (redis.mode embedded)", f.Kind)
-		}
-		at := time.Now()
-		var err error
-		if f.Kind == RedisRestart {
-			err = h.Redis.Kill()
-		} else {
-			err = h.Redis.Pause()
-		}
-		if err != nil {
-			return err
-		}
-		h.Tracker.Fault(ev, "redis", at, h.InFlight())
-		hold(f.Duration)
-		if f.Kind == RedisRestart {
-			return h.Redis.Restart(bg)
-		}
-		return h.Redis.Resume()
-	case MasterKill, NetPartition:
-		return in.fireReplicated(ctx, ev, hold)
-	case NetLatency, NetReset, NetTimeout:
-		if h.Proxy == nil {
-			return fmt.Errorf("%s needs the workers' proxy", f.Kind)
-		}
-		at := time.Now()
-		if err := h.Proxy.Apply(f); err != nil {
-			return err
-		}
-		h.Tracker.Fault(ev, "network", at, h.InFlight())
-		hold(f.Duration)
-		return h.Proxy.Clear()
-	}
-	return fmt.Errorf("unknown fault kind %q", f.Kind)
+	return d.Inject(injection{Hooks: in.h, ctx: ctx, bg: context.WithoutCancel(ctx), hold: hold}, ev)
 }
 
-// fireReplicated fires a fault on a spawned cluster with replicas: the
+// injection is what an Inject function of a Descriptor works with: the
+// run's hooks, the run's context, a context that outlives it (to end an
+// outage whatever happens) and hold, which waits out a fault's duration
+// (or the run's end).
+type injection struct {
+	Hooks
+	ctx, bg context.Context
+	hold    func(time.Duration)
+}
+
+func injectWorkerCrash(in injection, ev Event) error {
+	if in.CrashWorker == nil {
+		return fmt.Errorf("no in-process workers to crash")
+	}
+	return in.CrashWorker(ev)
+}
+
+func injectWorkerKill(in injection, ev Event) error {
+	if in.KillWorker == nil {
+		return fmt.Errorf("no worker processes to kill (set workers.processes)")
+	}
+	return in.KillWorker(in.ctx, ev)
+}
+
+func injectLoopCrash(in injection, ev Event) error {
+	if in.CrashLoop == nil {
+		return fmt.Errorf("no %s loop runs in this run", map[Kind]string{RecovererCrash: "recoverer", MoverCrash: "mover"}[ev.Fault.Kind])
+	}
+	return in.CrashLoop(ev)
+}
+
+// injectRedis kills (redis_restart) or pauses (redis_pause) the spawned
+// redis-server for the fault's duration.
+func injectRedis(in injection, ev Event) error {
+	f := ev.Fault
+	if in.Redis == nil {
+		return fmt.Errorf("%s needs a redis-server that aebench spawned (redis.mode embedded)", f.Kind)
+	}
+	at := time.Now()
+	var err error
+	if f.Kind == RedisRestart {
+		err = in.Redis.Kill()
+	} else {
+		err = in.Redis.Pause()
+	}
+	if err != nil {
+		return err
+	}
+	in.Tracker.Fault(ev, "redis", at, in.InFlight())
+	in.hold(f.Duration)
+	if f.Kind == RedisRestart {
+		return in.Redis.Restart(in.bg)
+	}
+	return in.Redis.Resume()
+}
+
+// injectNetwork puts the fault's toxic on the workers' proxy for its duration.
+func injectNetwork(in injection, ev Event) error {
+	f := ev.Fault
+	if in.Proxy == nil {
+		return fmt.Errorf("%s needs the workers' proxy", f.Kind)
+	}
+	at := time.Now()
+	if err := in.Proxy.Apply(f); err != nil {
+		return err
+	}
+	in.Tracker.Fault(ev, "network", at, in.InFlight())
+	in.hold(f.Duration)
+	return in.Proxy.Clear()
+}
+
+// injectReplicated fires a fault on a spawned cluster with replicas: the
 // queue's master killed for good, or cut off from its replicas until the
 // fault's duration has passed.
-func (in *Injector) fireReplicated(ctx context.Context, ev Event, hold func(time.Duration)) error {
-	h, f := in.h, ev.Fault
+func injectReplicated(in injection, ev Event) error {
+	h, f, ctx, hold := in.Hooks, ev.Fault, in.ctx, in.hold
 	if f.Kind == MasterKill && h.KillMaster == nil || f.Kind == NetPartition && h.Partition == nil {
 		return fmt.Errorf("%s needs a cluster aebench spawned with replicas (redis.mode cluster, redis.replicas)", f.Kind)
 	}

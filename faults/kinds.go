@@ -21,9 +21,9 @@ type Needs struct {
 
 // Descriptor is everything aebench knows of a fault kind, in one table:
 // its fields and their validation (Fault.check reads it), what it needs of
-// a run (the scenario's checks and the runner's set-up read it), and how
-// its effect shows in the ledger (Explain, printed by aebench list
-// --fields). The injection itself is the Injector's, by kind.
+// a run (the scenario's checks and the runner's set-up read it), how it is
+// injected (Inject, which the Injector calls) and how its effect shows in
+// the ledger (Explain, printed by aebench list --fields).
 type Descriptor struct {
 	Kind Kind
 	Doc  string
@@ -43,6 +43,9 @@ type Descriptor struct {
 	Needs   Needs
 	// Explain is how its effect shows in the ledger and the tables.
 	Explain string
+	// Inject fires one event of the kind (the Injector calls it at the
+	// event's time; it returns when the fault has ended).
+	Inject func(in injection, ev Event) error
 }
 
 // Fields lists the fields an entry of this kind takes beyond kind, at,
@@ -68,38 +71,39 @@ func (d Descriptor) Fields() []string {
 }
 
 // Descriptors is the table of every kind a scenario may schedule, in the
-// order errors and docs list them. A new kind is its descriptor here and
-// its case in the Injector.
+// order errors and docs list them. A new kind is its descriptor here with
+// its Inject function; what it needs beyond the hooks the Injector has
+// (a new kind of target) is a new Hooks field the engine fills.
 func Descriptors() []Descriptor {
 	return []Descriptor{
-		{Kind: WorkerCrash, Doc: "stops an in-process worker at a crash point: its leases are dropped unacknowledged; a new worker replaces it",
+		{Kind: WorkerCrash, Inject: injectWorkerCrash, Doc: "stops an in-process worker at a crash point: its leases are dropped unacknowledged; a new worker replaces it",
 			Points: []Point{InHandler, AfterClaim, AfterHandler, Random}, Worker: true, Replace: true, Needs: Needs{InProcessWorkers: true},
 			Explain: "its jobs in flight come back when their lease expires (recovery p50/p99/max); a job whose handler had started runs twice (duplicated, at-least-once)"},
-		{Kind: WorkerKill, Doc: "SIGKILLs an aebench worker process at a crash point or at random and starts a new one",
+		{Kind: WorkerKill, Inject: injectWorkerKill, Doc: "SIGKILLs an aebench worker process at a crash point or at random and starts a new one",
 			Points: []Point{InHandler, AfterClaim, AfterHandler, AfterComplete, Random}, Worker: true, Replace: true, Needs: Needs{Processes: true},
 			Explain: "as worker_crash; an outcome the process never reported is read back from the store (settled by read-back)"},
-		{Kind: RecovererCrash, Doc: "crashes the recoverer between its read and its script step",
+		{Kind: RecovererCrash, Inject: injectLoopCrash, Doc: "crashes the recoverer between its read and its script step",
 			Points: []Point{BetweenSteps}, Steps: true, Replace: true, Needs: Needs{Recoverer: true},
 			Explain: "a recovery cut short must leave every job where the next one finds it: a job lost here is the design's"},
-		{Kind: MoverCrash, Doc: "crashes the mover (Promote loop) between its read and its script step",
+		{Kind: MoverCrash, Inject: injectLoopCrash, Doc: "crashes the mover (Promote loop) between its read and its script step",
 			Points: []Point{BetweenSteps}, Steps: true, Replace: true, Needs: Needs{Mover: true},
 			Explain: "a promotion cut short must leave every job in the delayed set or the ready one: a job in neither is lost"},
-		{Kind: RedisRestart, Doc: "SIGKILLs the embedded redis-server and starts it again on the same port after duration",
+		{Kind: RedisRestart, Inject: injectRedis, Doc: "SIGKILLs the embedded redis-server and starts it again on the same port after duration",
 			Duration: true, Needs: Needs{OwnedRedis: true},
 			Explain: "without persistence the acknowledged jobs are gone (expect.lost); with AOF always none is"},
-		{Kind: RedisPause, Doc: "stops redis-server with SIGSTOP for duration, then SIGCONT", Duration: true, Needs: Needs{OwnedRedis: true},
+		{Kind: RedisPause, Inject: injectRedis, Doc: "stops redis-server with SIGSTOP for duration, then SIGCONT", Duration: true, Needs: Needs{OwnedRedis: true},
 			Explain: "calls time out meanwhile; leases may expire and their jobs run again"},
-		{Kind: NetLatency, Doc: "adds latency +- jitter to the replies to the workers for duration", Duration: true, Latency: true, Needs: Needs{Proxy: true},
+		{Kind: NetLatency, Inject: injectNetwork, Doc: "adds latency +- jitter to the replies to the workers for duration", Duration: true, Latency: true, Needs: Needs{Proxy: true},
 			Explain: "slows calls only: no job should be lost or run twice"},
-		{Kind: NetReset, Doc: "resets the workers' connections (TCP RST) for duration", Duration: true, Needs: Needs{Proxy: true},
+		{Kind: NetReset, Inject: injectNetwork, Doc: "resets the workers' connections (TCP RST) for duration", Duration: true, Needs: Needs{Proxy: true},
 			Explain: "a reply lost with its connection leaves the outcome unknown until read back"},
-		{Kind: NetTimeout, Doc: "black-holes the workers' connections for duration: nothing passes, calls end at their deadlines",
+		{Kind: NetTimeout, Inject: injectNetwork, Doc: "black-holes the workers' connections for duration: nothing passes, calls end at their deadlines",
 			Duration: true, Needs: Needs{Proxy: true},
 			Explain: "as net_reset, and leases may expire meanwhile"},
-		{Kind: MasterKill, Doc: "SIGKILLs the cluster master of the queue's slot and leaves it down; with redis.replicas the cluster promotes a replica",
+		{Kind: MasterKill, Inject: injectReplicated, Doc: "SIGKILLs the cluster master of the queue's slot and leaves it down; with redis.replicas the cluster promotes a replica",
 			Needs:   Needs{Replicas: true},
 			Explain: "the acknowledged jobs the replica never got are lost: asynchronous replication's window"},
-		{Kind: NetPartition, Doc: "cuts the replication links of the queue's master for duration; clients still reach it",
+		{Kind: NetPartition, Inject: injectReplicated, Doc: "cuts the replication links of the queue's master for duration; clients still reach it",
 			Duration: true, Needs: Needs{Replicas: true},
 			Explain: "with a master_kill during the cut, what an asynchronous failover loses"},
 	}
