@@ -11,7 +11,7 @@
 // .hgrm files) are outputs that are always on.
 //
 // Still in the runner (issue 25 leaves them for a later step): the
-// terminal tables, summary.json, the plots and report.html.
+// terminal tables, summary.json and the plots.
 package output
 
 import (
@@ -66,6 +66,7 @@ func Builtin() map[string]Format {
 		"timeseries":  {Doc: "timeseries.csv: every run's per-second counters, backlog and e2e percentiles", New: newTimeseries, Always: true},
 		"faults":      {Doc: "faults.csv: one row per injected fault (runs with faults)", New: newFaultsCSV, Always: true},
 		"hgrm":        {Doc: "<run>.<histogram>.hgrm: HdrHistogram percentile distributions", New: newHGRM, Always: true},
+		"page":        {Doc: "report.html: the verdict, headline numbers, plots and statistics, from summary.json", New: newPage, Always: true},
 		"jsonl":       {Doc: "samples.jsonl: one JSON object per run and second, as the run goes (k6's --out json habit)", New: newJSONL},
 		"openmetrics": {Doc: "a live OpenMetrics endpoint at http://ADDR/metrics (--metrics-addr ADDR, loopback only)", New: newOpenMetrics},
 	}

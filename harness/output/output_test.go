@@ -22,9 +22,9 @@ func TestOpen(t *testing.T) {
 		named []string
 		want  int // outputs built; -1: an error
 	}{
-		{nil, 3},
-		{[]string{"jsonl"}, 4},
-		{[]string{"jsonl", "openmetrics=127.0.0.1:9464"}, 5},
+		{nil, 4},
+		{[]string{"jsonl"}, 5},
+		{[]string{"jsonl", "openmetrics=127.0.0.1:9464"}, 6},
 		{[]string{"openmetrics"}, -1},               // needs an address
 		{[]string{"openmetrics=10.0.0.1:9464"}, -1}, // loopback only
 		{[]string{"openmetrics=0.0.0.0:9464"}, -1},

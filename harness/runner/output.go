@@ -12,7 +12,6 @@ import (
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/output"
-	"github.com/aebench/aebench/harness/page"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/harness/verdict"
@@ -263,19 +262,6 @@ func (pr *planRunner) finalize() error {
 		}
 	}
 	return pr.writeSummary()
-}
-
-// writePage writes report.html from summary.json as it stands: with
-// final true the complete flag is about to follow (the last file).
-func (pr *planRunner) writePage(final bool) error {
-	write := page.WriteDir
-	if final {
-		write = page.WriteFinal
-	}
-	if err := write(pr.dir); err != nil {
-		return fmt.Errorf("%s: %w", page.FileName, err)
-	}
-	return nil
 }
 
 // ErrDirNotEmpty: the results directory named by Options.Dir (--out)

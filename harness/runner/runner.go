@@ -132,7 +132,9 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 	if err := pr.prepare(ctx, runs); err != nil {
 		sum.FinishedAt, sum.Error = time.Now().UTC(), err.Error()
 		_ = pr.writeSummary()
-		_ = pr.writePage(false)
+		for _, op := range pr.outputs {
+			_ = op.PlanDone(sum) // the page says what stopped the plan
+		}
 		return out, err
 	}
 	runErr := pr.runAll(ctx, runs, out)
@@ -261,11 +263,6 @@ func (pr *planRunner) conclude(out *Outcome, runErr error) error {
 	if err := pr.finalize(); err != nil && runErr == nil {
 		runErr = err
 	}
-	for _, op := range pr.outputs {
-		if err := op.PlanDone(sum); err != nil && runErr == nil {
-			runErr = err
-		}
-	}
 	pr.printTables(o.Stdout)
 	pr.printMatrix(o.Stdout)
 	printThresholds(o.Stdout, sum.Thresholds)
@@ -281,8 +278,11 @@ func (pr *planRunner) conclude(out *Outcome, runErr error) error {
 		sum.Error = why
 		_ = pr.writeSummary()
 	}
-	if err := pr.writePage(final); err != nil && runErr == nil {
-		runErr, final = err, false
+	sum.Complete = sum.Complete && runErr == nil // what the outputs (the page) state
+	for _, op := range pr.outputs {
+		if err := op.PlanDone(sum); err != nil && runErr == nil {
+			runErr, final = err, false
+		}
 	}
 	if final {
 		runErr = writeCompleteFlag(pr.dir, sum)
