@@ -67,9 +67,12 @@ func thresholdsText(ts []summary.ThresholdResult) (string, string, []string) {
 		return "none in this scenario", "none", nil
 	}
 	n := map[string]int{}
-	var crossed []string
+	var crossed, passed []string
 	for _, t := range ts {
 		n[t.Status]++
+		if t.Status == "passed" {
+			passed = append(passed, t.Threshold)
+		}
 		if t.Status == "crossed" || t.Status == "unchecked" {
 			line := t.Threshold + ": " + t.Status
 			if len(t.Crossings) > 0 {
@@ -88,7 +91,11 @@ func thresholdsText(ts []summary.ThresholdResult) (string, string, []string) {
 	if n["crossed"]+n["unchecked"] > 0 {
 		class = "bad"
 	}
-	return strings.Join(parts, ", "), class, crossed
+	text := strings.Join(parts, ", ")
+	if len(passed) > 0 {
+		text += " (passed: " + strings.Join(passed, "; ") + ")"
+	}
+	return text, class, crossed
 }
 
 // headlineRow is one backend's headline numbers in a cell.
