@@ -23,6 +23,7 @@ type verdictView struct {
 	LedgerBad           []string
 	Compare             string
 	CompareClass        string
+	Regressions         []string
 }
 
 func verdictOf(s *verdict.Set, status string, cmp *compareView) verdictView {
@@ -56,6 +57,7 @@ func verdictOf(s *verdict.Set, status string, cmp *compareView) verdictView {
 		if len(cmp.Regressions) > 0 {
 			v.CompareClass = "bad"
 		}
+		v.Regressions = cmp.Regressions
 	}
 	return v
 }
