@@ -27,8 +27,8 @@ import (
 
 	"github.com/aebench/aebench/backends/driver"
 	"github.com/aebench/aebench/backends/registry"
-	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/output"
 	"github.com/aebench/aebench/harness/runner"
 	"github.com/aebench/aebench/harness/scenario"
