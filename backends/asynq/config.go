@@ -5,19 +5,12 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/aebench/aebench/backends/spec"
 	"github.com/aebench/aebench/jobstore"
 )
 
-// Option documents one backend setting (the registry converts it to its own
-// Option type, which has the same fields).
-type Option struct {
-	Name    string // key in the scenario's backend options
-	Allowed string // what values are allowed, for error messages and docs
-	Default string
-	Doc     string
-	// ClaimPoll: the value is how long an idle claim waits (registry.Option).
-	ClaimPoll bool
-}
+// Option documents one backend setting (the registry's, package spec).
+type Option = spec.Option
 
 // Option names.
 const (

@@ -11,7 +11,7 @@ import (
 // Spec is what this backend declares to the registry (package spec): its
 // name, kind, doc, options, capabilities and constructor.
 func Spec() spec.Spec {
-	return spec.Spec{Name: "asynq", Kind: spec.KindPeer, Doc: Doc, Limits: Limits, Options: specOptions(),
+	return spec.Spec{Name: "asynq", Kind: spec.KindPeer, Doc: Doc, Limits: Limits, Options: Options(),
 		Caps: Caps(), SelfRecovering: true,
 		New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
 			cfg, err := ParseConfig(extra)
@@ -20,13 +20,4 @@ func Spec() spec.Spec {
 			}
 			return NewWith(ctx, c, o, cfg)
 		}}
-}
-
-// specOptions are Options() as the registry lists them.
-func specOptions() []spec.Option {
-	var out []spec.Option
-	for _, o := range Options() {
-		out = append(out, spec.Option(o))
-	}
-	return out
 }
