@@ -47,7 +47,7 @@ type SeriesPoint struct {
 	Faults     int64   `json:"faults"`
 	// E2EHist and ClaimHist are the second's latencies as counts per
 	// bucket of LatencyBuckets (live histograms; not in timeseries.csv or
-	// JSON), nil when none was recorded.
+	// JSON), nil when none was recorded or Hooks.SampleHists is off.
 	E2EHist   []uint64 `json:"-"`
 	ClaimHist []uint64 `json:"-"`
 	// E2ESumS and ClaimSumS are the second's latencies summed, in seconds.
@@ -64,6 +64,14 @@ func LatencyBuckets() []float64 {
 		b = append(b, v)
 	}
 	return b
+}
+
+// sumSeconds is the sum of h's values (ns), in seconds.
+func sumSeconds(h *hdr.Histogram) float64 {
+	if h == nil {
+		return 0
+	}
+	return h.Mean() * float64(h.TotalCount()) / 1e9
 }
 
 // bucketCounts counts h's values (ns) per LatencyBuckets bucket.
@@ -167,14 +175,15 @@ func (e *engine) collect(k int, final bool) {
 		p99 = float64(h.ValueAtQuantile(99)) / 1e6
 	}
 	fired := e.c.faultsFired.Load()
-	e2eHist, claimHist := bucketCounts(e.interval[TagE2E]), bucketCounts(e.interval[TagClaim])
-	sumS := func(h *hdr.Histogram) float64 {
-		if h == nil {
-			return 0
-		}
-		return h.Mean() * float64(h.TotalCount()) / 1e9
+	var e2eHist, claimHist []uint64
+	var e2eSum, claimSum float64
+	if e.hooks.SampleHists {
+		// Walking a histogram's buckets each second costs the collector
+		// time: only when an output (the live endpoint) uses them, and
+		// before the merge resets them.
+		e2eHist, claimHist = bucketCounts(e.interval[TagE2E]), bucketCounts(e.interval[TagClaim])
+		e2eSum, claimSum = sumSeconds(e.interval[TagE2E]), sumSeconds(e.interval[TagClaim])
 	}
-	e2eSum, claimSum := sumS(e.interval[TagE2E]), sumS(e.interval[TagClaim]) // before the merge resets them
 	var c50, c99 float64
 	if h := e.interval[TagClaim]; h != nil && h.TotalCount() > 0 {
 		c50, c99 = float64(h.ValueAtQuantile(50))/1e6, float64(h.ValueAtQuantile(99))/1e6

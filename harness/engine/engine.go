@@ -36,7 +36,10 @@ type Hooks struct {
 	// Sample receives each second of the time series as the collector
 	// closes it (on the wall clock, also under simulated time); nil: none.
 	Sample func(SeriesPoint)
-	Cost   CostMeter // nil: no cost taken (the null backend)
+	// SampleHists fills SeriesPoint's latency buckets (E2EHist, ClaimHist
+	// and their sums) for Sample: off unless an output asks for them.
+	SampleHists bool
+	Cost        CostMeter // nil: no cost taken (the null backend)
 	// CostWholeRun: the cost window is the whole run, from before the
 	// first enqueue to the drain's end, divided by every job completed
 	// (Redis under a meter): each job's whole life is counted once, and

@@ -165,6 +165,9 @@ func (o *openMetrics) Start(dir string, s *scenario.Scenario) error {
 	return nil
 }
 
+// UsesHistograms: the endpoint serves e2e and claim histograms.
+func (o *openMetrics) UsesHistograms() bool { return true }
+
 // Addr is where the endpoint listens (the port chosen for ":0").
 func (o *openMetrics) Addr() string {
 	if o.ln == nil {

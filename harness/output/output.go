@@ -48,6 +48,23 @@ type Output interface {
 	Close() error
 }
 
+// HistogramUser is an Output that uses SeriesPoint's latency buckets
+// (E2EHist, ClaimHist): the collector fills them only when one asks, since
+// walking the histograms each second costs it time.
+type HistogramUser interface {
+	UsesHistograms() bool
+}
+
+// UseHistograms says whether any of outs uses the latency buckets.
+func UseHistograms(outs []Output) bool {
+	for _, o := range outs {
+		if h, ok := o.(HistogramUser); ok && h.UsesHistograms() {
+			return true
+		}
+	}
+	return false
+}
+
 // Factory builds an output from its parameter (the text after "=" in
 // --output NAME=PARAM; "" without).
 type Factory func(param string) (Output, error)
