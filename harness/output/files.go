@@ -124,7 +124,7 @@ func (h *hgrm) RunDone(rs *summary.RunSummary, res *engine.Result) error {
 			continue
 		}
 		name := rs.ID + "." + engine.Tag(t).String() + ".hgrm"
-		if err := WriteFileWith(filepath.Join(h.dir, name), func(w io.Writer) error {
+		if err := writeFileWith(filepath.Join(h.dir, name), func(w io.Writer) error {
 			return report.WriteHGRM(w, hist, 1e6)
 		}); err != nil {
 			return err
@@ -134,8 +134,8 @@ func (h *hgrm) RunDone(rs *summary.RunSummary, res *engine.Result) error {
 	return nil
 }
 
-// WriteFileWith creates path and writes it through a buffer with fn.
-func WriteFileWith(path string, fn func(io.Writer) error) error {
+// writeFileWith creates path and writes it through a buffer with fn.
+func writeFileWith(path string, fn func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
