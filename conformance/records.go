@@ -24,6 +24,8 @@ func recordCases() []testCase {
 		{name: "GetRoundTrip", fn: caseGetRoundTrip},
 		{name: "CompletedExpires", needs: needs(jobstore.CapRetention, jobstore.CapCancel, jobstore.CapDelayedJobs),
 			opts: func(o *jobstore.Options) { o.Retention = retention }, fn: caseCompletedExpires},
+		{name: "BatchCompletedExpires", needs: needs(jobstore.CapRetention, jobstore.CapDelayedJobs),
+			opts: func(o *jobstore.Options) { o.Retention = retention }, fn: caseBatchCompletedExpires},
 		{name: "EncodingJSON", needs: needs(jobstore.CapRecordEncodings), opts: useJSON, noEncoding: true, fn: caseEncodingJSON},
 	}
 }
@@ -303,6 +305,52 @@ func roundTrip(e *env) {
 func caseGetRoundTrip(e *env) { roundTrip(e) }
 
 const retention = 500 * time.Millisecond
+
+// caseBatchCompletedExpires: records finished through CompleteAll (one
+// CompleteMany on a store that batches) are readable right away and gone
+// once Retention has passed, on the store's clock and on Redis's, and a
+// later Recover has run: a store may leave the batch's expiry to a sweep
+// that completions and Recover run (lib.lua's retire), so Recover is what
+// reaches a queue with no more completions.
+func caseBatchCompletedExpires(e *env) {
+	a, b, live := e.id("bexp-a"), e.id("bexp-b"), e.id("bexp-live")
+	e.enqueue(jobstore.NewJob{ID: a}, jobstore.NewJob{ID: b})
+	held := e.claim(2, holdLease)
+	cs := make([]jobstore.Completion, len(held))
+	for i, c := range held {
+		cs[i] = jobstore.Completion{Lease: c.Lease, Result: []byte("r")}
+	}
+	errs, err := jobstore.CompleteAll(e.ctx, e.s, cs)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for i, err := range errs {
+		if err != nil {
+			e.t.Fatalf("CompleteAll lease %d: %v", i, err)
+		}
+	}
+	e.enqueue(jobstore.NewJob{ID: live, RunAt: e.clk.Now().Add(time.Hour)})
+	finished := map[string]bool{a: true, b: true}
+	for id := range finished {
+		e.wantStatus(id, jobstore.StatusCompleted)
+	}
+	start := time.Now()
+	e.clk.Advance(retention + time.Millisecond)
+	for deadline := start.Add(retention + 2500*time.Millisecond); len(finished) > 0 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		e.recover(10)
+		for id := range finished {
+			if _, err := e.s.Get(e.ctx, id); errors.Is(err, jobstore.ErrNotFound) {
+				delete(finished, id)
+			}
+		}
+	}
+	for id := range finished {
+		e.t.Errorf("record %s completed in a batch still readable %v after it finished and Recover ran (Retention %v)",
+			id, time.Since(start).Round(time.Millisecond), retention)
+	}
+	e.wantStatus(live, jobstore.StatusQueued)
+}
 
 func caseCompletedExpires(e *env) {
 	done := e.enqueueClaim(jobstore.NewJob{ID: e.id("exp-done")}, holdLease)

@@ -44,6 +44,9 @@ func (s *Seed002) Recover(ctx context.Context, max int) (jobstore.RecoverResult,
 	if err := s.Check(); err != nil {
 		return res, err
 	}
+	if err := s.SweepExpired(ctx, s.Now(), max); err != nil {
+		return res, err
+	}
 	prefix := strings.TrimSuffix(s.Keys.Of("x"), "x")
 	v, err := s.Run(ctx, scriptSeed002Recover, nil, []string{prefix, base.Ms(s.Now()), fmt.Sprint(s.Opts.Retention.Milliseconds()), strconv.Itoa(max)})
 	if err != nil {

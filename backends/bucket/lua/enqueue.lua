@@ -23,16 +23,35 @@ for _, job in ipairs(jobs) do
 end
 if batch_wakes(marker, low, now, ready, index) then wake(marker) end
 local first = redis.call('INCRBY', KEYS[4], #jobs) - #jobs
+-- Writes are gathered by key: one ZADD of ready, and per bucket one HSET
+-- and one ZADD LT of the index, and one INCRBY of the counter, for the
+-- whole batch (a ZADD a due job was one command a job).
+local due, buckets, order, bucketed = {}, {}, {}, 0
 for i, job in ipairs(jobs) do
   local member, place = seq_member(first + i, job.id), ready
   if job.run_at <= now then
-    redis.call('ZADD', ready, job.run_at, member)
+    due[#due + 1] = job.run_at_s
+    due[#due + 1] = member
   else
     place = KEYS[fixed + #jobs + i]
-    redis.call('HSET', place, member, job.run_at)
-    redis.call('ZADD', index, 'LT', job.run_at, place)
-    redis.call('INCR', KEYS[3])
+    local b = buckets[place]
+    if not b then
+      b = { low = job.run_at, low_s = job.run_at_s, pairs = {} }
+      buckets[place] = b
+      order[#order + 1] = place
+    end
+    b.pairs[#b.pairs + 1] = member
+    b.pairs[#b.pairs + 1] = job.run_at_s
+    if job.run_at < b.low then b.low, b.low_s = job.run_at, job.run_at_s end
+    bucketed = bucketed + 1
   end
   create_job(job, place .. '|' .. member)
 end
+if #due > 0 then redis.call('ZADD', ready, unpack(due)) end
+for _, place in ipairs(order) do
+  local b = buckets[place]
+  redis.call('HSET', place, unpack(b.pairs))
+  redis.call('ZADD', index, 'LT', b.low_s, place)
+end
+if bucketed > 0 then redis.call('INCRBY', KEYS[3], bucketed) end
 return #jobs

@@ -10,6 +10,6 @@ if not jobs then return err end
 -- for a delayed twin of its RunAt (stream_place).
 local dhead = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')[2] or false
 for _, job in ipairs(jobs) do
-  create_job(job, stream_place(KEYS[1], KEYS[2], KEYS[3], job.id, job.run_at, ARGV[1], dhead))
+  create_job(job, stream_place(KEYS[1], KEYS[2], KEYS[3], job.id, job.run_at_s, ARGV[1], dhead))
 end
 return #jobs

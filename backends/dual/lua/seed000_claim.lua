@@ -30,7 +30,8 @@ for n, e in ipairs(read and read[1][2] or {}) do
   local id = fields[2]
   local key = prefix .. id
   local rec, st = rec_snapshot(key)
-  local f = rec and rec_get(key, 'RetryDelayUntil', 'WorkerId') or {}
+  local f = rec and rec_get(key, 'RetryDelayUntil', 'Lease') or {}
+  f[2] = select(4, lease_parts(f[2])) -- the seed's WorkerId
   local delay_until = tonumber(f[1])
   if not rec then
     refused = refused + 1

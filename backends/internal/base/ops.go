@@ -129,7 +129,8 @@ func (c *Core) FailWith(ctx context.Context, script Script, l jobstore.Lease, re
 	return jobstore.FailResult{Status: jobstore.Status(Int(arr[0])), RunAt: time.UnixMilli(Int(arr[1]))}, nil
 }
 
-// RecoverWith reads up to max expired lease members from the active index
+// RecoverWith first deletes up to max records past their time in the
+// expiry index (ScriptExpire), then reads up to max expired lease members from the active index
 // (a plain read: the script re-checks each one), then runs a backend's
 // recover script: KEYS active, dead, placeKeys(now)..., then one record key
 // per member; ARGV now, retention ms, nPlaceKeys, members... The script
@@ -143,6 +144,9 @@ func (c *Core) RecoverWith(ctx context.Context, script Script, max int, placeKey
 		return res, err
 	}
 	now := c.Now()
+	if err := c.SweepExpired(ctx, now, max); err != nil {
+		return res, err
+	}
 	v, err := c.C.Do(ctx, rclient.Command{Head: []string{"ZRANGE"}, Keys: []string{c.Keys.Active()},
 		Args: []string{"-inf", Ms(now), "BYSCORE", "LIMIT", "0", strconv.Itoa(max)}})
 	if err != nil {
@@ -168,6 +172,17 @@ func (c *Core) RecoverWith(ctx context.Context, script Script, max int, placeKey
 		res.Requeued, res.DeadLettered = Strings(arr[0]), Strings(arr[1])
 	}
 	return res, nil
+}
+
+// SweepExpired deletes up to max records CompleteMany finished whose time
+// in the expiry index (Keys.Expire) is at or before now. Every Recover runs
+// it, a seed variant's own Recover too: it is what reaches a queue where no
+// batch completes any more.
+func (c *Core) SweepExpired(ctx context.Context, now time.Time, max int) error {
+	if _, err := c.Run(ctx, ScriptExpire, []string{c.Keys.Expire()}, []string{Ms(now), strconv.Itoa(max)}); err != nil {
+		return fmt.Errorf("recover: sweep expired records: %w", err)
+	}
+	return nil
 }
 
 // SplitLeaseMember splits an active-index member "<id>|<token>".

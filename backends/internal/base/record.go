@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aebench/aebench/jobstore"
@@ -19,11 +20,19 @@ const (
 	fWorkerID, fCreatedAt, fStartedAt      = "WorkerId", "CreatedAt", "StartedAt"
 	fCompletedAt, fLastUpdatedAt, fRunAt   = "CompletedAt", "LastUpdatedAt", "RunAt"
 	fLeaseToken, fLeaseDeadline, fRefField = "LeaseToken", "LeaseDeadline", "Ref"
+	// fLease is the lease as one field, "<deadline>|<started>|<token>|<worker>"
+	// (lib.lua's lease_field): what a claim writes since 2026-11-27. The four
+	// fields it replaced are still read, for records written before and by
+	// stores that keep them (floor, zset-json-client).
+	fLease = "Lease"
 )
 
 // NewRecordPairs is the flat field/value list of a new job's record, without
-// Status and Ref (the enqueue script adds those). Empty fields are left out:
-// a missing field reads as its zero value, and bytes not stored are bytes not paid for.
+// Status and Ref (the enqueue script adds those). Empty and zero fields are
+// left out (RetryCount 0, MaxRetries 0), and so is LastUpdatedAt, which
+// reads as CreatedAt: a missing field reads as its zero value, and every
+// field not stored is one Redis does not write, read back at claim, or
+// send (a record of a 128-byte job went from 9 fields to 6).
 func NewRecordPairs(j jobstore.NewJob, runAt, now time.Time) ([]string, error) {
 	p := make([]string, 0, 20)
 	add := func(f, v string) {
@@ -48,11 +57,10 @@ func NewRecordPairs(j jobstore.NewJob, runAt, now time.Time) ([]string, error) {
 		add(m.f, string(b))
 	}
 	add(fPayload, string(j.Payload))
-	add(fRetryCount, "0")
-	add(fMaxRetries, strconv.Itoa(j.MaxRetries))
-	ms := strconv.FormatInt(now.UnixMilli(), 10)
-	add(fCreatedAt, ms)
-	add(fLastUpdatedAt, ms)
+	if j.MaxRetries != 0 {
+		add(fMaxRetries, strconv.Itoa(j.MaxRetries))
+	}
+	add(fCreatedAt, strconv.FormatInt(now.UnixMilli(), 10))
 	add(fRunAt, strconv.FormatInt(runAt.UnixMilli(), 10))
 	return p, nil
 }
@@ -91,7 +99,37 @@ func DecodeRecord(v any) (jobstore.Job, error) {
 	if d.fields == 0 {
 		return jobstore.Job{}, jobstore.ErrNotFound
 	}
+	d.j.LastUpdatedAt = latest(d.j.LastUpdatedAt, d.j.CreatedAt, d.j.StartedAt, d.j.CompletedAt)
 	return d.j, d.err
+}
+
+// latest is the latest of ts: a record's LastUpdatedAt is written only by
+// the writes that set no other time (Extend, a retry), so it reads as the
+// latest of the times the record holds.
+func latest(ts ...time.Time) time.Time {
+	var m time.Time
+	for _, t := range ts {
+		if t.After(m) {
+			m = t
+		}
+	}
+	return m
+}
+
+// setLease splits a Lease field (fLease) into the Job's lease fields.
+func (d *recordDecoder) setLease(s string) {
+	parts := strings.SplitN(s, "|", 4)
+	if len(parts) != 4 {
+		d.err = fmt.Errorf("record field %s: %q is not deadline|started|token|worker", fLease, s)
+		return
+	}
+	j := &d.j
+	for i, t := range []*time.Time{&j.LeaseDeadline, &j.StartedAt} {
+		if ms := d.num(fLease, parts[i]); ms != 0 {
+			*t = time.UnixMilli(ms)
+		}
+	}
+	j.LeaseToken, j.WorkerID = parts[2], parts[3]
 }
 
 // recordDecoder fills a Job one stored field at a time.
@@ -120,6 +158,8 @@ func (d *recordDecoder) set(f, s string) {
 		j.LeaseToken = s
 	case fRefField:
 		j.Ref = s
+	case fLease:
+		d.setLease(s)
 	case fPayload:
 		j.Payload = []byte(s)
 	case fResult:
@@ -210,6 +250,7 @@ type jsonRecord struct {
 	LeaseToken      *string `json:"LeaseToken"`
 	LeaseDeadline   *string `json:"LeaseDeadline"`
 	Ref             *string `json:"Ref"`
+	Lease           *string `json:"Lease"`
 }
 
 // each calls set for every field the record holds.
@@ -222,7 +263,7 @@ func (r *jsonRecord) each(set func(f, s string)) {
 		{fRetryCount, r.RetryCount}, {fMaxRetries, r.MaxRetries}, {fRetryDelay, r.RetryDelayUntil},
 		{fWorkerID, r.WorkerID}, {fCreatedAt, r.CreatedAt}, {fStartedAt, r.StartedAt},
 		{fCompletedAt, r.CompletedAt}, {fLastUpdatedAt, r.LastUpdatedAt}, {fRunAt, r.RunAt},
-		{fLeaseToken, r.LeaseToken}, {fLeaseDeadline, r.LeaseDeadline}, {fRefField, r.Ref}} {
+		{fLeaseToken, r.LeaseToken}, {fLeaseDeadline, r.LeaseDeadline}, {fRefField, r.Ref}, {fLease, r.Lease}} {
 		if p.v != nil {
 			set(p.f, *p.v)
 		}

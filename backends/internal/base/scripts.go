@@ -51,6 +51,9 @@ var (
 	ScriptComplete     = NewScript("complete")
 	ScriptCompleteMany = NewScript("complete_many")
 	ScriptLocate       = NewScript("locate")
+	// ScriptExpire is Recover's sweep of the expiry index (Keys.Expire);
+	// every library has it, since every Core's Recover runs it.
+	ScriptExpire = NewScript("expire")
 )
 
 // ComposeScripts builds each body in bodies (read from the backend's embedded
@@ -96,7 +99,7 @@ func ComposeScripts(ctx context.Context, c rclient.Client, enc jobstore.Encoding
 // readBodies reads the shared bodies named and every body of the backend.
 func readBodies(bodies embed.FS, shared []Script) (map[string]string, error) {
 	src := map[string]string{}
-	for _, sc := range shared {
+	for _, sc := range append(shared, ScriptExpire) {
 		name := sc.name
 		body, err := libFS.ReadFile("lua/shared/" + name + ".lua")
 		if err != nil {

@@ -21,7 +21,7 @@ local add = {}
 for i, job in ipairs(jobs) do
   local ref = seq_member(first + i, job.id)
   create_job(job, ref)
-  add[#add + 1] = job.run_at
+  add[#add + 1] = job.run_at_s
   add[#add + 1] = ref
 end
 redis.call('ZADD', KEYS[1], unpack(add))

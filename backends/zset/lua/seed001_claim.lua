@@ -15,8 +15,9 @@
 local queue, active, member, now = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
 local id = seq_member_id(member)
 local key = job_prefix(queue) .. id
-local f = rec_get(key, 'Status', 'SeedRetryDelayUntil', 'WorkerId')
-if f[3] and f[3] ~= '' then return redis.error_reply('ALREADY_ASSIGNED ' .. id) end
+local f = rec_get(key, 'Status', 'SeedRetryDelayUntil', 'Lease')
+local _, _, _, worker = lease_parts(f[3]) -- the seed's WorkerId
+if worker and worker ~= '' then return redis.error_reply('ALREADY_ASSIGNED ' .. id) end
 if not is_waiting(f[1]) then return redis.error_reply('WRONG_STATUS ' .. id) end
 local retry_until_text = f[2]
 if retry_until_text and retry_until_text ~= '' then

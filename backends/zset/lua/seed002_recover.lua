@@ -19,12 +19,13 @@ repeat
   local r = redis.call('SCAN', cursor, 'MATCH', prefix .. 'job:*', 'COUNT', 100)
   cursor = r[1]
   for _, key in ipairs(r[2]) do
-    local f = rec_get(key, 'Status', 'LeaseDeadline', 'LeaseToken', 'Ref')
-    if f[1] == ST_INPROGRESS and f[2] and tonumber(f[2]) <= tonumber(now) and #requeued + #dead_ids < max then
+    local f = rec_get(key, 'Status', 'Lease', 'Ref')
+    local deadline, _, token = lease_parts(f[2])
+    if f[1] == ST_INPROGRESS and deadline and tonumber(deadline) <= tonumber(now) and #requeued + #dead_ids < max then
       local id = key:sub(#prefix + 5)
-      redis.call('ZREM', active, lease_member(id, f[3]))
+      redis.call('ZREM', active, lease_member(id, token))
       if retry_or_dead(dead, key, id, now, 'lease expired', now, ARGV[3]) then
-        redis.call('ZADD', queue, now, f[4])
+        redis.call('ZADD', queue, now, f[3])
         requeued[#requeued + 1] = id
       else
         dead_ids[#dead_ids + 1] = id

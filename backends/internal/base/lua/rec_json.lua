@@ -40,9 +40,9 @@ local function rec_set(key, ...)
   redis.call('SET', key, s, 'KEEPTTL')
 end
 
-local function rec_create(key, pairs)
-  local r = {}
-  for i = 1, #pairs, 2 do r[pairs[i]] = pairs[i + 1] end
+local function rec_create(key, status, ref, from, to)
+  local r = { Status = status, Ref = ref }
+  for i = from, to, 2 do r[ARGV[i]] = ARGV[i + 1] end
   local s = cjson.encode(r)
   rec_cache[key], rec_text[key] = r, s
   redis.call('SET', key, s)

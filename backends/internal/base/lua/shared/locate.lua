@@ -38,10 +38,13 @@ end
 
 local out = {}
 for i, id in ipairs(ARGV) do
-  local f = rec_get(prefix .. id, 'Status', 'Ref', 'LeaseToken')
+  -- LeaseToken: the field zset-json-client's records still keep.
+  local f = rec_get(prefix .. id, 'Status', 'Ref', 'Lease', 'LeaseToken')
   local st, reach = f[1] or '', 0
+  local _, _, token = lease_parts(f[3])
+  token = token or f[4]
   if st == ST_INPROGRESS then
-    if f[3] and redis.call('ZSCORE', active, lease_member(id, f[3])) then reach = 1 end
+    if token and redis.call('ZSCORE', active, lease_member(id, token)) then reach = 1 end
   elseif is_waiting(st) then
     if waiting_at(f[2]) then reach = 1 end
   elseif st ~= '' then
