@@ -352,7 +352,7 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (rf runFlags, code i
 	if *metricsAddr != "" {
 		rf.outputs = append(rf.outputs, "openmetrics="+*metricsAddr)
 	}
-	if _, err := output.Open(rf.outputs); err != nil {
+	if _, err := output.Open(rf.outputs, nil); err != nil {
 		fmt.Fprintf(stderr, "aebench run: %v\n", err)
 		return rf, exitUsage, true
 	}

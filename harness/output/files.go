@@ -10,7 +10,6 @@ import (
 	"strconv"
 
 	"github.com/aebench/aebench/harness/engine"
-	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/report"
 )
@@ -18,7 +17,7 @@ import (
 // base is the no-op part of an Output, for formats that use only some calls.
 type base struct{ dir string }
 
-func (b *base) Start(dir string, _ *scenario.Scenario) error    { b.dir = dir; return nil }
+func (b *base) Start(p Plan) error                              { b.dir = p.Dir; return nil }
 func (*base) Sample(Run, engine.SeriesPoint)                    {}
 func (*base) RunDone(*summary.RunSummary, *engine.Result) error { return nil }
 func (*base) PlanDone(*summary.Summary) error                   { return nil }
@@ -34,8 +33,8 @@ type timeseries struct {
 
 func newTimeseries(string) (Output, error) { return &timeseries{}, nil }
 
-func (t *timeseries) Start(dir string, _ *scenario.Scenario) error {
-	f, err := os.Create(filepath.Join(dir, "timeseries.csv"))
+func (t *timeseries) Start(p Plan) error {
+	f, err := os.Create(filepath.Join(p.Dir, "timeseries.csv"))
 	if err != nil {
 		return err
 	}

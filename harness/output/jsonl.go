@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/harness/engine"
-	"github.com/aebench/aebench/harness/scenario"
 )
 
 // jsonl writes samples.jsonl: one JSON object per run and second, written
@@ -45,8 +44,8 @@ type sampleLine struct {
 	engine.SeriesPoint
 }
 
-func (j *jsonl) Start(dir string, _ *scenario.Scenario) error {
-	f, err := os.Create(filepath.Join(dir, "samples.jsonl"))
+func (j *jsonl) Start(p Plan) error {
+	f, err := os.Create(filepath.Join(p.Dir, "samples.jsonl"))
 	if err != nil {
 		return err
 	}

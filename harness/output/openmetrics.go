@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/aebench/aebench/harness/engine"
-	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
 )
 
@@ -140,10 +139,10 @@ func newOpenMetrics(addr string) (Output, error) {
 	return o, nil
 }
 
-func (o *openMetrics) Start(dir string, s *scenario.Scenario) error {
-	o.dir = dir
-	if s != nil {
-		o.scenario = s.Name
+func (o *openMetrics) Start(p Plan) error {
+	o.dir = p.Dir
+	if p.Scenario != nil {
+		o.scenario = p.Scenario.Name
 	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {

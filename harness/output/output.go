@@ -10,15 +10,19 @@
 // (jsonl; openmetrics=ADDR, which --metrics-addr ADDR spells); the files every run writes (timeseries.csv, faults.csv, the
 // .hgrm files) are outputs that are always on.
 //
-// Still in the runner (issue 25 leaves them for a later step): the
-// terminal tables, summary.json and the plots.
+// Every format of a plan's end is one: the plots, summary.json, the page
+// and the terminal's tables (Format.Order puts them in that order). What
+// the runner still prints itself: the run headers, the once-a-second
+// status line and each run's verdict line, as the runs go.
 package output
 
 import (
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
+	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
@@ -36,16 +40,35 @@ func RunOf(rs *summary.RunSummary) Run {
 	return Run{ID: rs.ID, Backend: rs.Backend, Label: rs.Label, Client: rs.Client, Cell: rs.Cell, Repeat: rs.Repeat, Calibration: rs.Calibration}
 }
 
+// Plan is what an output starts with: where the plan's files go, the
+// scenario, the writers of the terminal (Stdout: the tables at the end;
+// Progress: what a run prints as it goes, io.Discard with --quiet) and the
+// registry (what a backend is: kind, options, driver).
+type Plan struct {
+	Dir      string
+	Scenario *scenario.Scenario
+	Stdout   io.Writer
+	Progress io.Writer
+	Registry *registry.Registry
+}
+
 // Output is one format. The runner calls Start once, then for each run
 // Sample once a second (from the run's collector: it must not block) and
-// RunDone when the run has ended, then PlanDone after the last run, and
-// Close last, whatever happened before.
+// RunDone when the run has ended, then PlanDone after the last run (in
+// Format.Order), and Close last, whatever happened before.
 type Output interface {
-	Start(dir string, s *scenario.Scenario) error
+	Start(p Plan) error
 	Sample(r Run, p engine.SeriesPoint)
 	RunDone(rs *summary.RunSummary, res *engine.Result) error
 	PlanDone(sum *summary.Summary) error
 	Close() error
+}
+
+// RunRecorder is an Output that hears of every run the plan records, as
+// it is recorded: those that ran (after RunDone), and those that did not
+// (not applicable, or stopped by an error before the engine ran).
+type RunRecorder interface {
+	RunRecorded(rs *summary.RunSummary)
 }
 
 // HistogramUser is an Output that uses SeriesPoint's latency buckets
@@ -73,8 +96,14 @@ type Factory func(param string) (Output, error)
 type Format struct {
 	Doc string
 	New Factory
-	// Always: every run writes it; --output does not name it.
+	// Always: every run writes it; --output does not name it (the runner
+	// may still turn one off: --no-plots).
 	Always bool
+	// Order is when PlanDone runs, lowest first, names breaking ties: a
+	// later output may read what an earlier one wrote (summary.json is
+	// written after the plots record a failure in it; the page reads
+	// summary.json and shows the plots; the terminal's tables come last).
+	Order int
 }
 
 // Builtin lists the formats by name: a new format is one line here.
@@ -83,7 +112,10 @@ func Builtin() map[string]Format {
 		"timeseries":  {Doc: "timeseries.csv: every run's per-second counters, backlog and e2e percentiles", New: newTimeseries, Always: true},
 		"faults":      {Doc: "faults.csv: one row per injected fault (runs with faults)", New: newFaultsCSV, Always: true},
 		"hgrm":        {Doc: "<run>.<histogram>.hgrm: HdrHistogram percentile distributions", New: newHGRM, Always: true},
-		"page":        {Doc: "report.html: the verdict, headline numbers, plots and statistics, from summary.json", New: newPage, Always: true},
+		"plots":       {Doc: "PNG and SVG plots: latency percentiles, throughput and backlog over time, sweeps", New: newPlots, Always: true, Order: 1},
+		"summary":     {Doc: "summary.json: every run's figures, the statistics over repeats and the verdicts", New: newSummaryJSON, Always: true, Order: 2},
+		"page":        {Doc: "report.html: the verdict, headline numbers, plots and statistics, from summary.json", New: newPage, Always: true, Order: 3},
+		"terminal":    {Doc: "the tables printed at the end of a plan: per cell, backends side by side", New: newTerminal, Always: true, Order: 4},
 		"jsonl":       {Doc: "samples.jsonl: one JSON object per run and second, as the run goes (k6's --out json habit)", New: newJSONL},
 		"openmetrics": {Doc: "a live OpenMetrics endpoint at http://ADDR/metrics (--metrics-addr ADDR, loopback only)", New: newOpenMetrics},
 	}
@@ -101,32 +133,23 @@ func Optional() []string {
 	return out
 }
 
-// Open builds the always-on outputs and those named (NAME or NAME=PARAM);
-// an unknown name is an error that lists the allowed ones.
-func Open(named []string) ([]Output, error) {
+// Open builds the always-on outputs but those named in off, and those
+// named (NAME or NAME=PARAM), in PlanDone's order (Format.Order); an
+// unknown name is an error that lists the allowed ones.
+func Open(named, off []string) ([]Output, error) {
 	formats := Builtin()
+	skip := map[string]bool{}
+	for _, n := range off {
+		skip[n] = true
+	}
 	var names []string
 	for name, f := range formats {
-		if f.Always {
+		if f.Always && !skip[name] {
 			names = append(names, name)
 		}
 	}
-	sort.Strings(names)
-	var outs []Output
-	build := func(name, param string) error {
-		o, err := formats[name].New(param)
-		if err != nil {
-			return fmt.Errorf("--output %s: %w", name, err)
-		}
-		outs = append(outs, o)
-		return nil
-	}
-	for _, name := range names {
-		if err := build(name, ""); err != nil {
-			return nil, err
-		}
-	}
 	seen := map[string]bool{}
+	params := map[string]string{}
 	for _, n := range named {
 		name, param, _ := strings.Cut(n, "=")
 		if f, ok := formats[name]; !ok || f.Always {
@@ -135,10 +158,23 @@ func Open(named []string) ([]Output, error) {
 		if seen[name] {
 			return nil, fmt.Errorf("--output %s given twice", name)
 		}
-		seen[name] = true
-		if err := build(name, param); err != nil {
-			return nil, err
+		seen[name], params[name] = true, param
+		names = append(names, name)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		a, b := formats[names[i]], formats[names[j]]
+		if a.Order != b.Order {
+			return a.Order < b.Order
 		}
+		return names[i] < names[j]
+	})
+	var outs []Output
+	for _, name := range names {
+		o, err := formats[name].New(params[name])
+		if err != nil {
+			return nil, fmt.Errorf("--output %s: %w", name, err)
+		}
+		outs = append(outs, o)
 	}
 	return outs, nil
 }

@@ -22,9 +22,9 @@ func TestOpen(t *testing.T) {
 		named []string
 		want  int // outputs built; -1: an error
 	}{
-		{nil, 4},
-		{[]string{"jsonl"}, 5},
-		{[]string{"jsonl", "openmetrics=127.0.0.1:9464"}, 6},
+		{nil, 7},
+		{[]string{"jsonl"}, 8},
+		{[]string{"jsonl", "openmetrics=127.0.0.1:9464"}, 9},
 		{[]string{"openmetrics"}, -1},               // needs an address
 		{[]string{"openmetrics=10.0.0.1:9464"}, -1}, // loopback only
 		{[]string{"openmetrics=0.0.0.0:9464"}, -1},
@@ -33,7 +33,7 @@ func TestOpen(t *testing.T) {
 		{[]string{"jsonl", "jsonl"}, -1},
 		{[]string{"jsonl=file.json"}, -1},
 	} {
-		outs, err := output.Open(tc.named)
+		outs, err := output.Open(tc.named, nil)
 		if tc.want < 0 {
 			if err == nil {
 				t.Errorf("Open(%q): no error", tc.named)
@@ -46,17 +46,39 @@ func TestOpen(t *testing.T) {
 	}
 }
 
+// TestOpenOrder: the outputs of a plan's end come in Format.Order (the
+// plots before summary.json, which the page reads, the tables last), and
+// an always-on output the runner turns off (--no-plots) is not built.
+func TestOpenOrder(t *testing.T) {
+	formats := output.Builtin()
+	for _, off := range [][]string{nil, {"plots"}} {
+		outs, err := output.Open([]string{"jsonl"}, off)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := 8 - len(off); len(outs) != want {
+			t.Errorf("off %v: %d outputs, want %d", off, len(outs), want)
+		}
+	}
+	order := []string{"plots", "summary", "page", "terminal"}
+	for i := 1; i < len(order); i++ {
+		if a, b := formats[order[i-1]], formats[order[i]]; a.Order >= b.Order {
+			t.Errorf("%s (order %d) must come before %s (order %d)", order[i-1], a.Order, order[i], b.Order)
+		}
+	}
+}
+
 // TestJSONL runs the jsonl output through the calls a run makes and reads
 // samples.jsonl back: a line a second, the run's names on each.
 func TestJSONL(t *testing.T) {
 	dir := t.TempDir()
-	outs, err := output.Open([]string{"jsonl"})
+	outs, err := output.Open([]string{"jsonl"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rs := &summary.RunSummary{ID: "r1-zset", Backend: "zset", Label: "zset", Client: "go-redis", Cell: 1, Repeat: 1}
 	for _, o := range outs {
-		if err := o.Start(dir, nil); err != nil {
+		if err := o.Start(output.Plan{Dir: dir}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -109,12 +131,20 @@ func TestDashboardReadsServedMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	outs, err := output.Open([]string{"openmetrics=127.0.0.1:0"})
+	outs, err := output.Open([]string{"openmetrics=127.0.0.1:0"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	om := outs[len(outs)-1]
-	if err := om.Start(t.TempDir(), nil); err != nil {
+	var om output.Output
+	for _, o := range outs {
+		if _, ok := o.(interface{ Addr() string }); ok {
+			om = o
+		}
+	}
+	if om == nil {
+		t.Fatal("no openmetrics output among those Open built")
+	}
+	if err := om.Start(output.Plan{Dir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
 	defer om.Close()

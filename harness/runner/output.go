@@ -6,13 +6,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
-	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/harness/analysis"
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/output"
-	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/harness/verdict"
 	"github.com/aebench/aebench/report"
@@ -140,127 +138,31 @@ func (sp *statusPrinter) end() {
 	}
 }
 
-func verdictLine(rs *summary.RunSummary) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "  => %s: %s", rs.ID, strings.ToUpper(rs.Status))
-	if rs.Error != "" {
-		fmt.Fprintf(&b, " (%s)", rs.Error)
-	}
-	if e2e, ok := rs.LatencyNs["e2e"]; ok {
-		fmt.Fprintf(&b, "; %.0f jobs/s, e2e p50 %s p99 %s", rs.Throughput.Completed, latText(rs, e2e["p50"]), latText(rs, e2e["p99"]))
-	}
-	l := rs.Ledger
-	if rs.Status == summary.StatusError && l.Attempted == 0 {
-		return b.String()
-	}
-	fmt.Fprintf(&b, "; %d acknowledged, %d completed, %d dead-lettered, lost %d%s, unexpected %d, duplicated %d, early %d",
-		l.Acknowledged, l.Completed, l.DeadLettered, l.Lost, lostNote(rs), l.Unexpected, l.DuplicatedExecutions, l.StartedEarly)
-	if l.EarlyDeclared != "" {
-		fmt.Fprintf(&b, " (worst by %v, declared by the system: %s)", time.Duration(l.MaxEarlyNs).Round(time.Millisecond), l.EarlyDeclared)
-	}
-	if pf := rs.Prefill; pf != nil {
-		fmt.Fprintf(&b, "\n     prefill: %d jobs (%d delayed past the run) loaded in %.1fs (%.0f jobs/s) before the run, not measured",
-			pf.Jobs, pf.Delayed, pf.LoadS, pf.JobsPS)
-	}
-	if rv := rs.Recovery; rv != nil {
-		fmt.Fprintf(&b, "\n     faults: %d landed, %d skipped; %d jobs in flight at them, %d started again (recovery p50 %s p99 %s max %s), %d duplicates, %d lost",
-			rv.Landed, rv.Skipped, rv.Affected, rv.Restarted, latText(rs, rv.RecoveryNs["p50"]), latText(rs, rv.RecoveryNs["p99"]), latText(rs, rv.RecoveryNs["max"]), rv.Duplicates, rv.Lost)
-	}
-	for _, p := range l.Expected {
-		b.WriteString("\n     " + p)
-	}
-	for _, p := range rs.Problems {
-		b.WriteString("\n     problem: " + p)
-	}
-	return b.String()
-}
-
-// lostNote says why lost jobs did not fail the run.
-func lostNote(rs *summary.RunSummary) string {
-	if !rs.Ledger.LostExpected {
-		return ""
-	}
-	if rs.Ledger.SeedVariant {
-		return " (expected for this seed variant)"
-	}
-	if rs.Ledger.LostDeclared != "" {
-		return " (declared by the system: " + rs.Ledger.LostDeclared + ")"
-	}
-	if rs.Config.Redis.Replicas > 0 && hasFault(rs.Config, faults.MasterKill) {
-		return " (expected: a master failed over to a replica that replicates asynchronously)"
-	}
-	if rs.Config.Redis.Persistence == "none" {
-		return " (expected without persistence)"
-	}
-	return fmt.Sprintf(" (expected: expect.lost %s with persistence %s)", rs.Config.Expect.Lost, rs.Config.Redis.Persistence)
-}
-
-// latText is fmtNs for a latency of run r: on simulated time a value
-// below the run's resolution reads "<" the resolution, not as a measurement.
-func latText(r *summary.RunSummary, ns float64) string {
-	if r.ResolutionNs > 0 && ns < float64(r.ResolutionNs) {
-		return "<" + fmtNs(float64(r.ResolutionNs))
-	}
-	return fmtNs(ns)
-}
-
-// fmtNs formats nanoseconds for people: 850µs, 1.24ms, 12.3ms, 125ms,
-// 2.5s, 33.1min (verdict.FormatNs, the one formatter of every table).
-func fmtNs(ns float64) string { return verdict.FormatNs(ns) }
-
-func overheadSummary(sum *summary.Summary) *summary.Overhead {
-	o := &summary.Overhead{Method: "a null-backend calibration run per matrix cell (in-process queue with blocking claim, " +
-		"same load): its e2e minus each job's handler time (histogram e2e_minus_handler) is what the harness adds per job; every run also records " +
-		"dispatch (Claim returned -> handler started) and bookkeeping (ledger and histogram work per job)"}
-	for _, r := range sum.Runs {
-		if !r.Calibration {
-			continue
-		}
-		lat := func(tag, q string) float64 { return r.LatencyNs[tag][q] }
-		o.Calibration = append(o.Calibration, summary.CalibrationInfo{RunID: r.ID, Cell: r.Cell,
-			E2EP50Ns: lat("e2e", "p50"), E2EP99Ns: lat("e2e", "p99"),
-			HandlerP50Ns: lat("handler", "p50"), HandlerP99Ns: lat("handler", "p99"),
-			OverheadP50Ns: lat("e2e_minus_handler", "p50"), OverheadP99Ns: lat("e2e_minus_handler", "p99"),
-			DispatchP50Ns: lat("dispatch", "p50"), DispatchP99Ns: lat("dispatch", "p99"),
-			BookkeepingP50Ns: lat("bookkeeping", "p50"), BookkeepingP99Ns: lat("bookkeeping", "p99"),
-			CollectorTickNs: r.Harness.CollectorTickMeanNs, CompletedPerS: r.Throughput.Completed,
-			ClientCPUUsPerJob: r.Harness.ClientCPUUsPerJob, RunQueueWaitMsPerS: r.Harness.RunQueueWaitMsPerS,
-			ClosedLoop: r.Config.Producers.Mode != "open"})
-	}
-	return o
-}
-
 // writeSummary replaces summary.json; it is written after every run, so a
 // failure or Ctrl-C later never loses what was measured.
 func (pr *planRunner) writeSummary() error {
 	return summary.Write(filepath.Join(pr.dir, "summary.json"), pr.sum)
 }
 
-// finalize adds the statistics over repeats to summary.json, writes it a
-// last time, and writes report.html from it.
+// finalize finishes the summary (package analysis: statistics over
+// repeats, ratios, the harness floor, thresholds, SLO, scaling) before any
+// output reads it, and keeps summary.json current.
 func (pr *planRunner) finalize() error {
-	if err := pr.writeSummary(); err != nil {
-		return err
-	}
-	blk, err := verdict.AggregateSummary(pr.sum)
+	sum := pr.sum
+	sum.HarnessOverhead = analysis.OverheadSummary(sum)
+	analysis.SetRatios(sum)
+	analysis.SetHarnessFloor(sum)
+	blk, err := verdict.AggregateSummary(sum)
 	if err != nil {
+		_ = pr.writeSummary()
 		return fmt.Errorf("statistics: %w", err)
 	}
-	pr.sum.Statistics, pr.sum.SchemaVersion = blk, stats.SchemaVersion
-	pr.sum.Thresholds, pr.crossed = gate(pr.ths, pr.sum)
+	sum.Statistics, sum.SchemaVersion = blk, stats.SchemaVersion
+	sum.Thresholds, pr.crossed = analysis.Gate(pr.ths, sum)
 	if len(pr.s.Cells) > 0 {
-		pr.sum.SLO = maxSustainable(pr.sum, pr.s.Cells[0].Base.SLO.E2EP99)
+		sum.SLO = analysis.MaxSustainable(sum, pr.s.Cells[0].Base.SLO.E2EP99)
 	}
-	pr.sum.Scaling = scalingCurve(pr.sum)
-	if !pr.o.NoPlots {
-		if err := pr.sweepPlots(); err != nil {
-			pr.o.Logf("sweep plots: %v", err)
-			if pr.sum.PlotError != "" {
-				pr.sum.PlotError += "; "
-			}
-			pr.sum.PlotError += err.Error()
-		}
-	}
+	sum.Scaling = analysis.ScalingCurve(sum)
 	return pr.writeSummary()
 }
 
@@ -303,7 +205,7 @@ func writeCompleteFlag(dir string, sum *summary.Summary) error {
 func fitStatus(s engine.StatusLine, place string, width int) string {
 	p99 := "-"
 	if s.E2EP99 > 0 {
-		p99 = fmtNs(float64(s.E2EP99))
+		p99 = verdict.FormatNs(float64(s.E2EP99))
 	}
 	line := fmt.Sprintf("%s [%s] %3.0fs %-7s enq %5.0f/s done %5.0f/s due %5d delayed %5d in flight %3d e2e p99 %s",
 		place, s.RunID, s.Elapsed.Seconds(), s.Phase, s.EnqPerSec, s.DonePerSec, s.Backlog, s.Delayed, s.InFlight, p99)
@@ -311,14 +213,4 @@ func fitStatus(s engine.StatusLine, place string, width int) string {
 		line = string(r[:max(width-1, 0)])
 	}
 	return line
-}
-
-// hasFault reports whether c schedules a fault of kind k.
-func hasFault(c scenario.Config, k faults.Kind) bool {
-	for _, f := range c.Faults {
-		if f.Kind == k {
-			return true
-		}
-	}
-	return false
 }

@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/aebench/aebench/harness/engine"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/aebench/aebench/harness/engine"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 

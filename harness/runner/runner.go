@@ -15,6 +15,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/aebench/aebench/backends/registry"
+	"github.com/aebench/aebench/harness/analysis"
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/output"
 	"github.com/aebench/aebench/harness/scenario"
@@ -81,7 +82,7 @@ type Outcome struct {
 // run that fails its correctness checks is not an error (see Outcome.Failed).
 func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error) {
 	o = o.withDefaults()
-	ths, err := parseThresholds(s)
+	ths, err := analysis.ParseThresholds(s)
 	if err != nil {
 		return nil, err
 	}
@@ -107,20 +108,23 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 	fmt.Fprintln(progress, envLine(sum.Environment))
 	out := &Outcome{Dir: dir, Summary: sum}
 	pr := &planRunner{s: s, o: o, dir: dir, sum: sum, ths: ths, pool: newRedisPool(o.Logf), progress: progress,
-		status: &statusPrinter{w: progress, tty: o.TTY, width: o.Width}, hists: map[string]*engine.HistSet{},
-		seriesByRun: map[string][]engine.SeriesPoint{}}
+		status: &statusPrinter{w: progress, tty: o.TTY, width: o.Width}}
 	defer pr.pool.close()
 	if err := pr.writeSummary(); err != nil {
 		return out, err
 	}
-	outs, err := output.Open(o.Outputs)
+	var off []string
+	if o.NoPlots {
+		off = append(off, "plots")
+	}
+	outs, err := output.Open(o.Outputs, off)
 	if err != nil {
 		return out, &scenario.ConfigError{File: "command line", Field: "--output", Msg: err.Error()}
 	}
 	pr.outputs = outs
 	defer pr.closeOutputs()
 	for _, op := range outs {
-		if err := op.Start(dir, s); err != nil {
+		if err := op.Start(output.Plan{Dir: dir, Scenario: s, Stdout: o.Stdout, Progress: progress, Registry: o.Registry}); err != nil {
 			return out, err
 		}
 	}
@@ -231,54 +235,43 @@ func (pr *planRunner) record(rs *summary.RunSummary, out *Outcome) {
 	case summary.StatusInterrupted:
 		out.Interrupted = true
 	}
-	if rs.Status == summary.StatusNotApplicable {
-		fmt.Fprintf(pr.progress, "  => %s: not applicable: %s\n", rs.ID, rs.NotApplicable)
-		return
+	for _, op := range pr.outputs {
+		if rr, ok := op.(output.RunRecorder); ok {
+			rr.RunRecorded(rs)
+		}
 	}
-	fmt.Fprintln(pr.progress, verdictLine(rs))
 }
 
-// conclude finishes the summary (plots, ratios, statistics, thresholds,
-// report page), prints the tables and writes the complete flag when every
-// planned run ran; it returns the first error.
+// conclude finishes the summary (package analysis), hands it to every
+// output (plots, summary.json, the page, the terminal's tables, in that
+// order) and writes the complete flag when every planned run ran; it
+// returns the first error.
 func (pr *planRunner) conclude(out *Outcome, runErr error) error {
 	sum, o := pr.sum, pr.o
 	sum.FinishedAt = time.Now().UTC()
 	sum.Environment.LoadAvgEnd = loadAvg()
 	sum.Complete = runErr == nil && !out.Interrupted
 	sum.Interrupted = out.Interrupted
-	sum.HarnessOverhead = overheadSummary(sum)
-	if !o.NoPlots {
-		if err := pr.plots(); err != nil {
-			o.Logf("plots: %v", err)
-			sum.PlotError = err.Error()
-		}
-	}
-	setRatios(sum)
-	setHarnessFloor(sum)
 	if err := pr.finalize(); err != nil && runErr == nil {
 		runErr = err
 	}
-	pr.printTables(o.Stdout)
-	pr.printMatrix(o.Stdout)
-	printThresholds(o.Stdout, sum.Thresholds)
-	printSLO(o.Stdout, sum.SLO)
-	printScaling(o.Stdout, sum.Scaling)
 	out.Crossed = pr.crossed
-	fmt.Fprint(o.Stdout, "\nfiles: summary.json, report.html, timeseries.csv, *.hlog, *.hgrm")
-	if !o.NoPlots {
-		fmt.Fprint(o.Stdout, ", plots *.png and *.svg")
-	}
 	final := runErr == nil && sum.Complete && len(out.Errored) == 0
 	if why := planError(runErr, sum); why != "" {
 		sum.Error = why
-		_ = pr.writeSummary()
 	}
 	sum.Complete = sum.Complete && runErr == nil // what the outputs (the page) state
 	for _, op := range pr.outputs {
 		if err := op.PlanDone(sum); err != nil && runErr == nil {
 			runErr, final = err, false
 		}
+	}
+	if sum.PlotError != "" {
+		o.Logf("plots: %s", sum.PlotError)
+	}
+	fmt.Fprint(o.Stdout, "\nfiles: summary.json, report.html, timeseries.csv, *.hlog, *.hgrm")
+	if !o.NoPlots {
+		fmt.Fprint(o.Stdout, ", plots *.png and *.svg")
 	}
 	if final {
 		runErr = writeCompleteFlag(pr.dir, sum)
@@ -336,9 +329,6 @@ type planRunner struct {
 	// runAddr is where the current run's clients reach Redis when it is
 	// not the server's own address (network.rtt's proxy); "": direct.
 	runAddr string
-	// hists and seriesByRun keep each finished run's numbers for the plots.
-	hists       map[string]*engine.HistSet
-	seriesByRun map[string][]engine.SeriesPoint
 }
 
 func randHex(n int) string {
@@ -471,8 +461,6 @@ func (pr *planRunner) execute(ctx context.Context, spec scenario.RunSpec, be reg
 	}
 	rs.Files.HLog = hlogPath
 	pr.fill(rs, res)
-	pr.hists[spec.ID] = &res.Hists
-	pr.seriesByRun[spec.ID] = res.Series
 	if err := pr.writeRunFiles(rs, res); err != nil {
 		return rs, err
 	}

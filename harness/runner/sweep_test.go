@@ -2,12 +2,9 @@ package runner
 
 import (
 	"context"
-	"github.com/aebench/aebench/stats"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
-	"time"
 
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
@@ -50,33 +47,5 @@ workers: {count: 4, concurrency: 8, claim_batch: 10, claim_wait: 200ms, handler:
 		if st, err := os.Stat(filepath.Join(out.Dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
-	}
-}
-
-// TestMaxSustainable: the highest offered rate whose median e2e p99 stays
-// under the bound while completions keep pace.
-func TestMaxSustainable(t *testing.T) {
-	group := func(backend string, rate, p99ms, done float64) stats.Group {
-		return stats.Group{Backend: backend, Vary: []string{"producers.rate=" + strconv.FormatFloat(rate, 'f', -1, 64)},
-			Metrics: []stats.Stat{{Metric: "e2e.p99", Median: p99ms * 1e6}, {Metric: "throughput", Median: done}}}
-	}
-	sum := &summary.Summary{Statistics: &stats.Block{Groups: []stats.Group{
-		group("a", 1000, 5, 1000), group("a", 2000, 10, 1990), group("a", 4000, 80, 3990), // p99 over the bound at 4000
-		group("b", 1000, 5, 1000), group("b", 2000, 10, 1500), // falls behind at 2000
-		group("c", 1000, 60, 1000),                           // misses at the lowest rate
-		group("d", 1000, 1, 1000), group("d", 2000, 1, 2000), // holds everywhere
-	}}}
-	got := maxSustainable(sum, 50*time.Millisecond)
-	want := map[string][2]float64{"a": {2000, 4000}, "b": {1000, 2000}, "c": {0, 1000}, "d": {2000, 0}}
-	if len(got) != len(want) {
-		t.Fatalf("%d results, want %d: %+v", len(got), len(want), got)
-	}
-	for _, r := range got {
-		if w := want[r.Backend]; r.MaxRate != w[0] || r.FirstMiss != w[1] {
-			t.Errorf("%s: max %g first miss %g, want %g and %g", r.Backend, r.MaxRate, r.FirstMiss, w[0], w[1])
-		}
-	}
-	if maxSustainable(sum, 0) != nil {
-		t.Error("no SLO: want no result")
 	}
 }

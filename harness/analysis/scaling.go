@@ -1,25 +1,13 @@
-package runner
+package analysis
 
 import (
 	"fmt"
-	"io"
 	"slices"
 	"sort"
 	"strconv"
 
 	"github.com/aebench/aebench/harness/summary"
-	"github.com/aebench/aebench/report"
 	"github.com/aebench/aebench/stats"
-)
-
-// The thresholds that name a point's bound. A master at busyCore of one
-// core is saturated (Redis runs commands on one thread); the machine is
-// the bound when Redis and aebench together keep busyMachine of its CPUs
-// busy; an open loop that completes keepPace of its rate is bound by the
-// rate it was offered.
-const (
-	busyCore    = 0.9
-	busyMachine = 0.8
 )
 
 // scalingCurve builds the curve of a sweep over redis.masters: per backend
@@ -33,8 +21,8 @@ const (
 // a machine with fewer cores than masters plus clients the measured curve
 // is bound by the machine; the projection says what the cluster would take
 // with a core per master.
-func scalingCurve(sum *summary.Summary) []summary.ScalingPoint {
-	if sum.Statistics == nil || !slices.Contains(sweptFields(sum.Statistics.Groups), "redis.masters") {
+func ScalingCurve(sum *summary.Summary) []summary.ScalingPoint {
+	if sum.Statistics == nil || !slices.Contains(SweptFields(sum.Statistics.Groups), "redis.masters") {
 		return nil
 	}
 	runs := map[string]*summary.RunSummary{}
@@ -77,7 +65,7 @@ func scalingCurve(sum *summary.Summary) []summary.ScalingPoint {
 // any other varied field).
 func scalingPoint(g stats.Group, runs map[string]*summary.RunSummary, cpus int) (summary.ScalingPoint, string, bool) {
 	p := summary.ScalingPoint{Backend: g.Backend, CPUs: cpus}
-	val, line, _ := sweepLine(g, "redis.masters")
+	val, line, _ := SweepLine(g, "redis.masters")
 	p.Masters, _ = strconv.Atoi(val)
 	if p.Masters == 0 || len(g.Runs) == 0 || runs[g.Runs[0]] == nil {
 		return p, line, false
@@ -106,7 +94,7 @@ func scalingPoint(g stats.Group, runs map[string]*summary.RunSummary, cpus int) 
 	}
 	open := cfg.Producers.Mode == "open"
 	switch {
-	case open && p.Throughput >= keepPace*cfg.Producers.Rate:
+	case open && p.Throughput >= KeepPace*cfg.Producers.Rate:
 		p.Bound = fmt.Sprintf("offered load (%g jobs/s)", cfg.Producers.Rate)
 	case p.BusiestPercent >= 100*busyCore:
 		p.Bound = fmt.Sprintf("one master's core (busiest %.0f%%)", p.BusiestPercent)
@@ -118,24 +106,12 @@ func scalingPoint(g stats.Group, runs map[string]*summary.RunSummary, cpus int) 
 	return p, line, true
 }
 
-// printScaling writes the curve with its projection.
-func printScaling(w io.Writer, pts []summary.ScalingPoint) {
-	if len(pts) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "\nscaling over Redis Cluster masters (medians over repeats; efficiency = jobs/s over linear scaling from the smallest cluster):")
-	header := []string{"backend", "masters", "shards", "jobs/s", "efficiency", "redis cpu/job", "busiest master cpu/job",
-		"client cpu/job", "bound by", "projected jobs/s (a core per master)", "proj. efficiency", "client cores for it", "this machine's ceiling", "lost"}
-	var rows [][]string
-	for _, p := range pts {
-		rows = append(rows, []string{p.Backend, strconv.Itoa(p.Masters), strconv.Itoa(p.Shards), fmt.Sprintf("%.0f", p.Throughput),
-			fmt.Sprintf("%.2f", p.Efficiency), fmt.Sprintf("%.1fµs", p.RedisCPUMicros), fmt.Sprintf("%.1fµs", p.BusiestMicros),
-			fmt.Sprintf("%.1fµs", p.ClientMicros), p.Bound, fmt.Sprintf("%.0f", p.ProjectedRedis),
-			fmt.Sprintf("%.2f", p.ProjectedEfficiency), fmt.Sprintf("%.1f", p.ClientCores), fmt.Sprintf("%.0f", p.ProjectedHere),
-			fmt.Sprintf("%.0f", p.Lost)})
-	}
-	_ = report.Table(w, header, rows)
-	fmt.Fprintf(w, "projection: a model, not a measurement. Each master runs commands on one thread, so the busiest master's CPU per job bounds the cluster at "+
-		"1e6 / that µs jobs/s with a core per master; clients on hosts of their own need (client cpu/job x that rate) cores. "+
-		"This machine's ceiling is its %d CPUs over Redis + client CPU per job: masters beyond the cores share them with the clients.\n", pts[0].CPUs)
-}
+// The thresholds that name a point's bound. A master at busyCore of one
+// core is saturated (Redis runs commands on one thread); the machine is
+// the bound when Redis and aebench together keep busyMachine of its CPUs
+// busy; an open loop that completes keepPace of its rate is bound by the
+// rate it was offered.
+const (
+	busyCore    = 0.9
+	busyMachine = 0.8
+)

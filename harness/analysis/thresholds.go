@@ -1,9 +1,6 @@
-package runner
+package analysis
 
 import (
-	"fmt"
-	"io"
-
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/harness/verdict"
@@ -11,7 +8,7 @@ import (
 
 // parseThresholds parses the scenario's thresholds block before any run,
 // so a malformed gate fails in a second with its file, line and field.
-func parseThresholds(s *scenario.Scenario) ([]verdict.Threshold, error) {
+func ParseThresholds(s *scenario.Scenario) ([]verdict.Threshold, error) {
 	out := make([]verdict.Threshold, 0, len(s.Thresholds))
 	for _, t := range s.Thresholds {
 		th, err := verdict.ParseThreshold(t.Expr)
@@ -27,7 +24,7 @@ func parseThresholds(s *scenario.Scenario) ([]verdict.Threshold, error) {
 // repeats of every job store; the floor and the calibration never gate)
 // and returns one result per threshold and the lines of those that failed:
 // crossed, or unchecked because no job store measured the metric.
-func gate(ths []verdict.Threshold, sum *summary.Summary) ([]summary.ThresholdResult, []string) {
+func Gate(ths []verdict.Threshold, sum *summary.Summary) ([]summary.ThresholdResult, []string) {
 	if len(ths) == 0 || sum.Statistics == nil {
 		return nil, nil
 	}
@@ -55,24 +52,4 @@ func gate(ths []verdict.Threshold, sum *summary.Summary) ([]summary.ThresholdRes
 		results = append(results, r)
 	}
 	return results, failed
-}
-
-// printThresholds writes one line per threshold under the tables.
-func printThresholds(w io.Writer, results []summary.ThresholdResult) {
-	if len(results) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "\nthresholds (scenario; medians over the repeats of every job store):")
-	for _, r := range results {
-		switch r.Status {
-		case "passed":
-			fmt.Fprintf(w, "  passed    %s\n", r.Threshold)
-		case "baseline":
-			fmt.Fprintf(w, "  baseline  %s (relative: aebench compare BASE NEW checks it against a baseline)\n", r.Threshold)
-		default:
-			for _, c := range r.Crossings {
-				fmt.Fprintf(w, "  %-9s %s\n", r.Status, c)
-			}
-		}
-	}
 }

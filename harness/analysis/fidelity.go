@@ -1,4 +1,4 @@
-package runner
+package analysis
 
 import (
 	"fmt"
@@ -9,13 +9,13 @@ import (
 // atFloorRatio: a run whose e2e minus handler p99 is within this factor of
 // the null calibration's is "at the harness floor": the harness's own tail
 // may be what it shows.
-const atFloorRatio = 2.0
+const AtFloorRatio = 2.0
 
 // setHarnessFloor compares every run's e2e minus handler p99 with its
 // cell's calibration run (the harness's own tail under the same load). Only
 // in an open loop: closed, the calibration's e2e is mostly queueing behind
 // its own backlog, not the harness's tail.
-func setHarnessFloor(sum *summary.Summary) {
+func SetHarnessFloor(sum *summary.Summary) {
 	floor := map[int]float64{}
 	for _, r := range sum.Runs {
 		if r.Calibration && r.Status == summary.StatusOK && r.Config.Producers.Mode == "open" {
@@ -28,13 +28,13 @@ func setHarnessFloor(sum *summary.Summary) {
 		if r.Calibration || f <= 0 || p99 <= 0 {
 			continue
 		}
-		r.HarnessFloor = &summary.HarnessFloor{Ratio: p99 / f, At: p99 <= atFloorRatio*f}
+		r.HarnessFloor = &summary.HarnessFloor{Ratio: p99 / f, At: p99 <= AtFloorRatio*f}
 	}
 }
 
 // floorCell is a run's cell in the latency table's "x harness" column: its
 // tail over the harness's own, marked where the harness may have set it.
-func floorCell(r summary.RunSummary) string {
+func FloorCell(r summary.RunSummary) string {
 	hf := r.HarnessFloor
 	if hf == nil {
 		return "-"
@@ -43,19 +43,4 @@ func floorCell(r summary.RunSummary) string {
 		return fmt.Sprintf("%.1f*", hf.Ratio) // the note under the table says what * means
 	}
 	return fmt.Sprintf("%.1f", hf.Ratio)
-}
-
-// calibrationHeadline is the calibration's verdict on the harness in one
-// line: its own tail and CPU per job under this cell's load.
-func calibrationHeadline(r summary.RunSummary) string {
-	loop := fmt.Sprintf("%.0f jobs/s open loop", r.Config.Producers.Rate)
-	if r.Config.Producers.Mode != "open" {
-		loop = fmt.Sprintf("closed loop, %.0f jobs/s", r.Throughput.Completed)
-	}
-	s := fmt.Sprintf("calibration: harness p99 %s (e2e minus handler), harness CPU %.1f µs/job (null store, %s)",
-		fmtNs(r.LatencyNs["e2e_minus_handler"]["p99"]), r.Harness.ClientCPUUsPerJob, loop)
-	if w := r.Harness.RunQueueWaitMsPerS; w > 0 {
-		s += fmt.Sprintf("; its threads waited %.1f ms/s for a CPU", w)
-	}
-	return s
 }

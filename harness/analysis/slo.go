@@ -1,26 +1,26 @@
-package runner
+package analysis
 
 import (
 	"fmt"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aebench/aebench/harness/summary"
+	"github.com/aebench/aebench/harness/verdict"
 	"github.com/aebench/aebench/stats"
 )
 
 // keepPace: a rate is sustained when completions are at least this share
 // of the offered rate (the backlog is not growing).
-const keepPace = 0.95
+const KeepPace = 0.95
 
 // maxSustainable finds, per backend, the highest offered rate (over the
 // cells that sweep producers.rate) whose median e2e p99 stays under the
 // scenario's slo.e2e_p99 while completions keep pace; nil without an SLO
 // or without a rate sweep.
-func maxSustainable(sum *summary.Summary, bound time.Duration) []summary.SLOResult {
+func MaxSustainable(sum *summary.Summary, bound time.Duration) []summary.SLOResult {
 	if bound <= 0 || sum.Statistics == nil {
 		return nil
 	}
@@ -51,11 +51,11 @@ func maxSustainable(sum *summary.Summary, bound time.Duration) []summary.SLOResu
 		r := summary.SLOResult{Backend: b, BoundNs: bound.Nanoseconds()}
 		for _, p := range pts {
 			r.Tested = append(r.Tested, p.rate)
-			if p.p99 <= float64(bound.Nanoseconds()) && p.done >= keepPace*p.rate {
+			if p.p99 <= float64(bound.Nanoseconds()) && p.done >= KeepPace*p.rate {
 				r.MaxRate = p.rate
 			} else if r.FirstMiss == 0 {
 				r.FirstMiss = p.rate
-				r.Why = fmt.Sprintf("at %g jobs/s: e2e p99 %s, %.0f jobs/s completed", p.rate, fmtNs(p.p99), p.done)
+				r.Why = fmt.Sprintf("at %g jobs/s: e2e p99 %s, %.0f jobs/s completed", p.rate, verdict.FormatNs(p.p99), p.done)
 			}
 		}
 		out = append(out, r)
@@ -72,24 +72,4 @@ func variedRate(g stats.Group) (float64, bool) {
 		}
 	}
 	return 0, false
-}
-
-// printSLO writes the maximum sustainable rate per backend.
-func printSLO(w io.Writer, rs []summary.SLOResult) {
-	if len(rs) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\nmaximum sustainable rate (highest offered rate with median e2e p99 <= %s and completions >= %.0f%% of offered):\n",
-		fmtNs(float64(rs[0].BoundNs)), keepPace*100)
-	for _, r := range rs {
-		tested := fmt.Sprintf("%g..%g jobs/s tested", r.Tested[0], r.Tested[len(r.Tested)-1])
-		switch {
-		case r.MaxRate == 0:
-			fmt.Fprintf(w, "  %-10s none of %s (%s)\n", r.Backend, tested, r.Why)
-		case r.FirstMiss == 0:
-			fmt.Fprintf(w, "  %-10s at least %g jobs/s: every rate of %s held\n", r.Backend, r.MaxRate, tested)
-		default:
-			fmt.Fprintf(w, "  %-10s %g jobs/s (%s; first miss %s)\n", r.Backend, r.MaxRate, tested, r.Why)
-		}
-	}
 }

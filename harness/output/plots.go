@@ -1,0 +1,296 @@
+package output
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/harness/analysis"
+	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/summary"
+	"github.com/aebench/aebench/report"
+	"github.com/aebench/aebench/stats"
+)
+
+// plots draws, at the plan's end, per cell one percentile plot per latency
+// (repeats merged), throughput and backlog over time, and for a sweep one
+// plot per metric against the swept field. It keeps each run's histograms
+// and time series as the runs end. A plot that fails is noted in the
+// summary (PlotError) and the plan goes on: plots are a view of numbers
+// summary.json and the .hgrm files already hold.
+type plots struct {
+	base
+	planView
+	hists       map[string]*engine.HistSet
+	seriesByRun map[string][]engine.SeriesPoint
+}
+
+func newPlots(string) (Output, error) {
+	return &plots{hists: map[string]*engine.HistSet{}, seriesByRun: map[string][]engine.SeriesPoint{}}, nil
+}
+
+func (pl *plots) Start(p Plan) error {
+	pl.s = p.Scenario
+	return pl.base.Start(p)
+}
+
+func (pl *plots) RunDone(rs *summary.RunSummary, res *engine.Result) error {
+	pl.hists[rs.ID] = &res.Hists
+	pl.seriesByRun[rs.ID] = res.Series
+	return nil
+}
+
+func (pl *plots) PlanDone(sum *summary.Summary) error {
+	pl.sum = sum
+	for _, d := range []struct {
+		what string
+		draw func() error
+	}{{"plots", pl.plots}, {"sweep plots", pl.sweepPlots}} {
+		if err := d.draw(); err != nil {
+			if sum.PlotError != "" {
+				sum.PlotError += "; "
+			}
+			sum.PlotError += d.what + ": " + err.Error()
+		}
+	}
+	return nil
+}
+
+// plotTags are the histograms drawn as percentile plots, with their titles.
+var plotTags = []struct {
+	tag   engine.Tag
+	title string
+}{
+	{engine.TagE2E, "End-to-end latency (intended enqueue -> completed)"},
+	{engine.TagQueueWait, "Queue wait (due -> handler start)"},
+	{engine.TagLateness, "Lateness of delayed jobs and retries (start - RunAt)"},
+	{engine.TagEnqueue, "Enqueue call"},
+	{engine.TagClaim, "Claim call (calls that returned jobs)"},
+	{engine.TagComplete, "Complete call"},
+	{engine.TagAckWait, "Ack wait (handler end -> Complete acknowledged)"},
+	{engine.TagRecovery, "Recovery (fault -> next handler start of each job in flight at it)"},
+}
+
+// plots writes, per cell, one percentile plot per latency with a line per
+// backend (repeats merged), and throughput and backlog over time. The null
+// calibration run is left out: it is not a job store.
+func (pl *plots) plots() error {
+	var errs []error
+	for _, c := range pl.s.Cells {
+		runs := pl.cellRuns(c.Index)
+		if len(runs) == 0 {
+			continue
+		}
+		cond := cellShortConditions(runs)
+		prefix := pl.cellPrefix(c)
+		title := func(s string) string { return s + " - " + pl.s.Name }
+		for _, pt := range plotTags {
+			var series []report.LatencySeries
+			any := false
+			for _, label := range labelsOf(runs) {
+				merged, n := pl.mergedHist(runs, label, pt.tag)
+				name := label
+				if n > 1 {
+					name = fmt.Sprintf("%s (%d runs)", label, n)
+				}
+				series = append(series, report.LatencySeries{Label: name, Hist: merged})
+				any = any || merged != nil && merged.TotalCount() > 0
+			}
+			if !any {
+				continue
+			}
+			if err := report.PercentilePlot(filepath.Join(pl.dir, prefix+pt.tag.String()), title(pt.title), cond, series); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		var thr, backlog, delayed []report.Line
+		for _, r := range runs {
+			name := r.Label
+			if pl.s.Repeats > 1 {
+				name += " #" + strconv.Itoa(r.Repeat)
+			}
+			var x, y, yb, yd []float64
+			for _, p := range pl.seriesOf(r.ID) {
+				x = append(x, float64(p.Second)-r.Config.Warmup.Seconds())
+				// A point is one real second: Speed simulated seconds.
+				y = append(y, float64(p.Completed)/r.Config.Speed())
+				yb = append(yb, float64(p.BacklogDue))
+				yd = append(yd, float64(p.BacklogDelayed))
+			}
+			thr = append(thr, report.Line{Label: name, X: x, Y: y})
+			backlog = append(backlog, report.Line{Label: name, X: x, Y: yb})
+			delayed = append(delayed, report.Line{Label: name, X: x, Y: yd})
+		}
+		markers := []report.Marker{{X: 0, Label: "measuring"}, {X: runs[0].Config.Duration.Seconds(), Label: "producers stop"}}
+		// Every run of a cell gets the same planned faults (same seed), so
+		// one marker per planned fault serves every line.
+		rc := runs[0].Config
+		for _, ev := range faults.Plan(rc.Faults, rc.Seed, rc.Warmup+rc.Duration) {
+			markers = append(markers, report.Marker{X: (ev.At - rc.Warmup).Seconds(), Label: faultLabel(ev)})
+		}
+		if err := report.TimePlot(filepath.Join(pl.dir, prefix+"throughput"), title("Completed jobs per second"), cond,
+			"jobs/s", thr, markers); err != nil {
+			errs = append(errs, err)
+		}
+		if err := report.TimePlot(filepath.Join(pl.dir, prefix+"backlog"), title("Due backlog (acknowledged, due, not running)"), cond,
+			"jobs", backlog, markers); err != nil {
+			errs = append(errs, err)
+		}
+		if rc.Producers.Delayed > 0 || rc.Workers.Fail > 0 {
+			if err := report.TimePlot(filepath.Join(pl.dir, prefix+"delayed"), title("Delayed jobs and retries not yet due"), cond,
+				"jobs", delayed, markers); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func labelsOf(runs []summary.RunSummary) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range runs {
+		if !seen[r.Label] {
+			seen[r.Label] = true
+			out = append(out, r.Label)
+		}
+	}
+	return out
+}
+
+// mergedHist merges one histogram over the repeats of a backend in a cell.
+func (pl *plots) mergedHist(runs []summary.RunSummary, label string, t engine.Tag) (*hdr.Histogram, int) {
+	var out *hdr.Histogram
+	n := 0
+	for _, r := range runs {
+		if r.Label != label {
+			continue
+		}
+		n++
+		hs := pl.hists[r.ID]
+		if hs == nil || hs[t] == nil {
+			continue
+		}
+		if out == nil {
+			out = engine.NewHist()
+		}
+		out.Merge(hs[t])
+	}
+	return out, n
+}
+
+// seriesOf returns a finished run's time series (kept for the plots).
+func (pl *plots) seriesOf(id string) []engine.SeriesPoint { return pl.seriesByRun[id] }
+
+// sweepMetrics are the metrics drawn against a swept field, with the
+// figure's y label and the factor from the stored unit.
+var sweepMetrics = []struct {
+	metric, file, label string
+	scale               float64
+}{
+	{"throughput", "throughput", "jobs/s", 1},
+	{"e2e.p99", "e2e_p99", "e2e p99 (ms)", 1e-6},
+	{"lateness.p99", "lateness_p99", "lateness p99 (ms)", 1e-6},
+	{"claim.p99", "claim_p99", "claim call p99 (ms)", 1e-6},
+	{"redis_cpu_us_per_job", "redis_cpu", "Redis CPU per job (µs)", 1},
+	{"busiest_master_cpu_us_per_job", "busiest_master_cpu", "busiest Redis server's CPU per job (µs)", 1},
+	{"cmds_per_job", "cmds", "Redis commands per job", 1},
+	{"memory_per_job", "memory", "Redis memory per job (B)", 1},
+}
+
+// sweepAxis labels the x axis: the field, with "(ms)" when its values are
+// durations.
+func sweepAxis(groups []stats.Group, field string) string {
+	for _, g := range groups {
+		for _, v := range g.Vary {
+			if k, val, _ := strings.Cut(v, "="); k == field {
+				if _, err := strconv.ParseFloat(val, 64); err != nil {
+					return field + " (ms)"
+				}
+				return field
+			}
+		}
+	}
+	return field
+}
+
+// sweepPlots writes, for every numeric swept field, one figure per sweep
+// metric: x the field, a line per backend (and per value of the other
+// varied fields), the median over the repeats with its 95% CI as bars.
+// The floor and asynq are drawn like the job stores; the calibration is
+// not in the statistics.
+func (pl *plots) sweepPlots() error {
+	blk := pl.sum.Statistics
+	if blk == nil {
+		return nil
+	}
+	var errs []error
+	for _, field := range analysis.SweptFields(blk.Groups) {
+		for _, m := range sweepMetrics {
+			series := sweepSeries(blk.Groups, field, m.metric, m.scale)
+			if len(series) == 0 {
+				continue
+			}
+			name := filepath.Join(pl.dir, "sweep-"+strings.ReplaceAll(field, ".", "_")+"-"+m.file)
+			title := fmt.Sprintf("%s against %s - %s", m.label, field, pl.s.Name)
+			if err := report.SweepPlot(name, title, pl.sweepConditions(), sweepAxis(blk.Groups, field), m.label, series); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// sweepSeries builds one line per backend and combination of the other
+// varied fields, points sorted by the swept value.
+func sweepSeries(groups []stats.Group, field, metric string, scale float64) []report.SweepSeries {
+	type point struct{ x, y, lo, hi float64 }
+	lines := map[string][]point{}
+	var order []string
+	for _, g := range groups {
+		st, ok := g.Metric(metric)
+		if !ok {
+			continue
+		}
+		val, label, found := analysis.SweepLine(g, field)
+		if !found {
+			continue
+		}
+		x, _ := analysis.SweepX(val)
+		p := point{x: x, y: st.Median * scale, lo: st.Median * scale, hi: st.Median * scale}
+		if st.CI != nil {
+			p.lo, p.hi = st.CI.Lo*scale, st.CI.Hi*scale
+		}
+		if _, seen := lines[label]; !seen {
+			order = append(order, label)
+		}
+		lines[label] = append(lines[label], p)
+	}
+	var out []report.SweepSeries
+	for _, label := range order {
+		pts := lines[label]
+		sort.Slice(pts, func(i, j int) bool { return pts[i].x < pts[j].x })
+		s := report.SweepSeries{Label: label}
+		for _, p := range pts {
+			s.X, s.Y, s.Lo, s.Hi = append(s.X, p.x), append(s.Y, p.y), append(s.Lo, p.lo), append(s.Hi, p.hi)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// sweepConditions is the plan's conditions without the swept values: the
+// first cell's short conditions, which name its own values of the swept
+// fields, so the caption says "the rest as in this cell".
+func (pl *plots) sweepConditions() string {
+	if len(pl.sum.Runs) == 0 {
+		return ""
+	}
+	return "other settings as in cell 1: " + pl.sum.Runs[0].Config.ShortConditions("")
+}
