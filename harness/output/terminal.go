@@ -329,6 +329,39 @@ func (t *terminal) recoveryTable(w io.Writer, runs []summary.RunSummary) {
 	fmt.Fprintln(w, "faults: affected = jobs in flight at a fault; recovery = fault -> the job's next handler start; dup/fault = affected jobs whose handler had started and ran again; dup/run and lost from the ledger")
 	_ = report.Table(w, []string{"backend", "status", "faults", "skipped", "kinds", "affected", "restarted",
 		"recovery p50", "recovery p99", "recovery max", "dup/fault", "dup/run", "lost"}, rows)
+	t.faultTable(w, runs)
+}
+
+// maxFaultRows bounds the fault-by-fault table; a plan with more faults
+// than that has them in faults.csv only.
+const maxFaultRows = 40
+
+// faultTable prints each fault that landed on its own row: when, what it
+// hit, the jobs in flight at it, and what became of them.
+func (t *terminal) faultTable(w io.Writer, runs []summary.RunSummary) {
+	var rows [][]string
+	for _, r := range runs {
+		if r.Recovery == nil {
+			continue
+		}
+		for _, f := range r.Recovery.Records {
+			if f.Skipped != "" {
+				continue
+			}
+			rows = append(rows, []string{runName(r, t.s.Repeats), strconv.Itoa(f.Index), string(f.Kind), f.Target,
+				fmt.Sprintf("%.1fs", f.AtS), strconv.Itoa(f.Affected), strconv.Itoa(f.Restarted),
+				strconv.Itoa(f.Duplicates), strconv.Itoa(f.Lost)})
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	if len(rows) > maxFaultRows {
+		fmt.Fprintf(w, "each fault on its own row: faults.csv (%d faults)\n", len(rows))
+		return
+	}
+	fmt.Fprintln(w, "each fault (at: seconds into the measured window; in flight: jobs the fault caught; restarted, duplicated, lost: what became of them):")
+	_ = report.Table(w, []string{"backend", "fault", "kind", "target", "at", "in flight", "restarted", "duplicated", "lost"}, rows)
 }
 
 // fmtRate writes jobs/s with the digits a slow rate needs (0.02, not 0).

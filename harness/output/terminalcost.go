@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/report"
@@ -14,15 +15,16 @@ func (t *terminal) costTable(w io.Writer, runs []summary.RunSummary) {
 	header := []string{"backend", "cmds/job", "redis cpu/job", "in cmds/job", "net in/job", "net out/job",
 		"redis cpu %", "peak mem", "mem/job"}
 	var rows [][]string
-	var tops []string
+	var tops, notes []string
 	for _, r := range runs {
 		c := r.Cost
 		if c == nil || c.Error != "" && c.Commands == 0 {
-			why := "n/a"
+			// The reason goes under the table: in a cell it would stretch
+			// the column to its length.
+			rows = append(rows, []string{runName(r, t.s.Repeats), "n/a"})
 			if c != nil {
-				why += " (" + c.Error + ")"
+				notes = append(notes, fmt.Sprintf("  %s: %s", runName(r, t.s.Repeats), c.Error))
 			}
-			rows = append(rows, []string{runName(r, t.s.Repeats), why})
 			continue
 		}
 		rows = append(rows, []string{runName(r, t.s.Repeats), fmt.Sprintf("%.2f", c.Commands),
@@ -44,6 +46,10 @@ func (t *terminal) costTable(w io.Writer, runs []summary.RunSummary) {
 	}
 	fmt.Fprintln(w, title)
 	_ = report.Table(w, header, rows)
+	notes = dedupe(notes)
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
 	if len(tops) > 0 {
 		fmt.Fprintln(w, "top commands per job:")
 		for _, t := range tops {
@@ -123,4 +129,23 @@ func fmtBytes(b float64) string {
 		return fmt.Sprintf("%.1fKiB", b/(1<<10))
 	}
 	return fmt.Sprintf("%.0fB", b)
+}
+
+// dedupe keeps the first of each line that repeats one whose text after
+// the run's name is the same: one Redis restart leaves every run of a cell
+// unmeasured for one reason, said once with the runs it applies to.
+func dedupe(lines []string) []string {
+	var out []string
+	at := map[string]int{}
+	for _, l := range lines {
+		name, why, _ := strings.Cut(strings.TrimSpace(l), ": ")
+		if i, ok := at[why]; ok {
+			head, rest, _ := strings.Cut(out[i], ": ")
+			out[i] = head + ", " + name + ": " + rest
+			continue
+		}
+		at[why] = len(out)
+		out = append(out, l)
+	}
+	return out
 }
