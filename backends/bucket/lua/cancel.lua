@@ -1,11 +1,14 @@
--- cancel: KEYS record, ready, bucket index, bucketed-job counter, and the
--- place the record's Ref named when Go read it, then the wake-up marker when
--- claims block. ARGV id, now, retention ms.
--- The mover cannot rewrite records, so a Ref naming a bucket may be stale:
--- the job is then in ready (HDEL finds nothing). A Ref naming another
--- bucket than the declared one (the job was retried meanwhile) is answered
--- with AE_MOVED, and Go reads the Ref again.
--- Returns 1, or an AE_NOT_FOUND or AE_NOT_CANCELABLE error.
+-- cancel: Cancel. The mover cannot rewrite records, so a Ref naming a
+-- bucket may be stale: the job is then in ready (HDEL finds nothing). A Ref
+-- naming another bucket than the declared one (the job was retried
+-- meanwhile) is answered with AE_MOVED, and Go reads the Ref again.
+--
+-- KEYS: record, ready, bucket index, bucketed-job counter, the place the
+--   record's Ref named when Go read it, then the wake-up marker when claims
+--   block.
+-- ARGV: id, now, retention ms.
+-- Returns: 1, or an AE_NOT_FOUND, AE_NOT_CANCELABLE or AE_MOVED error.
+-- Complexity: O(log R + log B).
 local ready, place = KEYS[2], KEYS[5]
 local f = rec_get(KEYS[1], 'Status', 'Ref')
 local where, member = (f[2] or ''):match('^([^|]*)|(.+)$')

@@ -1,14 +1,18 @@
 -- enqueue: store new jobs, all or none. A job due now goes straight into the
--- ready ZSET; a delayed one into the bucket of its RunAt window.
--- KEYS[1] ready, KEYS[2] bucket index, KEYS[3] bucketed-job counter,
--- KEYS[4] sequence counter, then the wake-up marker when claims block
--- (ARGV[2] = 5) or not (ARGV[2] = 4), then the n records, then the bucket of
--- each job's RunAt (Go computes it; a due job leaves it unused).
--- ARGV[1] now, ARGV[2] number of keys before the records, ARGV[3..] the
--- read_new_jobs layout.
--- Members are "<sequence, 12 hex digits>:<id>"; a job's Ref is
--- "<key of the place it was put>|<member>".
--- Returns the number of jobs stored, or an AE_DUPLICATE error (none stored).
+-- ready ZSET; a delayed one into the bucket of its RunAt window. Members are
+-- "<sequence, 12 hex digits>:<id>"; a job's Ref is "<key of the place it
+-- was put>|<member>". Writes are gathered by key: one ZADD of ready, one
+-- HSET and one ZADD of the index per bucket, one INCRBY of the counter.
+--
+-- KEYS: [1] ready, [2] bucket index, [3] bucketed-job counter, [4] sequence
+--   counter, then the wake-up marker when claims block (ARGV[2] = 5) or not
+--   (ARGV[2] = 4), then the n records, then the bucket of each job's RunAt (Go
+--   computes it; a due job leaves it unused).
+-- ARGV: [1] now, [2] number of keys before the records, [3..] the
+--   read_new_jobs layout.
+-- Returns: the number of jobs stored, or an AE_DUPLICATE error (none stored).
+-- Complexity: O(k log R) for k due jobs, O(k + b log B) for k delayed ones in
+--   b buckets.
 local ready, index, now = KEYS[1], KEYS[2], tonumber(ARGV[1])
 local fixed = tonumber(ARGV[2])
 local marker = fixed == 5 and KEYS[5]

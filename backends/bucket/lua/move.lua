@@ -4,15 +4,18 @@
 -- still holding due jobs. The record keys of the jobs it takes are derived
 -- from the ready key (lib.lua's job_prefix: same hash tag, same slot),
 -- since no caller can declare them before the pop.
--- KEYS[1] ready, KEYS[2] active index, KEYS[3] bucket index, KEYS[4]
--- bucketed-job counter, then the wake-up marker when claims block, then the
--- buckets Go read from the index as due.
+--
+-- KEYS: [1] ready, [2] active index, [3] bucket index, [4] bucketed-job
+--   counter, then the wake-up marker when claims block, then the buckets Go
+--   read from the index as due.
 -- ARGV: now, promote max, pop max, lease deadline, token base, report max,
--- number of keys before the buckets (4, or 5 with the marker), '1' when
--- Claim promotes (mover "claim") or '0' (mover "background"), worker.
--- Returns { promoted, {token, record, ...}, {due bucket keys}, next } where next
--- is when a claimer may find work next: '' when the head was read and
--- nothing waits for a claimer, nil when it was not read (or claims poll).
+--   number of keys before the buckets (4, or 5 with the marker), '1' when
+--   Claim promotes (mover "claim") or '0' (mover "background"), worker.
+-- Returns: {promoted, {token, record, ...}, {due bucket keys}, next}, where
+--   next is when a claimer may find work next: '' when the head was read and
+--   nothing waits for a claimer, nil when it was not read (or claims poll).
+-- Complexity: O(b + p log R + k log A) for declared buckets holding b jobs, p
+--   promoted, k popped.
 local ready, active, index = KEYS[1], KEYS[2], KEYS[3]
 local now, pmax, max = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local rmax, fixed = tonumber(ARGV[6]), tonumber(ARGV[7])

@@ -1,9 +1,12 @@
--- stats: counts on the store clock, in one atomic step.
--- KEYS ready, bucket index, bucketed-job counter, active index, dead,
--- completed counter, then the buckets Go read from the index as due.
--- ARGV now. A bucket that fell due after Go's read is not declared: the
--- script then returns nil and Go reads the index again.
--- Returns {due, delayed, in progress, dead, completed}, or nil (above).
+-- stats: counts on the store clock, in one atomic step. A bucket that fell
+-- due after Go's read is not declared: the script then returns nil and Go
+-- reads the index again.
+--
+-- KEYS: ready, bucket index, bucketed-job counter, active index, dead,
+--   completed counter, then the buckets Go read from the index as due.
+-- ARGV: now.
+-- Returns: {due, delayed, in progress, dead, completed}, or nil (above).
+-- Complexity: O(log R + b) for declared buckets holding b jobs.
 local now = tonumber(ARGV[1])
 local declared = {}
 for b = 7, #KEYS do declared[KEYS[b]] = true end

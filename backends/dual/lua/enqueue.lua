@@ -1,9 +1,11 @@
 -- enqueue: store new jobs, all or none, each where stream_place puts it: the
 -- delayed ZSET when not due (or behind a delayed job of the same RunAt),
 -- else the stream.
--- KEYS[1] stream, KEYS[2] delayed ZSET, KEYS[3] its sequence, KEYS[4..] records.
+--
+-- KEYS: [1] stream, [2] delayed ZSET, [3] its sequence, [4..] records.
 -- ARGV: now, then the read_new_jobs layout.
--- Returns the number of jobs stored, or an AE_DUPLICATE error (none stored).
+-- Returns: the number of jobs stored, or an AE_DUPLICATE error (none stored).
+-- Complexity: O(k log D) for k jobs (an XADD is O(1)).
 local jobs, err = read_new_jobs(2, 4)
 if not jobs then return err end
 -- The delayed head, read once per batch, spares a due job the look-up

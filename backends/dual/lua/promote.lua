@@ -3,9 +3,11 @@
 -- among concurrent movers, and the XADD happens in the same atomic call, so
 -- no crash can fall between the two (the seed's mover did them in separate
 -- commands). Record keys are derived from the stream key (job_prefix).
--- KEYS[1] delayed ZSET, KEYS[2] stream.
+--
+-- KEYS: [1] delayed ZSET, [2] stream.
 -- ARGV: now, then the members a plain read found due, oldest first.
--- Returns how many it moved.
+-- Returns: how many it moved.
+-- Complexity: O(M log D) for M members.
 local members = {}
 for i = 2, #ARGV do members[#members + 1] = ARGV[i] end
 return stream_promote(KEYS[1], KEYS[2], job_prefix(KEYS[2]), ARGV[1], #members, members)

@@ -16,9 +16,11 @@
 -- one entry per call; the job is also leased in the active index and its
 -- entry deleted where the seed only acknowledges it (recovery, fencing and
 -- Stats stay the corrected ones: this variant shows the mover's flaws).
--- KEYS[1] active index, KEYS[2] stream, KEYS[3] delayed ZSET, KEYS[4] audit HASH.
+--
+-- KEYS: [1] active index, [2] stream, [3] delayed ZSET, [4] audit HASH.
 -- ARGV: now, lease deadline, worker, token base, read count, consumer.
--- Returns token, record pairs (records as read before this call's writes).
+-- Returns: token, record pairs (records as read before this call's writes).
+-- Complexity: O(n (log A + log D)) for n entries read.
 local function seed000_score(ms) return string.format('%d', math.floor(ms / 1000) * 1000) end -- whole seconds, x 1000
 local active, stream, delayed, audit = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local now = tonumber(ARGV[1])

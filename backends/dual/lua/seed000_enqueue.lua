@@ -8,9 +8,11 @@
 -- ALSO added to the stream "for tracking" (lines 41-49), an entry whose
 -- status field says "delayed". The batch is written in one call where the
 -- seed makes three per job: atomicity is the contract's, not the flaw.
--- KEYS[1] stream, KEYS[2] delayed ZSET, KEYS[3] audit HASH, KEYS[4..] records.
+--
+-- KEYS: [1] stream, [2] delayed ZSET, [3] audit HASH, [4..] records.
 -- ARGV: now, then the read_new_jobs layout.
--- Returns the number of jobs stored.
+-- Returns: the number of jobs stored.
+-- Complexity: O(k log D) for k jobs.
 local function seed000_score(ms) return string.format('%d', math.floor(ms / 1000) * 1000) end -- whole seconds, x 1000
 local stream, delayed, now = KEYS[1], KEYS[2], tonumber(ARGV[1])
 local jobs, err = read_new_jobs(2, 4)

@@ -32,7 +32,8 @@ type Scripts struct {
 // values beside the Go that calls them (asynq's internal/rdb habit), and
 // every call site names a handle, never a string, so a misspelt script is a
 // compile error; TestScriptHandles checks that every handle has its body
-// and that the body's header gives its KEYS, ARGV and Returns.
+// and that the body opens with the one fixed header: "-- <name>: what it
+// does", then KEYS, ARGV, Returns and Complexity lines, in that order.
 type Script struct{ name string }
 
 // NewScript returns the handle of the body lua/<name>.lua.

@@ -1,12 +1,12 @@
 package base
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,8 +15,8 @@ import (
 // TestScriptHandles checks every script handle the backends declare
 // (NewScript("name") in any Go file under backends/): its body exists, in
 // the declaring package's lua/ or in lua/shared/ for base's own, and the
-// body opens with a header comment that gives its KEYS, ARGV and Returns,
-// as BullMQ's commands/*.lua do. A backend that uses ScriptEnqueue (or is
+// body opens with one fixed header (checkHeader: its name, then KEYS,
+// ARGV, Returns and Complexity), as BullMQ's commands/*.lua do. A backend that uses ScriptEnqueue (or is
 // built on Stream, whose Enqueue calls it) must ship lua/enqueue.lua.
 func TestScriptHandles(t *testing.T) {
 	root := filepath.Join("..", "..")
@@ -76,7 +76,10 @@ func newScriptArg(c *ast.CallExpr) (string, bool) {
 	return name, err == nil
 }
 
-var headerWord = regexp.MustCompile(`\b(KEYS|ARGV|[Rr]eturns?)\b`)
+// headerFields are the fixed lines every body's header gives, in this
+// order, after its first line "-- <name>: what it does" (BullMQ's
+// commands/*.lua layout).
+var headerFields = []string{"KEYS", "ARGV", "Returns", "Complexity"}
 
 func checkBody(t *testing.T, from, dir, name string) {
 	t.Helper()
@@ -88,24 +91,56 @@ func checkBody(t *testing.T, from, dir, name string) {
 		t.Errorf("%s: script %q has no body (lua/%s.lua): %v", from, name, name, err)
 		return
 	}
-	var head strings.Builder
-	for _, l := range strings.Split(string(body), "\n") {
+	if msg := checkHeader(string(body), name); msg != "" {
+		t.Errorf("%s: lua/%s.lua: %s", from, name, msg)
+	}
+}
+
+// checkHeader says what is wrong with a body's header ("" when nothing):
+// it opens with "-- <name>:", the handle's name, and gives each of
+// headerFields once, in order, each on a line of its own ("-- KEYS: ...").
+func checkHeader(body, name string) string {
+	lines := strings.Split(body, "\n")
+	if !strings.HasPrefix(lines[0], "-- "+name+":") {
+		return fmt.Sprintf("the header's first line is %q, want it to open with %q (the handle's name)", lines[0], "-- "+name+":")
+	}
+	next := 0
+	for _, l := range lines {
 		if !strings.HasPrefix(l, "--") {
 			break
 		}
-		head.WriteString(l + "\n")
-	}
-	seen := map[string]bool{}
-	for _, m := range headerWord.FindAllStringSubmatch(head.String(), -1) {
-		w := strings.ToLower(m[1])
-		if w != "keys" {
-			w = strings.TrimSuffix(w, "s") // returns: return
+		for i, f := range headerFields {
+			if !strings.HasPrefix(l, "-- "+f+":") {
+				continue
+			}
+			if i != next {
+				return fmt.Sprintf("header field %s out of place: want %s in this order, each once", f, strings.Join(headerFields, ", "))
+			}
+			next++
 		}
-		seen[w] = true
 	}
-	for _, want := range []string{"KEYS", "ARGV", "Return"} {
-		if !seen[strings.ToLower(want)] {
-			t.Errorf("%s: the header of lua/%s.lua does not give its %s", from, name, want)
+	if next < len(headerFields) {
+		return fmt.Sprintf("the header does not give its %s (a line \"-- %s: ...\")", headerFields[next], headerFields[next])
+	}
+	return ""
+}
+
+// TestCheckHeader: the header check itself, on good and bad headers.
+func TestCheckHeader(t *testing.T) {
+	good := "-- claim: a claim.\n--\n-- KEYS: [1] queue.\n-- ARGV: now.\n-- Returns: jobs.\n-- Complexity: O(log N).\nreturn 1"
+	for _, tc := range []struct {
+		body, name string
+		ok         bool
+	}{
+		{good, "claim", true},
+		{good, "enqueue", false}, // not the handle's name
+		{strings.Replace(good, "-- ARGV: now.\n", "", 1), "claim", false},
+		{strings.Replace(good, "-- Complexity: O(log N).\n", "", 1), "claim", false},
+		{"-- claim: x\n-- ARGV: a\n-- KEYS: b\n-- Returns: c\n-- Complexity: d\n", "claim", false}, // order
+		{"-- claim: x\n-- KEYS: b\nreturn 1\n-- ARGV: a\n", "claim", false},                        // past the header
+	} {
+		if got := checkHeader(tc.body, tc.name); (got == "") != tc.ok {
+			t.Errorf("checkHeader(%q, %q) = %q, want ok %v", tc.body, tc.name, got, tc.ok)
 		}
 	}
 }

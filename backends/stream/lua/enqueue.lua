@@ -1,7 +1,10 @@
 -- enqueue: store new jobs and append each to the stream, due or not (a
 -- stream has no place for delayed jobs), all or none.
--- KEYS[1] stream, KEYS[2..] records. ARGV: now, then the read_new_jobs layout.
--- Returns the number of jobs stored, or an AE_DUPLICATE error (none stored).
+--
+-- KEYS: [1] stream, [2..] records.
+-- ARGV: now, then the read_new_jobs layout.
+-- Returns: the number of jobs stored, or an AE_DUPLICATE error (none stored).
+-- Complexity: O(k) for k jobs.
 local jobs, err = read_new_jobs(2, 2)
 if not jobs then return err end
 for _, job in ipairs(jobs) do create_job(job, stream_place(KEYS[1], nil, nil, job.id)) end

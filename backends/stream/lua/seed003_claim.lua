@@ -4,15 +4,17 @@
 -- lease in the active index: its entry leaves the pending entries list, the
 -- one thing the seeds' recovery (XPENDING / XCLAIM) would find it by, so a
 -- worker that crashes after this claim loses the job. A job read before its
--- RunAt is appended again, as the corrected claim does.
--- Like the corrected claim, it reads on past jobs not yet due, up to the
--- stream's tail as it was before its own appends.
--- KEYS[1] stream, KEYS[2] processing ZSET (id -> claim time + lease;
--- counted by Stats, read by no recovery).
--- ARGV: now, claim time + lease (kept in the record), worker, token base,
--- read count, consumer.
--- Returns token, record pairs (records as read before this call's writes);
--- a token ends in "@<entry id>".
+-- RunAt is appended again, as the corrected claim does. Like the corrected
+-- claim, it reads on past jobs not yet due, up to the stream's tail as it
+-- was before its own appends.
+--
+-- KEYS: [1] stream, [2] processing ZSET (id -> claim time + lease; counted by
+--   Stats, read by no recovery).
+-- ARGV: now, claim time + lease (kept in the record), worker, token base, read
+--   count, consumer.
+-- Returns: token, record pairs (records as read before this call's writes); a
+--   token ends in "@<entry id>".
+-- Complexity: O(n + k log P) for n entries read, k taken.
 local stream, now = KEYS[1], ARGV[1]
 local prefix = job_prefix(stream)
 local tail = stream_tail(stream)

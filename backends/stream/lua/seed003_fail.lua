@@ -2,9 +2,11 @@
 -- with no lease check (the claim granted none), the job is retried (a new
 -- entry, re-appended until its RunAt as the corrected store does) or
 -- dead-lettered and its entry deleted.
+--
 -- KEYS: active index, dead, record, stream, processing ZSET.
 -- ARGV: id, token, now, reason, run_at, retention ms.
--- Returns {status, run_at}, or AE_NOT_FOUND when the record is gone.
+-- Returns: {status, run_at}, or AE_NOT_FOUND when the record is gone.
+-- Complexity: O(log P).
 local key, id, token, now, run_at, stream = KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[5], KEYS[4]
 if not rec_exists(key) then return err_not_found(id) end
 lease_release(KEYS[1], id, token)

@@ -2,9 +2,11 @@
 -- the corrected enqueue: store new jobs and append each to the stream with
 -- XADD MAXLEN ~ maxlen, which deletes the stream's oldest entries, read by
 -- the group or not, once it holds more. All or none, like the corrected one.
--- KEYS[1] stream, KEYS[2..] records. ARGV: now, maxlen, then the
--- read_new_jobs layout.
--- Returns the number of jobs stored.
+--
+-- KEYS: [1] stream, [2..] records.
+-- ARGV: now, maxlen, then the read_new_jobs layout.
+-- Returns: the number of jobs stored.
+-- Complexity: O(k) for k jobs, plus the entries trimmed.
 local jobs, err = read_new_jobs(3, 2)
 if not jobs then return err end
 for _, job in ipairs(jobs) do

@@ -4,12 +4,15 @@
 -- fought over them); each is then activated under its lease. The record
 -- keys of the jobs taken are derived from the queue key (lib.lua's
 -- job_prefix: same hash tag, same slot), since no caller can declare them
--- before the pop.
--- KEYS[1] queue ZSET, KEYS[2] active index, KEYS[3] the wake-up marker
--- when claims block. ARGV: now, max, lease deadline, token base, worker.
--- Returns {token, record pairs, the head's RunAt ms or ''}. The head is
--- read only when this claim took nothing (the caller blocks until then) or
--- a full batch (due jobs may remain: the wake is passed on).
+-- before the pop. The head is read only when this claim took nothing (the
+-- caller blocks until then) or a full batch (due jobs may remain: the wake
+-- is passed on).
+--
+-- KEYS: [1] queue ZSET, [2] active index, [3] the wake-up marker when claims
+--   block.
+-- ARGV: now, max, lease deadline, token base, worker.
+-- Returns: {token, record pairs, the head's RunAt ms or ''}.
+-- Complexity: O(log N + k log A) for k taken.
 local queue, active, marker = KEYS[1], KEYS[2], KEYS[3] or false
 local now, max, deadline = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local leased = pop_leases(queue, active, now, max, deadline, ARGV[4])

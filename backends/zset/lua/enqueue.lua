@@ -1,12 +1,14 @@
--- enqueue: store new jobs and index them by RunAt, all or none.
--- KEYS[1] queue ZSET, KEYS[2] sequence counter, then the wake-up marker when
--- claims block (ARGV[2] = 3) or not (ARGV[2] = 2), then the records.
--- ARGV: now, number of keys before the records, then the read_new_jobs
--- layout. The ZSET member (the job's Ref) is a seq_member, so jobs with the
--- same RunAt keep enqueue order. A claimer is woken at most once per batch:
--- when a job is due now, or the earliest one goes ahead of the head
--- (lib.lua's batch_wakes, which reads the head only then).
--- Returns the number of jobs stored, or an AE_DUPLICATE error (none stored).
+-- enqueue: store new jobs and index them by RunAt, all or none. The ZSET
+-- member (the job's Ref) is a seq_member, so jobs with the same RunAt keep
+-- enqueue order. A claimer is woken at most once per batch: when a job is
+-- due now, or the earliest one goes ahead of the head (lib.lua's
+-- batch_wakes, which reads the head only then).
+--
+-- KEYS: [1] queue ZSET, [2] sequence counter, then the wake-up marker when
+--   claims block (ARGV[2] = 3) or not (ARGV[2] = 2), then the records.
+-- ARGV: now, number of keys before the records, then the read_new_jobs layout.
+-- Returns: the number of jobs stored, or an AE_DUPLICATE error (none stored).
+-- Complexity: O(k log N) for k jobs.
 local fixed = tonumber(ARGV[2])
 local marker = fixed == 3 and KEYS[3]
 local jobs, err = read_new_jobs(3, fixed + 1)

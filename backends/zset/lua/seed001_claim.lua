@@ -9,9 +9,12 @@
 -- gets nil and never fires. The ZREM's reply decides the race among
 -- claimers that passed the checks at once. The job taken is leased as the
 -- corrected store does.
--- KEYS[1] queue ZSET, KEYS[2] active index.
+--
+-- KEYS: [1] queue ZSET, [2] active index.
 -- ARGV: member read, now, lease deadline, token, worker.
--- Returns {token, record}, or an ALREADY_ASSIGNED / WRONG_STATUS / RETRY_DELAY error.
+-- Returns: {token, record}, or an ALREADY_ASSIGNED / WRONG_STATUS /
+--   RETRY_DELAY error.
+-- Complexity: O(log N + log A).
 local queue, active, member, now = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
 local id = seq_member_id(member)
 local key = job_prefix(queue) .. id

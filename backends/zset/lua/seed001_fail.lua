@@ -8,9 +8,11 @@
 -- RetryDelayUntil. A retry with a backoff ahead of now is therefore put
 -- nowhere, and nothing in the seed puts it back later: it never runs again
 -- (a stranded retry, which the ledger counts as lost).
+--
 -- KEYS: active index, dead, record, queue.
 -- ARGV: id, token, now, reason, run_at, retention ms, run_at as ISO 8601.
--- Returns {status, run_at}.
+-- Returns: {status, run_at}.
+-- Complexity: O(log A + log N).
 local queue, iso, now = KEYS[4], ARGV[7], tonumber(ARGV[3])
 return fail_job(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6],
   function(key, id, run_at)

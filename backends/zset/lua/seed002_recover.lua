@@ -1,15 +1,18 @@
 -- seed002_recover: SEED VARIANT (seed 002), not the corrected Recover. The
--- seed's recovery script: it declares no keys, SCANs the whole keyspace
--- for job records (MATCH <prefix>job:*, COUNT 100) and builds every key
--- name it touches (the queue, the active index, the dead set) in Lua. Its
--- cost grows with every key in Redis, not with the jobs to recover, and on
--- a Redis Cluster it sees only the keys of the node it runs on. A job is taken back when InProgress with
--- its lease deadline passed (the timeout from StartedAt is the separate
--- workers.recovery_mode seed): it is retried at once or dead-lettered.
+-- seed's recovery script: it declares no keys, SCANs the whole keyspace for
+-- job records (MATCH <prefix>job:*, COUNT 100) and builds every key name it
+-- touches (the queue, the active index, the dead set) in Lua. Its cost
+-- grows with every key in Redis, not with the jobs to recover, and on a
+-- Redis Cluster it sees only the keys of the node it runs on. A job is
+-- taken back when InProgress with its lease deadline passed (the timeout
+-- from StartedAt is the separate workers.recovery_mode seed): it is retried
+-- at once or dead-lettered.
+--
 -- KEYS: none.
--- ARGV: the queue's key prefix ("ae:{queue}:"), now, retention ms, the
--- most jobs to take back (the contract's max; the seed has none).
--- Returns {requeued ids, dead-lettered ids}.
+-- ARGV: the queue's key prefix ("ae:{queue}:"), now, retention ms, the most
+--   jobs to take back (the contract's max; the seed has none).
+-- Returns: {requeued ids, dead-lettered ids}.
+-- Complexity: O(K) for K keys in the whole keyspace (SCAN), the seed's flaw.
 local prefix, now = ARGV[1], ARGV[2]
 local queue, active, dead = prefix .. 'queue', prefix .. 'active', prefix .. 'dead'
 local requeued, dead_ids = {}, {}

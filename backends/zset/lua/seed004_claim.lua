@@ -6,10 +6,12 @@
 -- it back, so a worker that crashes between this pop and its Complete loses
 -- the job (the flaw the seed itself warns of). The seed's processing marker
 -- is written after this call, by the caller (seed004.go).
--- KEYS[1] queue ZSET.
+--
+-- KEYS: [1] queue ZSET.
 -- ARGV: now, limit, claim time + lease (kept for the read-back), token base,
--- worker.
--- Returns token, record pairs (records as read before this call's writes).
+--   worker.
+-- Returns: token, record pairs (records as read before this call's writes).
+-- Complexity: O(log N + k) for k popped.
 local queue, now, limit = KEYS[1], ARGV[1], tonumber(ARGV[2])
 local ids = redis.call('ZRANGEBYSCORE', queue, '-inf', now, 'LIMIT', 0, limit)
 for i = 1, #ids do redis.call('ZREM', queue, ids[i]) end

@@ -3,13 +3,14 @@
 -- mover or Recover will find it: held under a lease in the active index,
 -- or waiting where its Ref points, a member of one of the index KEYS (a
 -- queue or delayed ZSET, or a stream entry), or, for a Ref
--- "<key>|<member>" (bucket's), a member of that key, ZSET or HASH.
--- Record keys are derived from the active index's key (job_prefix).
--- KEYS[1] active index, KEYS[2..] the indexes a waiting job's Ref may name.
+-- "<key>|<member>" (bucket's), a member of that key, ZSET or HASH. Record
+-- keys are derived from the active index's key (job_prefix).
+--
+-- KEYS: [1] active index, [2..] the indexes a waiting job's Ref may name.
 -- ARGV: job ids.
--- Returns per id {status or '', 1 reachable or 0}: '' is no record.
--- Complexity: O(log N) per id, one record read each; each index's TYPE
--- is read once per call.
+-- Returns: per id {status or '', 1 reachable or 0}: '' is no record.
+-- Complexity: O(log N) per id, one record read each; each index's TYPE is read
+--   once per call.
 local active = KEYS[1]
 local prefix = job_prefix(active)
 

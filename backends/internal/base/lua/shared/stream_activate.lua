@@ -1,14 +1,16 @@
 -- stream_activate: claim after a blocking XREADGROUP, which cannot run in a
 -- script: it puts up to take of the entries read under a lease (lib.lua's
 -- stream_take, which derives the record keys: see job_prefix).
--- KEYS[1] active index, KEYS[2] stream, KEYS[3] dual's delayed ZSET when
--- claims promote (mover "claim").
--- ARGV: now, lease deadline, worker, token base, take, then entry id, job
--- id per entry.
--- Returns {token, record pairs, the stream's last entry id before any
--- append (a claim that has read up to it has looked at every waiting
--- entry), earliest RunAt appended for not being due, or '', the delayed
--- ZSET's head score or '' (with KEYS[3]; nil without)}.
+--
+-- KEYS: [1] active index, [2] stream, [3] dual's delayed ZSET when claims
+--   promote (mover "claim").
+-- ARGV: now, lease deadline, worker, token base, take, then entry id, job id
+--   per entry.
+-- Returns: {token, record pairs, the stream's last entry id before any append
+--   (a claim that has read up to it has looked at every waiting entry),
+--   earliest RunAt appended for not being due, or '', the delayed ZSET's head
+--   score or '' (with KEYS[3]; nil without)}.
+-- Complexity: O(n + k log A) for n entries, k taken.
 local active, stream, delayed = KEYS[1], KEYS[2], KEYS[3]
 local tail = stream_tail(stream)
 local entries = {}

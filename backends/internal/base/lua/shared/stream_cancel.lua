@@ -1,8 +1,11 @@
--- stream_cancel: KEYS record, stream, and for dual the delayed ZSET.
--- ARGV: id, now, retention ms. Takes the job's Ref out of where it waits:
--- its stream entry (unread, or read by a claimer that has not activated it
+-- stream_cancel: Cancel. Takes the job's Ref out of where it waits: its
+-- stream entry (unread, or read by a claimer that has not activated it
 -- yet), or its delayed member.
--- Returns 1, or an AE_NOT_FOUND or AE_NOT_CANCELABLE error.
+--
+-- KEYS: record, stream, and for dual the delayed ZSET.
+-- ARGV: id, now, retention ms.
+-- Returns: 1, or an AE_NOT_FOUND or AE_NOT_CANCELABLE error.
+-- Complexity: O(log D).
 local ref, err = cancel_job(KEYS[1], ARGV[1], ARGV[2], ARGV[3])
 if not ref then return err end
 if ref:match('^%d+%-%d+$') then

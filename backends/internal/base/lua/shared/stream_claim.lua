@@ -4,14 +4,16 @@
 -- entries read under a lease (lib.lua's stream_take, which derives the
 -- record keys: see job_prefix). A claim that finds nothing blocks with
 -- XREADGROUP BLOCK outside, then runs stream_activate.
--- KEYS[1] active index, KEYS[2] stream, KEYS[3] dual's delayed ZSET when
--- this call promotes.
--- ARGV: now, lease deadline, worker, token base, take, read count,
--- consumer, promote max (0: none).
--- Returns {token, record pairs, the stream's last entry id before any
--- append, earliest RunAt appended for not being due or '', entries read,
--- the last one's id or '', the delayed ZSET's head score or '' (with
--- KEYS[3])}.
+--
+-- KEYS: [1] active index, [2] stream, [3] dual's delayed ZSET when this call
+--   promotes.
+-- ARGV: now, lease deadline, worker, token base, take, read count, consumer,
+--   promote max (0: none).
+-- Returns: {token, record pairs, the stream's last entry id before any append,
+--   earliest RunAt appended for not being due or '', entries read, the last
+--   one's id or '', the delayed ZSET's head score or '' (with KEYS[3])}.
+-- Complexity: O(p log D + n + k log A) for p promoted, n entries read, k
+--   taken.
 local active, stream, delayed = KEYS[1], KEYS[2], KEYS[3]
 local now, pmax = ARGV[1], tonumber(ARGV[8])
 local prefix = job_prefix(stream)

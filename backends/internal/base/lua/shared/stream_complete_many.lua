@@ -1,9 +1,12 @@
--- stream_complete_many: CompleteMany for the stream backends.
--- KEYS[1] active index, KEYS[2] completed counter, KEYS[3] stream,
--- KEYS[3+i] record of the i-th lease. ARGV: now, retention ms, then id,
--- token, result per lease. The entries of the completed jobs are
--- acknowledged and deleted with one XACK and one XDEL.
--- Returns one integer per lease: 1 completed, 0 lease lost.
+-- stream_complete_many: CompleteMany for the stream backends. The entries
+-- of the completed jobs are acknowledged and deleted with one XACK and one
+-- XDEL.
+--
+-- KEYS: [1] active index, [2] completed counter, [3] stream, [3+i] record of
+--   the i-th lease.
+-- ARGV: now, retention ms, then id, token, result per lease.
+-- Returns: one integer per lease: 1 completed, 0 lease lost.
+-- Complexity: O(k (log A + log E)) for k leases.
 local entries = {}
 local r = complete_many(KEYS[1], KEYS[2], 4, 3, ARGV[1], ARGV[2], function(key, _, token)
   entries[#entries + 1] = stream_lease_entry(key, token)

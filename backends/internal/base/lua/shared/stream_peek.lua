@@ -1,8 +1,11 @@
--- stream_peek: the orphan sweep's read. KEYS[1] stream. ARGV: start (an
--- exclusive '(<entry id>' or '-'), count. Reads up to count pending entries
--- after start and returns {how many were pending, the last one's id or '',
--- entry id, job id pairs}. A pending entry whose stream entry is gone has no
--- job to bring back and is only acknowledged.
+-- stream_peek: the orphan sweep's read. A pending entry whose stream entry
+-- is gone has no job to bring back and is only acknowledged.
+--
+-- KEYS: [1] stream.
+-- ARGV: start (an exclusive '(<entry id>' or '-'), count.
+-- Returns: {how many were pending, the last one's id or '', entry id, job id
+--   pairs} for up to count pending entries after start.
+-- Complexity: O(count).
 local pending = redis.call('XPENDING', KEYS[1], STREAM_GROUP, ARGV[1], '+', tonumber(ARGV[2]))
 local pairs, last = {}, ''
 for _, p in ipairs(pending) do

@@ -1,9 +1,13 @@
--- stream_recover: KEYS active index, dead ZSET, then the place keys (the
--- stream, and for dual the delayed ZSET and its sequence), then one record
--- per lease member. ARGV: now, retention ms, number of place keys (1 or 3),
--- the lease members read as expired. Each job taken back loses its entry; a
--- requeued one is placed anew (due now), a dead-lettered one is not.
--- Returns {requeued ids, dead-lettered ids} (lib.lua's recover_leases).
+-- stream_recover: Recover for the stream backends. Each job taken back
+-- loses its entry; a requeued one is placed anew (due now), a dead-lettered
+-- one is not.
+--
+-- KEYS: active index, dead ZSET, then the place keys (the stream, and for dual
+--   the delayed ZSET and its sequence), then one record per lease member.
+-- ARGV: now, retention ms, number of place keys (1 or 3), the lease members
+--   read as expired.
+-- Returns: {requeued ids, dead-lettered ids} (lib.lua's recover_leases).
+-- Complexity: O(M log A) for M members.
 local np = tonumber(ARGV[3])
 local stream, delayed, seq = KEYS[3], nil, nil
 if np == 3 then delayed, seq = KEYS[4], KEYS[5] end

@@ -2,12 +2,14 @@
 -- whose job was read by a claimer that never ran stream_activate (it
 -- crashed, or its reply was lost): no lease covers it and only this sweep
 -- brings it back.
--- KEYS[1] stream, KEYS[1+i] record of the i-th entry.
+--
+-- KEYS: [1] stream, [1+i] record of the i-th entry.
 -- ARGV: entry id, job id, confirm per entry; confirm is '1' when the store
--- already saw this entry unleased at least the grace period ago.
--- Returns a letter per entry: 'l' leased (the active index covers it),
--- 'w' waiting and not yet confirmed, 'r' a confirmed orphan, appended anew
--- (its RetryCount unchanged: it never started), 'd' a stale entry, dropped.
+--   already saw this entry unleased at least the grace period ago.
+-- Returns: a letter per entry: 'l' leased (the active index covers it), 'w'
+--   waiting and not yet confirmed, 'r' a confirmed orphan, appended anew (its
+--   RetryCount unchanged: it never started), 'd' a stale entry, dropped.
+-- Complexity: O(n) for n entries.
 local stream = KEYS[1]
 local out = {}
 for i = 1, #ARGV, 3 do
