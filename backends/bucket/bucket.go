@@ -247,10 +247,10 @@ func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Conf
 		return nil, fmt.Errorf("bucket: %w", err)
 	}
 	k := core.Keys
-	s := &Store{Core: core, ready: k.Of("ready"), index: k.Of("buckets"), bucketed: k.Of("bucketed"), seq: k.Of("seq"),
+	s := &Store{Core: core, ready: k.Ready(), index: k.BucketIndex(), bucketed: k.Bucketed(), seq: k.Seq(),
 		width: cfg.Width.Milliseconds(), claimMoves: claimMoves}
 	if !cfg.Poll {
-		s.marker = []string{k.Of("wake")}
+		s.marker = []string{k.Wake()}
 	}
 	return s, nil
 }
@@ -266,7 +266,7 @@ func (s *Store) Capabilities() jobstore.Capabilities {
 func (s *Store) bucketKey(t time.Time) string {
 	ms := t.UnixMilli()
 	start := ms - (ms%s.width+s.width)%s.width
-	return s.Keys.Of("bucket:" + strconv.FormatInt(start, 10))
+	return s.Keys.Bucket(start)
 }
 
 // Enqueue stores jobs atomically.
@@ -412,7 +412,7 @@ func (s *Store) Cancel(ctx context.Context, id string) error {
 			return err
 		}
 		place, _, ok := strings.Cut(j.Ref, "|")
-		if !ok || (place != s.ready && !strings.HasPrefix(place, s.Keys.Of("bucket:"))) {
+		if !ok || (place != s.ready && !strings.HasPrefix(place, s.Keys.BucketPrefix())) {
 			return fmt.Errorf("bucket: cancel %q: Ref %q names no place of queue %q", id, j.Ref, s.Opts.Queue)
 		}
 		err = s.CancelWith(ctx, scriptCancel, id, append([]string{s.ready, s.index, s.bucketed, place}, s.marker...))

@@ -183,11 +183,11 @@ func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Conf
 	if err != nil {
 		return nil, err
 	}
-	s, err := base.NewStream(ctx, c, o, scripts, "delayed", "seq")
+	s, err := base.NewStream(ctx, c, o, scripts, func(k base.Keys) []string { return []string{k.Delayed(), k.Seq()} })
 	if err != nil {
 		return nil, fmt.Errorf("dual: %w", err)
 	}
-	st := &Store{Stream: s, cfg: cfg, delayed: s.Keys.Of("delayed")}
+	st := &Store{Stream: s, cfg: cfg, delayed: s.Keys.Delayed()}
 	if cfg.Mover == MoverClaim {
 		st.OnDue = func(ctx context.Context) { _, _, _ = st.promote(ctx, cfg.Batch) }
 	}

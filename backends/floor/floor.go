@@ -104,10 +104,10 @@ func New(_ context.Context, c rclient.Client, o jobstore.Options) (*Store, error
 		return nil, fmt.Errorf("%w: floor: no Redis client", jobstore.ErrInvalid)
 	}
 	k := base.NewKeys(o.Queue)
-	return &Store{c: c, o: o, keys: k, Ready: k.Of("floor:ready"), Processing: k.Of("floor:processing")}, nil
+	return &Store{c: c, o: o, keys: k, Ready: k.FloorReady(), Processing: k.FloorProcessing()}, nil
 }
 
-func (s *Store) job(id string) string { return s.keys.Of("floor:job:" + id) }
+func (s *Store) job(id string) string { return s.keys.FloorJob(id) }
 
 func (s *Store) check() error {
 	if s.closed.Load() {

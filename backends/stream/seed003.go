@@ -92,7 +92,7 @@ func (s *Seed003) Capabilities() jobstore.Capabilities {
 // Claim reads and acknowledges up to req.Max entries, polling while req.Wait allows.
 func (s *Seed003) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
 	return s.PollScriptClaim(ctx, req, func(now, deadline time.Time) (any, error) {
-		v, err := s.Run(ctx, scriptSeed003Claim, []string{s.Ready, s.Keys.Of("processing")},
+		v, err := s.Run(ctx, scriptSeed003Claim, []string{s.Ready, s.Keys.Processing()},
 			[]string{base.Ms(now), base.Ms(deadline), req.WorkerID, s.TokenBase(), strconv.Itoa(req.Max), s.Consumer})
 		if err != nil {
 			return nil, fmt.Errorf("stream seed003: %w", err)
@@ -108,7 +108,7 @@ func (s *Seed003) Extend(_ context.Context, l jobstore.Lease, _ time.Duration) (
 
 // Complete marks the job Completed and deletes its entry, checking no lease.
 func (s *Seed003) Complete(ctx context.Context, l jobstore.Lease, result []byte) error {
-	return s.CompleteWith(ctx, scriptSeed003Complete, l, result, []string{s.Ready, s.Keys.Of("processing")})
+	return s.CompleteWith(ctx, scriptSeed003Complete, l, result, []string{s.Ready, s.Keys.Processing()})
 }
 
 // CompleteMany completes each lease as Complete does.
@@ -118,7 +118,7 @@ func (s *Seed003) CompleteMany(ctx context.Context, cs []jobstore.Completion) ([
 
 // Fail retries or dead-letters, checking no lease.
 func (s *Seed003) Fail(ctx context.Context, l jobstore.Lease, reason string) (jobstore.FailResult, error) {
-	return s.FailWith(ctx, scriptSeed003Fail, l, reason, func(time.Time) []string { return []string{s.Ready, s.Keys.Of("processing")} })
+	return s.FailWith(ctx, scriptSeed003Fail, l, reason, func(time.Time) []string { return []string{s.Ready, s.Keys.Processing()} })
 }
 
 // Stats counts the queue: InProgress from the processing ZSET (the PEL
@@ -129,7 +129,7 @@ func (s *Seed003) Stats(ctx context.Context) (jobstore.Stats, error) {
 	if err := s.Check(); err != nil {
 		return jobstore.Stats{}, err
 	}
-	n, err := s.Counts(ctx, rclient.Cmd("ZCARD", s.Keys.Of("processing")))
+	n, err := s.Counts(ctx, rclient.Cmd("ZCARD", s.Keys.Processing()))
 	if err != nil {
 		return jobstore.Stats{}, fmt.Errorf("stream seed003: %w", err)
 	}

@@ -136,7 +136,7 @@ var (
 // New loads the scripts, creates the consumer group when missing and returns
 // a store on c. It does not own c.
 func New(ctx context.Context, c rclient.Client, o jobstore.Options) (*Store, error) {
-	s, err := base.NewStream(ctx, c, o, scripts)
+	s, err := base.NewStream(ctx, c, o, scripts, nil)
 	if err != nil {
 		return nil, fmt.Errorf("stream: %w", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/aebench/aebench/backends/internal/base"
 	"github.com/aebench/aebench/jobstore"
@@ -47,7 +46,7 @@ func (s *Seed002) Recover(ctx context.Context, max int) (jobstore.RecoverResult,
 	if err := s.SweepExpired(ctx, s.Now(), max); err != nil {
 		return res, err
 	}
-	prefix := strings.TrimSuffix(s.Keys.Of("x"), "x")
+	prefix := s.Keys.Prefix()
 	v, err := s.Run(ctx, scriptSeed002Recover, nil, []string{prefix, base.Ms(s.Now()), fmt.Sprint(s.Opts.Retention.Milliseconds()), strconv.Itoa(max)})
 	if err != nil {
 		return res, fmt.Errorf("zset seed002: %w", err)

@@ -57,7 +57,7 @@ func (s *Seed004) Capabilities() jobstore.Capabilities {
 }
 
 // marker is the seed's processing:<id> key.
-func (s *Seed004) marker(id string) string { return s.Keys.Of("processing:" + id) }
+func (s *Seed004) marker(id string) string { return s.Keys.ProcessingOf(id) }
 
 // Claim pops up to min(req.Max, 20) due ids, then writes each one's
 // processing marker, polling while req.Wait allows.

@@ -142,9 +142,9 @@ func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Conf
 	if err != nil {
 		return nil, fmt.Errorf("zset: %w", err)
 	}
-	s := &Store{Core: core, queue: core.Keys.Of("queue"), seq: core.Keys.Of("seq")}
+	s := &Store{Core: core, queue: core.Keys.Queue(), seq: core.Keys.Seq()}
 	if !cfg.Poll {
-		s.marker = []string{core.Keys.Of("wake")}
+		s.marker = []string{core.Keys.Wake()}
 	}
 	return s, nil
 }

@@ -1,7 +1,13 @@
 package base
 
-// Keys names a queue's keys. All of them carry the hash tag {queue}, so one
-// queue lives in one Redis Cluster slot and a script may touch any of them.
+import "strconv"
+
+// Keys names a queue's keys, every backend's in this one file (asynq's
+// rdb habit): a key name is written once, here, and each backend's
+// package doc lists the keys it uses. All of them carry the hash tag
+// {queue}, so one queue lives in one Redis Cluster slot and a script may
+// touch any of them. (lib.lua derives two names from a key it was given:
+// the records, job_prefix, and the expiry index, expire_index.)
 type Keys struct {
 	prefix string
 }
@@ -30,3 +36,38 @@ func (k Keys) Expire() string { return k.Of("expire") }
 // jobstore.Auditor; kept in Redis so that every store instance of a run
 // (workers, mover, recoverer) adds to one count. Corrected stores keep none.
 func (k Keys) Audit() string { return k.Of("audit") }
+
+// The sorted set's (backends/zset) and the time buckets' (backends/bucket)
+// keys; Seq and Wake serve both, and dual's delayed members.
+func (k Keys) Queue() string { return k.Of("queue") } // ZSET Ref -> RunAt ms (zset)
+func (k Keys) Seq() string   { return k.Of("seq") }   // counter behind the members' sequence
+func (k Keys) Wake() string  { return k.Of("wake") }  // ZSET wake-up marker for blocked claimers
+
+// Ready is bucket's ZSET of due jobs, BucketIndex its ZSET bucket key ->
+// earliest RunAt, Bucketed the count of jobs in buckets, and Bucket the
+// HASH of delayed jobs whose RunAt falls in the window from start (ms).
+func (k Keys) Ready() string             { return k.Of("ready") }
+func (k Keys) BucketIndex() string       { return k.Of("buckets") }
+func (k Keys) Bucketed() string          { return k.Of("bucketed") }
+func (k Keys) Bucket(start int64) string { return k.BucketPrefix() + strconv.FormatInt(start, 10) }
+func (k Keys) BucketPrefix() string      { return k.Of("bucket:") }
+
+// Stream is the stream backends' (stream, dual) STREAM of entries and
+// Delayed dual's ZSET of jobs not yet due.
+func (k Keys) Stream() string  { return k.Of("stream") }
+func (k Keys) Delayed() string { return k.Of("delayed") }
+
+// Processing is seed 003's ZSET id -> claim time + lease (counted by Stats,
+// read by no recovery); ProcessingOf is seed 004's marker of a popped job.
+func (k Keys) Processing() string            { return k.Of("processing") }
+func (k Keys) ProcessingOf(id string) string { return k.Of("processing:" + id) }
+
+// Prefix is the queue's prefix, "ae:{queue}:", for seed 002's script,
+// which builds every key name itself.
+func (k Keys) Prefix() string { return k.prefix }
+
+// The floor's keys (backends/floor): a LIST of ready ids, a LIST of ids in
+// processing, and a HASH per job.
+func (k Keys) FloorReady() string        { return k.Of("floor:ready") }
+func (k Keys) FloorProcessing() string   { return k.Of("floor:processing") }
+func (k Keys) FloorJob(id string) string { return k.Of("floor:job:" + id) }

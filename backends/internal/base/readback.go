@@ -107,7 +107,7 @@ func (s *Stream) Audit(ctx context.Context) (map[string]int64, error) {
 func (s *Stream) Locate(ctx context.Context, ids []string) ([]jobstore.Location, error) {
 	var places []string
 	for _, k := range s.PlaceKeys {
-		if k != s.Keys.Of("seq") {
+		if k != s.Keys.Seq() {
 			places = append(places, k)
 		}
 	}

@@ -70,9 +70,9 @@ type Stream struct {
 
 // NewStream builds the core with the backend's own scripts (bodies) and the
 // shared stream scripts, and creates the consumer group (and the stream)
-// when missing. The stream is Keys.Of("stream"); placeNames name the
-// place keys after it (dual's "delayed" ZSET and its "seq"uence).
-func NewStream(ctx context.Context, c rclient.Client, o jobstore.Options, bodies embed.FS, placeNames ...string) (*Stream, error) {
+// when missing. The stream is Keys.Stream(); places, when given, names the
+// place keys after it (dual's delayed ZSET and its sequence).
+func NewStream(ctx context.Context, c rclient.Client, o jobstore.Options, bodies embed.FS, places func(Keys) []string) (*Stream, error) {
 	core, err := NewCore(ctx, c, o, func(enc jobstore.Encoding) (Scripts, error) {
 		return ComposeScripts(ctx, c, enc, bodies, ScriptExtend, ScriptStreamActivate, ScriptStreamClaim,
 			ScriptStreamComplete, ScriptStreamCompleteMany, ScriptStreamFail, ScriptStreamRecover, ScriptStreamCancel, ScriptStreamPeek, ScriptStreamSweep, ScriptLocate)
@@ -84,11 +84,11 @@ func NewStream(ctx context.Context, c rclient.Client, o jobstore.Options, bodies
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, fmt.Errorf("consumer name: %w", err)
 	}
-	s := &Stream{Core: core, Ready: core.Keys.Of("stream"), Consumer: "c-" + hex.EncodeToString(b[:]),
+	s := &Stream{Core: core, Ready: core.Keys.Stream(), Consumer: "c-" + hex.EncodeToString(b[:]),
 		cursor: "-", suspects: map[string]time.Time{}}
 	s.PlaceKeys = []string{s.Ready}
-	for _, n := range placeNames {
-		s.PlaceKeys = append(s.PlaceKeys, core.Keys.Of(n))
+	if places != nil {
+		s.PlaceKeys = append(s.PlaceKeys, places(core.Keys)...)
 	}
 	if err := s.ensureGroup(ctx); err != nil {
 		return nil, err
