@@ -208,6 +208,11 @@ const (
 	// retry delays, record timestamps, lease deadlines) comes from
 	// Options.Clock, so a controlled clock drives it.
 	CapStoreClock Capability = "store-clock"
+	// CapSelfRecovery: the system takes back a crashed worker's jobs on its
+	// own (asynq's recoverer, BullMQ's stalled check), not through Recover:
+	// a scenario with crashes applies to it though it does not declare
+	// CapLeaseRecovery, and a run needs no recoverer for it.
+	CapSelfRecovery Capability = "self-recovery"
 )
 
 // CoreCapabilities lists the core capabilities, in a fixed order.
@@ -219,7 +224,7 @@ func CoreCapabilities() []Capability {
 // KnownCapabilities lists every capability the contract defines, in a fixed order.
 func KnownCapabilities() []Capability {
 	return append([]Capability{CapBlockingClaim, CapNativeDelay, CapStoreClockLeases, CapStrictFIFO,
-		CapExactStats, CapMover, CapMoverLoop, CapBatchComplete, CapSeedVariant, CapClaimConflicts}, CoreCapabilities()...)
+		CapExactStats, CapMover, CapMoverLoop, CapBatchComplete, CapSeedVariant, CapClaimConflicts, CapSelfRecovery}, CoreCapabilities()...)
 }
 
 // Capabilities is the set a backend declares.

@@ -97,6 +97,7 @@ const Limits = "asynq's clock, not the store's (whole seconds for delayed and re
 func Caps() jobstore.Capabilities {
 	return jobstore.Capabilities{
 		jobstore.CapNativeDelay:   true, // a ZSET scored by ProcessAt
+		jobstore.CapSelfRecovery:  true, // asynq's recoverer, not Recover
 		jobstore.CapRetries:       true,
 		jobstore.CapDelayedJobs:   true,
 		jobstore.CapCancel:        true,

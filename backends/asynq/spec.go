@@ -12,7 +12,7 @@ import (
 // name, kind, doc, options, capabilities and constructor.
 func Spec() spec.Spec {
 	return spec.Spec{Name: "asynq", Kind: spec.KindPeer, Doc: Doc, Limits: Limits, Options: Options(),
-		Caps: Caps(), SelfRecovering: true,
+		Caps: Caps(),
 		New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
 			cfg, err := ParseConfig(extra)
 			if err != nil {

@@ -403,6 +403,9 @@ func CapsOf(h Hello) jobstore.Capabilities {
 	if h.Caps.Retries != "" {
 		cs[jobstore.CapRetries] = true
 	}
+	if h.Caps.Recovery != "" && h.Caps.Recovery != "none" {
+		cs[jobstore.CapSelfRecovery] = true
+	}
 	return cs
 }
 

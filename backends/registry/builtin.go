@@ -61,9 +61,13 @@ func others() []Backend {
 // (package driver, docs/drivers.md).
 func driverPeer(ds driver.Spec) Backend {
 	d := driver.DeclaredBy[ds.Name]
-	return Backend{Name: ds.Name, Kind: KindPeer, Doc: d.Doc, Driver: &ds, Loses: d.Loses, SelfRecovering: d.Recovers,
+	caps := spec.Caps(jobstore.CapDelayedJobs, jobstore.CapNativeDelay, jobstore.CapRetries)
+	if d.Recovers {
+		caps[jobstore.CapSelfRecovery] = true
+	}
+	return Backend{Name: ds.Name, Kind: KindPeer, Doc: d.Doc, Driver: &ds, Loses: d.Loses,
 		Limits: "runs its jobs in its own worker processes (workers.processes = workers.count); one Redis server, no cluster; no Cancel; records are the system's",
-		Caps:   spec.Caps(jobstore.CapDelayedJobs, jobstore.CapNativeDelay, jobstore.CapRetries),
+		Caps:   caps,
 		New: func(ctx context.Context, c rclient.Client, o jobstore.Options, _ map[string]string) (jobstore.Store, error) {
 			return driver.New(ctx, c, o, ds)
 		}}

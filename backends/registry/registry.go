@@ -36,7 +36,7 @@ const (
 // FromSpec is the registry entry of a backend's own declaration.
 func FromSpec(s spec.Spec) Backend {
 	return Backend{Name: s.Name, Kind: s.Kind, Doc: s.Doc, Limits: s.Limits, Options: s.Options, Caps: s.Caps,
-		SelfRecovering: s.SelfRecovering, CountNoise: s.CountNoise, CountNoiseWhy: s.CountNoiseWhy, New: s.New}
+		CountNoise: s.CountNoise, CountNoiseWhy: s.CountNoiseWhy, New: s.New}
 }
 
 // Backend is one strategy.
@@ -51,10 +51,6 @@ type Backend struct {
 	// list prints it). The built store's Capabilities is what a run goes
 	// by: an option may change it (a polling claim is not blocking).
 	Caps jobstore.Capabilities
-	// SelfRecovering says the backend takes back a crashed worker's jobs on
-	// its own (asynq's recoverer) although it does not declare
-	// jobstore.CapLeaseRecovery, so scenarios with crashes apply to it.
-	SelfRecovering bool
 	// Driver: the backend is a job system behind its driver process
 	// (docs/drivers.md); aebench list probes it.
 	Driver *driver.Spec

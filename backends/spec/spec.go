@@ -46,9 +46,6 @@ type Spec struct {
 	Options []Option
 	// Caps is what the backend declares with its default options.
 	Caps jobstore.Capabilities
-	// SelfRecovering: it takes back a crashed worker's jobs on its own
-	// (asynq's recoverer) without declaring jobstore.CapLeaseRecovery.
-	SelfRecovering bool
 	// CountNoise and CountNoiseWhy: the spread its design leaves in its
 	// counted per-job costs, and why (registry.Backend says more).
 	CountNoise    float64

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"golang.org/x/term"
 	"io"
 	"os"
 	"os/signal"
@@ -24,6 +23,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"golang.org/x/term"
 
 	"github.com/aebench/aebench/backends/driver"
 	"github.com/aebench/aebench/backends/registry"
@@ -33,6 +34,7 @@ import (
 	"github.com/aebench/aebench/harness/runner"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/verdict"
+	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
 	"github.com/aebench/aebench/redisserver"
 )
@@ -454,7 +456,7 @@ func listKind(w io.Writer, b registry.Backend) {
 		caps = strings.Join(cs, ", ")
 	}
 	kind := string(b.Kind)
-	if b.SelfRecovering {
+	if b.Caps.Has(jobstore.CapSelfRecovery) {
 		kind += ", recovers crashed workers' jobs on its own"
 	}
 	fmt.Fprintf(w, "  %-8s kind: %s\n  %-8s capabilities: %s\n", "", kind, "", caps)

@@ -19,7 +19,7 @@ type need struct {
 	cap jobstore.Capability
 	why string
 	// recovery: a backend that recovers crashed workers' jobs on its own
-	// (registry.Backend.SelfRecovering) meets it without declaring cap.
+	// (jobstore.CapSelfRecovery) meets it without declaring cap.
 	recovery bool
 }
 
@@ -98,7 +98,7 @@ func notApplicable(be registry.Backend, caps jobstore.Capabilities, cfg scenario
 	}
 	var missing []string
 	for _, n := range needs(cfg) {
-		if caps.Has(n.cap) || n.recovery && (be.SelfRecovering || be.Driver != nil || declaresLoss(be, cfg.Faults)) {
+		if caps.Has(n.cap) || n.recovery && (be.Caps.Has(jobstore.CapSelfRecovery) || caps.Has(jobstore.CapSelfRecovery) || be.Driver != nil || declaresLoss(be, cfg.Faults)) {
 			continue
 		}
 		missing = append(missing, fmt.Sprintf("%s needs %s", n.why, n.cap))

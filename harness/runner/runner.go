@@ -441,7 +441,7 @@ func (pr *planRunner) execute(ctx context.Context, spec scenario.RunSpec, be reg
 	run := output.RunOf(rs)
 	hooks := engine.Hooks{Label: cfg.Backend.Label, HLog: hw, Status: pr.status.line, Sample: pr.sample(run), SampleHists: output.UseHistograms(pr.outputs), Cost: cost,
 		CostWholeRun: cfg.Redis.Metered(), Mover: rs.MoverLoop,
-		NoRecoverer: !store.Capabilities().Has(jobstore.CapLeaseRecovery) && !be.SelfRecovering, Speed: cfg.Speed()}
+		NoRecoverer: !store.Capabilities().Has(jobstore.CapLeaseRecovery) && !store.Capabilities().Has(jobstore.CapSelfRecovery), Speed: cfg.Speed()}
 	if (len(cfg.Faults) > 0 || cfg.Workers.Processes > 0 || cfg.Workers.Remote > 0) && !spec.Calibration {
 		srv, err := pr.pool.get(ctx, cfg.Redis)
 		if err != nil {
