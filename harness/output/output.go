@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strings"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/scenario"
@@ -71,6 +72,13 @@ type RunRecorder interface {
 	RunRecorded(rs *summary.RunSummary)
 }
 
+// HistogramLogger is an Output that keeps a run's interval histograms:
+// the runner asks it for the writer the engine's collector writes each
+// second's histograms to, before the run starts (the .hlog output).
+type HistogramLogger interface {
+	HistogramLog(r Run, conditions string) (*hdr.HistogramLogWriter, error)
+}
+
 // HistogramUser is an Output that uses SeriesPoint's latency buckets
 // (E2EHist, ClaimHist): the collector fills them only when one asks, since
 // walking the histograms each second costs it time.
@@ -112,6 +120,7 @@ func Builtin() map[string]Format {
 		"timeseries":  {Doc: "timeseries.csv: every run's per-second counters, backlog and e2e percentiles", New: newTimeseries, Always: true},
 		"faults":      {Doc: "faults.csv: one row per injected fault (runs with faults)", New: newFaultsCSV, Always: true},
 		"hgrm":        {Doc: "<run>.<histogram>.hgrm: HdrHistogram percentile distributions", New: newHGRM, Always: true},
+		"hlog":        {Doc: "<run>.hlog: HdrHistogram interval log, every histogram each second", New: newHLog, Always: true},
 		"plots":       {Doc: "PNG and SVG plots: latency percentiles, throughput and backlog over time, sweeps", New: newPlots, Always: true, Order: 1},
 		"summary":     {Doc: "summary.json: every run's figures, the statistics over repeats and the verdicts", New: newSummaryJSON, Always: true, Order: 2},
 		"page":        {Doc: "report.html: the verdict, headline numbers, plots and statistics, from summary.json", New: newPage, Always: true, Order: 3},

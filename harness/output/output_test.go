@@ -22,9 +22,9 @@ func TestOpen(t *testing.T) {
 		named []string
 		want  int // outputs built; -1: an error
 	}{
-		{nil, 7},
-		{[]string{"jsonl"}, 8},
-		{[]string{"jsonl", "openmetrics=127.0.0.1:9464"}, 9},
+		{nil, 8},
+		{[]string{"jsonl"}, 9},
+		{[]string{"jsonl", "openmetrics=127.0.0.1:9464"}, 10},
 		{[]string{"openmetrics"}, -1},               // needs an address
 		{[]string{"openmetrics=10.0.0.1:9464"}, -1}, // loopback only
 		{[]string{"openmetrics=0.0.0.0:9464"}, -1},
@@ -56,7 +56,7 @@ func TestOpenOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := 8 - len(off); len(outs) != want {
+		if want := 9 - len(off); len(outs) != want {
 			t.Errorf("off %v: %d outputs, want %d", off, len(outs), want)
 		}
 	}

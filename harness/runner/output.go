@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/aebench/aebench/harness/analysis"
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/output"
@@ -80,6 +82,17 @@ func (pr *planRunner) writeRunFiles(rs *summary.RunSummary, res *engine.Result) 
 		}
 	}
 	return nil
+}
+
+// histogramLog is the writer of the run's interval histograms, from the
+// output that keeps them (the .hlog); nil when none does.
+func (pr *planRunner) histogramLog(r output.Run, conditions string) (*hdr.HistogramLogWriter, error) {
+	for _, op := range pr.outputs {
+		if hl, ok := op.(output.HistogramLogger); ok {
+			return hl.HistogramLog(r, conditions)
+		}
+	}
+	return nil, nil
 }
 
 // sample fans a run's second out to every output.

@@ -7,12 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
-
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/harness/analysis"
@@ -428,17 +424,11 @@ func (pr *planRunner) execute(ctx context.Context, spec scenario.RunSpec, be reg
 		rs.Status, rs.Error = summary.StatusError, err.Error()
 		return rs, err
 	}
-	hlogPath := spec.ID + ".hlog"
-	hf, err := os.Create(filepath.Join(pr.dir, hlogPath))
-	if err != nil {
-		return fail(err)
-	}
-	defer hf.Close()
-	hw, err := startHLog(hf, spec.ID, rs.Conditions)
-	if err != nil {
-		return fail(err)
-	}
 	run := output.RunOf(rs)
+	hw, err := pr.histogramLog(run, rs.Conditions)
+	if err != nil {
+		return fail(err)
+	}
 	hooks := engine.Hooks{Label: cfg.Backend.Label, HLog: hw, Status: pr.status.line, Sample: pr.sample(run), SampleHists: output.UseHistograms(pr.outputs), Cost: cost,
 		CostWholeRun: cfg.Redis.Metered(), Mover: rs.MoverLoop,
 		NoRecoverer: !store.Capabilities().Has(jobstore.CapLeaseRecovery) && !store.Capabilities().Has(jobstore.CapSelfRecovery), Speed: cfg.Speed()}
@@ -456,10 +446,6 @@ func (pr *planRunner) execute(ctx context.Context, spec scenario.RunSpec, be reg
 	}
 	res := engine.Run(ctx, espec, store, hooks)
 	pr.status.end()
-	if cerr := hf.Close(); cerr != nil && res.Err == nil {
-		res.Err = cerr
-	}
-	rs.Files.HLog = hlogPath
 	pr.fill(rs, res)
 	if err := pr.writeRunFiles(rs, res); err != nil {
 		return rs, err
@@ -514,17 +500,4 @@ func (pr *planRunner) checkOptions(ctx context.Context, runs []scenario.RunSpec)
 		}
 	}
 	return nil
-}
-
-// startHLog writes an interval log's header. Its base and start time are
-// whole seconds: the writer prints whole seconds but subtracts
-// milliseconds.
-func startHLog(f *os.File, id, conditions string) (*hdr.HistogramLogWriter, error) {
-	hw := hdr.NewHistogramLogWriter(f)
-	base := time.Now().Truncate(time.Second).UnixMilli()
-	err := errors.Join(hw.OutputLogFormatVersion(),
-		hw.OutputComment("[aebench run "+id+": "+conditions+"; values in ns, tags <label>.<histogram>]"),
-		hw.OutputStartTime(base), hw.OutputBaseTime(base), hw.OutputLegend())
-	hw.SetBaseTime(base)
-	return hw, err
 }
