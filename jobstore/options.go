@@ -50,8 +50,11 @@ type Options struct {
 	Encoding Encoding
 	// Clock makes every time decision. Default clock.Real{}.
 	Clock clock.Clock
-	// Retention is how long a Completed, Failed or Canceled record is kept.
-	// Default 24h.
+	// Retention is how long a Completed, Failed or Canceled record is kept,
+	// at least. Default 24h. A store may let records it finished in a batch
+	// (CompleteMany) go at a later sweep rather than on the dot: the four
+	// strategies delete them at the next CompleteMany or Recover after
+	// Retention on the store's clock (backends/internal/base, retire).
 	Retention time.Duration
 	// MaxPayload is the largest payload Enqueue accepts, in bytes. Default 1 MiB.
 	MaxPayload int
@@ -198,7 +201,8 @@ const (
 	CapAtomicBulk Capability = "atomic-bulk"
 	// CapRecordEncodings: the store honours Options.Encoding (hash and JSON).
 	CapRecordEncodings Capability = "record-encodings"
-	// CapRetention: finished records expire after Options.Retention.
+	// CapRetention: finished records expire after Options.Retention (those
+	// finished in a batch at the next sweep after it; Options.Retention).
 	CapRetention Capability = "retention"
 	// CapQueueOrder: a Claim sees every due job of the queue, so it takes the
 	// queue's oldest RunAt first and up to Max at once. A sharded store
