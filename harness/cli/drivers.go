@@ -38,7 +38,7 @@ func cmdDrivers(ctx context.Context, args []string, opts Options) int {
 	overhead := fs.Bool("overhead", false, "measure each driver against its plain loop")
 	jobs := fs.Int("jobs", 0, "jobs each side drains (0: calibrated to last --rounds rounds)")
 	conc := fs.Int("concurrency", 4, "worker concurrency of both")
-	rounds := fs.Int("rounds", 24, "rounds of turns (each side runs SlicesPerRound turns a round)")
+	rounds := fs.Int("rounds", 40, "rounds of turns (each side runs SlicesPerRound turns a round)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
