@@ -3,7 +3,6 @@ package analysis
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 
 	"github.com/aebench/aebench/harness/summary"
@@ -29,22 +28,14 @@ func ScalingCurve(sum *summary.Summary) []summary.ScalingPoint {
 	for i := range sum.Runs {
 		runs[sum.Runs[i].ID] = &sum.Runs[i]
 	}
-	lines := map[string][]summary.ScalingPoint{}
-	var order []string
+	var lines Lines[summary.ScalingPoint]
 	for _, g := range sum.Statistics.Groups {
-		p, line, ok := scalingPoint(g, runs, sum.Environment.CPUs)
-		if !ok {
-			continue
+		if p, line, ok := scalingPoint(g, runs, sum.Environment.CPUs); ok {
+			lines.Add(line, p)
 		}
-		if _, seen := lines[line]; !seen {
-			order = append(order, line)
-		}
-		lines[line] = append(lines[line], p)
 	}
 	var out []summary.ScalingPoint
-	for _, line := range order {
-		pts := lines[line]
-		sort.Slice(pts, func(i, j int) bool { return pts[i].Masters < pts[j].Masters })
+	for _, pts := range lines.Sorted(func(a, b summary.ScalingPoint) bool { return a.Masters < b.Masters }) {
 		m0, t0, p0 := float64(pts[0].Masters), pts[0].Throughput, pts[0].ProjectedRedis
 		for i := range pts {
 			scale := float64(pts[i].Masters) / m0

@@ -66,3 +66,32 @@ func SweepX(val string) (float64, bool) {
 	}
 	return 0, false
 }
+
+// Lines gathers points under line labels, keeping the order in which the
+// labels first come (a plan's order), for the tables and plots of a sweep.
+type Lines[T any] struct {
+	Order []string
+	By    map[string][]T
+}
+
+// Add appends p to the line called label.
+func (l *Lines[T]) Add(label string, p T) {
+	if l.By == nil {
+		l.By = map[string][]T{}
+	}
+	if _, seen := l.By[label]; !seen {
+		l.Order = append(l.Order, label)
+	}
+	l.By[label] = append(l.By[label], p)
+}
+
+// Sorted returns each line's points sorted by less, in the labels' order.
+func (l *Lines[T]) Sorted(less func(a, b T) bool) [][]T {
+	out := make([][]T, 0, len(l.Order))
+	for _, label := range l.Order {
+		pts := l.By[label]
+		sort.Slice(pts, func(i, j int) bool { return less(pts[i], pts[j]) })
+		out = append(out, pts)
+	}
+	return out
+}

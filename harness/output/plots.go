@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -251,8 +250,7 @@ func (pl *plots) sweepPlots() error {
 // varied fields, points sorted by the swept value.
 func sweepSeries(groups []stats.Group, field, metric string, scale float64) []report.SweepSeries {
 	type point struct{ x, y, lo, hi float64 }
-	lines := map[string][]point{}
-	var order []string
+	var lines analysis.Lines[point]
 	for _, g := range groups {
 		st, ok := g.Metric(metric)
 		if !ok {
@@ -267,16 +265,11 @@ func sweepSeries(groups []stats.Group, field, metric string, scale float64) []re
 		if st.CI != nil {
 			p.lo, p.hi = st.CI.Lo*scale, st.CI.Hi*scale
 		}
-		if _, seen := lines[label]; !seen {
-			order = append(order, label)
-		}
-		lines[label] = append(lines[label], p)
+		lines.Add(label, p)
 	}
 	var out []report.SweepSeries
-	for _, label := range order {
-		pts := lines[label]
-		sort.Slice(pts, func(i, j int) bool { return pts[i].x < pts[j].x })
-		s := report.SweepSeries{Label: label}
+	for i, pts := range lines.Sorted(func(a, b point) bool { return a.x < b.x }) {
+		s := report.SweepSeries{Label: lines.Order[i]}
 		for _, p := range pts {
 			s.X, s.Y, s.Lo, s.Hi = append(s.X, p.x), append(s.Y, p.y), append(s.Lo, p.lo), append(s.Hi, p.hi)
 		}
