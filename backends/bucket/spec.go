@@ -1,12 +1,9 @@
 package bucket
 
 import (
-	"context"
-
 	"github.com/aebench/aebench/backends/internal/base"
 	"github.com/aebench/aebench/backends/spec"
 	"github.com/aebench/aebench/jobstore"
-	"github.com/aebench/aebench/rclient"
 )
 
 // Spec is what this backend declares to the registry (package spec): its
@@ -22,11 +19,5 @@ func Spec() spec.Spec {
 			{Name: OptionWait, Allowed: base.WaitBlock + " or " + base.WaitPoll, Default: base.WaitBlock,
 				Doc: "how a waiting Claim waits: BZPOPMIN on a wake-up marker, or a move every store.poll_interval (the seeds' way)"},
 		},
-		New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
-			cfg, err := ParseConfig(extra)
-			if err != nil {
-				return nil, err
-			}
-			return NewWith(ctx, c, o, cfg)
-		}}
+		New: spec.Configured(ParseConfig, NewWith)}
 }

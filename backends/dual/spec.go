@@ -1,13 +1,11 @@
 package dual
 
 import (
-	"context"
 	"strconv"
 
 	"github.com/aebench/aebench/backends/internal/base"
 	"github.com/aebench/aebench/backends/spec"
 	"github.com/aebench/aebench/jobstore"
-	"github.com/aebench/aebench/rclient"
 )
 
 // Spec is what this backend declares to the registry (package spec): its
@@ -25,7 +23,5 @@ func Spec() spec.Spec {
 				Default: "approach1 in mover claim, approach2 in mover background",
 				Doc:     "which of seed 000's movers the variant's Promote runs: approach 1's read then ZREM and XADD per job, or approach 2's five-second look-ahead"},
 		},
-		New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
-			return Build(ctx, c, o, extra)
-		}}
+		New: Build}
 }

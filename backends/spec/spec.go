@@ -62,3 +62,16 @@ func Caps(cs ...jobstore.Capability) jobstore.Capabilities {
 	}
 	return out
 }
+
+// Configured is a Spec's New for a backend that parses its options into a
+// Config of its own and builds from that: parse, then build.
+func Configured[C any, S jobstore.Store](parse func(extra map[string]string) (C, error),
+	build func(ctx context.Context, c rclient.Client, o jobstore.Options, cfg C) (S, error)) func(context.Context, rclient.Client, jobstore.Options, map[string]string) (jobstore.Store, error) {
+	return func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
+		cfg, err := parse(extra)
+		if err != nil {
+			return nil, err
+		}
+		return build(ctx, c, o, cfg)
+	}
+}

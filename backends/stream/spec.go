@@ -1,13 +1,11 @@
 package stream
 
 import (
-	"context"
 	"strconv"
 
 	"github.com/aebench/aebench/backends/internal/base"
 	"github.com/aebench/aebench/backends/spec"
 	"github.com/aebench/aebench/jobstore"
-	"github.com/aebench/aebench/rclient"
 )
 
 // Spec is what this backend declares to the registry (package spec): its
@@ -22,7 +20,5 @@ func Spec() spec.Spec {
 		Options: []spec.Option{{Name: base.OptionVariant, Allowed: VariantAllowed, Default: base.VariantOff, Doc: VariantDoc},
 			{Name: OptionMaxLen, Allowed: "a whole number >= 1, with variant " + VariantSeed003MaxLen + " only", Default: strconv.Itoa(DefaultMaxLen),
 				Doc: "the MAXLEN ~ of the seed003-maxlen variant's XADD"}},
-		New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
-			return Build(ctx, c, o, extra)
-		}}
+		New: Build}
 }

@@ -1,12 +1,9 @@
 package zset
 
 import (
-	"context"
-
 	"github.com/aebench/aebench/backends/internal/base"
 	"github.com/aebench/aebench/backends/spec"
 	"github.com/aebench/aebench/jobstore"
-	"github.com/aebench/aebench/rclient"
 )
 
 // Spec is what this backend declares to the registry (package spec): its
@@ -24,7 +21,5 @@ func Spec() spec.Spec {
 				Doc: "where records are read and written: inside the Lua scripts, or by the client as one JSON string with a compare-and-set, " +
 					"as AsyncEndpoints' JSON RedisJobStore does (records JSON whatever the encoding; claims poll; no strict FIFO)"},
 		},
-		New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
-			return Build(ctx, c, o, extra)
-		}}
+		New: Build}
 }

@@ -68,7 +68,7 @@ func SweepX(val string) (float64, bool) {
 }
 
 // Lines gathers points under line labels, keeping the order in which the
-// labels first come (a plan's order), for the tables and plots of a sweep.
+// labels first come (a plan's order): a sweep's lines, or runs under reasons.
 type Lines[T any] struct {
 	Order []string
 	By    map[string][]T

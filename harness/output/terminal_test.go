@@ -15,12 +15,3 @@ func TestPrintScaling(t *testing.T) {
 		t.Errorf("printScaling:\n%s", b.String())
 	}
 }
-
-// TestDedupe: one reason that applies to several runs is said once.
-func TestDedupe(t *testing.T) {
-	got := dedupe([]string{"  a: not measured: restarted", "  b: not measured: restarted", "  c: other"})
-	want := []string{"  a, b: not measured: restarted", "  c: other"}
-	if strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Errorf("dedupe = %q, want %q", got, want)
-	}
-}

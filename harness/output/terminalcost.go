@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/aebench/aebench/harness/analysis"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/report"
 )
@@ -15,7 +16,10 @@ func (t *terminal) costTable(w io.Writer, runs []summary.RunSummary) {
 	header := []string{"backend", "cmds/job", "redis cpu/job", "in cmds/job", "net in/job", "net out/job",
 		"redis cpu %", "peak mem", "mem/job"}
 	var rows [][]string
-	var tops, notes []string
+	var tops []string
+	// The runs not measured, under their reason: one Redis restart leaves
+	// every run of a cell unmeasured for one reason, said once.
+	var notes analysis.Lines[string]
 	for _, r := range runs {
 		c := r.Cost
 		if c == nil || c.Error != "" && c.Commands == 0 {
@@ -23,7 +27,7 @@ func (t *terminal) costTable(w io.Writer, runs []summary.RunSummary) {
 			// the column to its length.
 			rows = append(rows, []string{runName(r, t.s.Repeats), "n/a"})
 			if c != nil {
-				notes = append(notes, fmt.Sprintf("  %s: %s", runName(r, t.s.Repeats), c.Error))
+				notes.Add(c.Error, runName(r, t.s.Repeats))
 			}
 			continue
 		}
@@ -46,9 +50,8 @@ func (t *terminal) costTable(w io.Writer, runs []summary.RunSummary) {
 	}
 	fmt.Fprintln(w, title)
 	_ = report.Table(w, header, rows)
-	notes = dedupe(notes)
-	for _, n := range notes {
-		fmt.Fprintln(w, n)
+	for _, why := range notes.Order {
+		fmt.Fprintf(w, "  %s: %s\n", strings.Join(notes.By[why], ", "), why)
 	}
 	if len(tops) > 0 {
 		fmt.Fprintln(w, "top commands per job:")
@@ -129,23 +132,4 @@ func fmtBytes(b float64) string {
 		return fmt.Sprintf("%.1fKiB", b/(1<<10))
 	}
 	return fmt.Sprintf("%.0fB", b)
-}
-
-// dedupe keeps the first of each line that repeats one whose text after
-// the run's name is the same: one Redis restart leaves every run of a cell
-// unmeasured for one reason, said once with the runs it applies to.
-func dedupe(lines []string) []string {
-	var out []string
-	at := map[string]int{}
-	for _, l := range lines {
-		name, why, _ := strings.Cut(strings.TrimSpace(l), ": ")
-		if i, ok := at[why]; ok {
-			head, rest, _ := strings.Cut(out[i], ": ")
-			out[i] = head + ", " + name + ": " + rest
-			continue
-		}
-		at[why] = len(out)
-		out = append(out, l)
-	}
-	return out
 }
