@@ -33,9 +33,15 @@ func TestCallWait(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s does not implement rclient.Waiter", name)
 			}
-			for i, tc := range []struct{ replicas, want int }{{1, 1}, {2, 1}} {
+			// WAIT returns as soon as enough replicas ack: the first case's
+			// long timeout costs nothing unless the machine is slow; the
+			// second asks for more replicas than there are and waits it out.
+			for i, tc := range []struct {
+				replicas, want int
+				timeout        time.Duration
+			}{{1, 1, 5 * time.Second}, {2, 1, 300 * time.Millisecond}} {
 				key := "{wait-" + name + "}"
-				_, acked, err := w.CallWait(ctx, lib, "wt_set", []string{key}, []string{"v"}, tc.replicas, 200*time.Millisecond)
+				_, acked, err := w.CallWait(ctx, lib, "wt_set", []string{key}, []string{"v"}, tc.replicas, tc.timeout)
 				if err != nil || acked != tc.want {
 					t.Errorf("case %d: CallWait(replicas %d) = acked %d, %v; want %d", i, tc.replicas, acked, err, tc.want)
 				}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -180,6 +181,27 @@ func attachReplicas(ctx context.Context, masters, replicas []*Node) error {
 		})
 		if err != nil {
 			return fmt.Errorf("redisserver: replica %s: %w", replicas[j].Addr(), err)
+		}
+	}
+	// The replica's link is up before its master counts it: WAIT counts
+	// only replicas the master holds online, so wait for the master's side
+	// too (a WAIT right after start otherwise acked 0 on a loaded machine).
+	for i, c := range mc {
+		want := 0
+		for j := range replicas {
+			if j%len(masters) == i {
+				want++
+			}
+		}
+		err := retry(ctx, func() error {
+			info, err := c.Info(ctx, "replication").Result()
+			if err == nil && strings.Count(info, "state=online") < want {
+				err = fmt.Errorf("%d of %d replicas online", strings.Count(info, "state=online"), want)
+			}
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("redisserver: master %s: %w", masters[i].Addr(), err)
 		}
 	}
 	return waitClusterOK(ctx, append(append([]*Node(nil), masters...), replicas...), len(masters))
