@@ -149,10 +149,25 @@ func loadLibrary(ctx context.Context, c rclient.Client, head string, src map[str
 	for _, n := range names {
 		out.fns[n] = libName + "_" + n
 	}
-	if err := c.LoadLibrary(ctx, out.lib); err != nil {
+	if err := loadWithRetry(ctx, c, out.lib); err != nil {
 		return Scripts{}, fmt.Errorf("load library %s: %w", libName, err)
 	}
 	return out, nil
+}
+
+// loadWithRetry loads the library, trying again (up to 3 times) when a
+// node timed out while ctx still has time: FUNCTION LOAD REPLACE is
+// idempotent, and on a loaded machine a cluster node's first connection
+// can take longer than the client's dial timeout (a fresh-clone CI run
+// failed so once). Any other error returns at once.
+func loadWithRetry(ctx context.Context, c rclient.Client, lib *rclient.Library) error {
+	var err error
+	for range 3 {
+		if err = c.LoadLibrary(ctx, lib); err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+	}
+	return err
 }
 
 // noFunctions reports an error of a server that does not know FUNCTION,
