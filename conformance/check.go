@@ -82,6 +82,27 @@ func show(v any) string {
 	return fmt.Sprintf("%v", v)
 }
 
+// claimView names the fields a Claimed.Job must hold (jobstore's Claimed):
+// what a worker needs and what the claim wrote.
+var claimView = []string{"ID", "Name", "Payload", "RetryCount", "Status", "WorkerID", "StartedAt",
+	"LastUpdatedAt", "LeaseToken", "LeaseDeadline"}
+
+// diffClaimed lists the fields in which a claimed job differs from the
+// record Get read right after the claim: every claim-view field, and any
+// other the store chose to fill (a zero one it left out). Ref is the
+// backend's own and not compared.
+func diffClaimed(cj, got jobstore.Job) []string {
+	skip := []string{"Ref"}
+	v := reflect.ValueOf(cj)
+	for i := range v.NumField() {
+		name := v.Type().Field(i).Name
+		if !slices.Contains(claimView, name) && v.Field(i).IsZero() {
+			skip = append(skip, name)
+		}
+	}
+	return diffJob(cj, got, skip...)
+}
+
 // diffNewJob lists the producer's fields that did not survive into j.
 func diffNewJob(j jobstore.Job, nj jobstore.NewJob) []string {
 	want := jobstore.Job{

@@ -69,9 +69,9 @@ func caseNeverBeforeRunAt(e *env) {
 	e.clk.Advance(4999 * time.Millisecond)
 	e.claimNone("job due at now+5s, clock at now+4.999s")
 	e.clk.Advance(time.Millisecond)
-	cl := e.claimOne(late, holdLease)
-	if !cl.Job.RunAt.Equal(now.Add(5 * time.Second)) {
-		e.t.Errorf("claimed job RunAt %s, want %s", show(cl.Job.RunAt), show(now.Add(5*time.Second)))
+	e.claimOne(late, holdLease)
+	if j := e.get(late); !j.RunAt.Equal(now.Add(5 * time.Second)) {
+		e.t.Errorf("claimed job RunAt %s, want %s", show(j.RunAt), show(now.Add(5*time.Second)))
 	}
 
 	// Ordering across RunAts, with millisecond precision: a store that

@@ -137,6 +137,14 @@ type Lease struct {
 }
 
 // Claimed is a job handed to a worker together with its lease.
+//
+// Job is the claim's view of the record: what a worker needs to run the job
+// (ID, Name, Payload, RetryCount) and what the claim itself wrote (Status
+// InProgress, WorkerID, StartedAt, LastUpdatedAt, LeaseToken,
+// LeaseDeadline), each equal to what Get returns right after the claim. A
+// store may leave every other field zero (the aebench strategies do: their
+// claim reads four fields of the record, not all of it, which was about a
+// sixth of a batched job's Redis work); Get reads the whole record.
 type Claimed struct {
 	Job   Job
 	Lease Lease

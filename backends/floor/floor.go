@@ -346,7 +346,7 @@ func (s *Store) Get(ctx context.Context, id string) (jobstore.Job, error) {
 	if a, ok := v.([]any); ok && len(a) == 0 {
 		return jobstore.Job{}, fmt.Errorf("%w: %s", jobstore.ErrNotFound, id)
 	}
-	return base.DecodeRecord(v)
+	return base.DecodeRecordOf(id, v)
 }
 
 // Cancel removes a waiting id from ready and marks its record Canceled.

@@ -90,7 +90,7 @@ func TestNotDueCycledNeverEarly(t *testing.T) {
 	}
 	clk.Advance(time.Millisecond)
 	cl := claim(t, s, 1, 0)
-	if len(cl) != 1 || !cl[0].Job.RunAt.Equal(runAt) {
+	if len(cl) != 1 || cl[0].Job.ID != "late" || !mustGet(t, s, "late").RunAt.Equal(runAt) {
 		t.Fatalf("at RunAt: claimed %v, want the job", cl)
 	}
 }
@@ -151,8 +151,8 @@ func activateLate(t *testing.T, s *Store, c rclient.Client, entry, id string) in
 	if err != nil {
 		t.Fatal(err)
 	}
-	pairs, _ := v.([]any)[0].([]any) // token, record per activated job
-	return len(pairs) / 2
+	jobs, _ := v.([]any)[0].([]any) // id, token, payload, retries, name per activated job
+	return len(jobs) / 5
 }
 
 // An entry read by a claimer that never activated it is brought back by

@@ -190,7 +190,7 @@ func (s *ClientJSON) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jo
 			if !ok {
 				continue // another claimer changed it first
 			}
-			j, err := base.DecodeRecord(text)
+			j, err := base.DecodeRecordOf(id, text)
 			if err != nil {
 				return got, time.Time{}, err
 			}

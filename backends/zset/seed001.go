@@ -99,7 +99,7 @@ func (s *Seed001) claimOne(ctx context.Context, member, worker string, now, dead
 	if err != nil {
 		return nil, fmt.Errorf("zset seed001: %w", err)
 	}
-	return base.DecodeClaimed(v, worker, now, deadline)
+	return base.DecodeClaimedRecords(v, worker, now, deadline)
 }
 
 // Fail schedules a retry the seed's way (back in the queue only when

@@ -13,7 +13,7 @@
 -- Returns: the number of jobs stored, or an AE_DUPLICATE error (none stored).
 -- Complexity: O(k log R) for k due jobs, O(k + b log B) for k delayed ones in
 --   b buckets.
-local ready, index, now = KEYS[1], KEYS[2], tonumber(ARGV[1])
+local ready, index, now = KEYS[1], KEYS[2], ARGV[1]
 local fixed = tonumber(ARGV[2])
 local marker = fixed == 5 and KEYS[5]
 local jobs, err = read_new_jobs(3, fixed + 1)
@@ -21,41 +21,39 @@ if not jobs then return err end
 -- One wake at most per batch: when a job is due now, or the earliest one
 -- goes ahead of the head blocked claimers wait for at the latest (the
 -- earliest of ready and the bucket scores, read only then).
-local low
-for _, job in ipairs(jobs) do
-  if not low or job.run_at < low then low = job.run_at end
-end
-if batch_wakes(marker, low, now, ready, index) then wake(marker) end
-local first = redis.call('INCRBY', KEYS[4], #jobs) - #jobs
+if batch_wakes(marker, jobs.low, now, ready, index) then wake(marker) end
+local n = jobs.n
+local first = redis.call('INCRBY', KEYS[4], n) - n
 -- Writes are gathered by key: one ZADD of ready, and per bucket one HSET
 -- and one ZADD LT of the index, and one INCRBY of the counter, for the
 -- whole batch (a ZADD a due job was one command a job).
 local due, buckets, order, bucketed = {}, {}, {}, 0
-for i, job in ipairs(jobs) do
-  local member, place = seq_member(first + i, job.id), ready
-  if job.run_at <= now then
-    due[#due + 1] = job.run_at_s
+for i = 1, n do
+  local id, run_at = jobs.id[i], jobs.at[i]
+  local member, place = seq_member(first + i, id), ready
+  if ms_le(run_at, now) then
+    due[#due + 1] = run_at
     due[#due + 1] = member
   else
-    place = KEYS[fixed + #jobs + i]
+    place = KEYS[fixed + n + i]
     local b = buckets[place]
     if not b then
-      b = { low = job.run_at, low_s = job.run_at_s, pairs = {} }
+      b = { low = run_at, pairs = {} }
       buckets[place] = b
       order[#order + 1] = place
     end
     b.pairs[#b.pairs + 1] = member
-    b.pairs[#b.pairs + 1] = job.run_at_s
-    if job.run_at < b.low then b.low, b.low_s = job.run_at, job.run_at_s end
+    b.pairs[#b.pairs + 1] = run_at
+    if not ms_le(b.low, run_at) then b.low = run_at end
     bucketed = bucketed + 1
   end
-  create_job(job, place .. '|' .. member)
+  create_job(jobs, i, place .. '|' .. member)
 end
 if #due > 0 then redis.call('ZADD', ready, unpack(due)) end
 for _, place in ipairs(order) do
   local b = buckets[place]
   redis.call('HSET', place, unpack(b.pairs))
-  redis.call('ZADD', index, 'LT', b.low_s, place)
+  redis.call('ZADD', index, 'LT', b.low, place)
 end
 if bucketed > 0 then redis.call('INCRBY', KEYS[3], bucketed) end
-return #jobs
+return n

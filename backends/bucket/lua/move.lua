@@ -11,7 +11,7 @@
 -- ARGV: now, promote max, pop max, lease deadline, token base, report max,
 --   number of keys before the buckets (4, or 5 with the marker), '1' when
 --   Claim promotes (mover "claim") or '0' (mover "background"), worker.
--- Returns: {promoted, {token, record, ...}, {due bucket keys}, next}, where
+-- Returns: {promoted, {claimed jobs (lib.lua's view_out)}, {due bucket keys}, next}, where
 --   next is when a claimer may find work next: '' when the head was read and
 --   nothing waits for a claimer, nil when it was not read (or claims poll).
 -- Complexity: O(b + p log R + k log A) for declared buckets holding b jobs, p
@@ -31,7 +31,7 @@ for b = fixed + 1, #KEYS do
   for i = 1, #kv, 2 do
     local at = tonumber(kv[i + 1])
     if at <= now then
-      due[#due + 1] = { at, kv[i], b }
+      due[#due + 1] = { at, kv[i], b, kv[i + 1] }
     elseif not low[b] or at < low[b] then
       low[b] = at
     end
@@ -46,7 +46,7 @@ for i, d in ipairs(due) do
   if i > pmax then
     if not low[d[3]] or d[1] < low[d[3]] then low[d[3]] = d[1] end
   elseif redis.call('HDEL', KEYS[d[3]], d[2]) == 1 then
-    add[#add + 1] = d[1]
+    add[#add + 1] = d[4]
     add[#add + 1] = d[2]
   end
 end
@@ -100,6 +100,6 @@ if marker and #report == 0 and (#leased == 0 or #leased == 2 * max) then
       head = nil
     end
   end
-  next_due = pass_wake(marker, head, now)
+  next_due = pass_wake(marker, head, ARGV[1])
 end
 return { #add / 2, out, report, next_due }

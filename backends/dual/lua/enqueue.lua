@@ -11,7 +11,7 @@ if not jobs then return err end
 -- The delayed head, read once per batch, spares a due job the look-up
 -- for a delayed twin of its RunAt (stream_place).
 local dhead = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')[2] or false
-for _, job in ipairs(jobs) do
-  create_job(job, stream_place(KEYS[1], KEYS[2], KEYS[3], job.id, job.run_at_s, ARGV[1], dhead))
+for i = 1, jobs.n do
+  create_job(jobs, i, stream_place(KEYS[1], KEYS[2], KEYS[3], jobs.id[i], jobs.at[i], ARGV[1], dhead))
 end
-return #jobs
+return jobs.n

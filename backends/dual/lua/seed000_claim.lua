@@ -19,7 +19,7 @@
 --
 -- KEYS: [1] active index, [2] stream, [3] delayed ZSET, [4] audit HASH.
 -- ARGV: now, lease deadline, worker, token base, read count, consumer.
--- Returns: token, record pairs (records as read before this call's writes).
+-- Returns: id, token, record triples (records as read before this call's writes).
 -- Complexity: O(n (log A + log D)) for n entries read.
 local function seed000_score(ms) return string.format('%d', math.floor(ms / 1000) * 1000) end -- whole seconds, x 1000
 local active, stream, delayed, audit = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -50,6 +50,7 @@ for n, e in ipairs(read and read[1][2] or {}) do
     claim_record(key, token, ARGV[3], ARGV[1], ARGV[2])
     rec_set(key, 'Ref', entry)
     stream_drop(stream, entry)
+    out[#out + 1] = id
     out[#out + 1] = token
     out[#out + 1] = rec
   end

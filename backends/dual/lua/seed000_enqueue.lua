@@ -18,16 +18,17 @@ local stream, delayed, now = KEYS[1], KEYS[2], tonumber(ARGV[1])
 local jobs, err = read_new_jobs(2, 4)
 if not jobs then return err end
 local tracking = 0
-for _, job in ipairs(jobs) do
-  if job.run_at > now then
-    create_job(job, job.id)
-    rec_set(job.key, 'Status', ST_SCHEDULED, 'RetryDelayUntil', tostring(job.run_at))
-    redis.call('ZADD', delayed, seed000_score(job.run_at), job.id)
-    redis.call('XADD', stream, '*', 'id', job.id, 'status', 'delayed')
+for i = 1, jobs.n do
+  local id, run_at = jobs.id[i], tonumber(jobs.at[i])
+  if run_at > now then
+    create_job(jobs, i, id)
+    rec_set(jobs.key[i], 'Status', ST_SCHEDULED, 'RetryDelayUntil', tostring(run_at))
+    redis.call('ZADD', delayed, seed000_score(run_at), id)
+    redis.call('XADD', stream, '*', 'id', id, 'status', 'delayed')
     tracking = tracking + 1
   else
-    create_job(job, redis.call('XADD', stream, '*', 'id', job.id, 'status', ST_QUEUED))
+    create_job(jobs, i, redis.call('XADD', stream, '*', 'id', id, 'status', ST_QUEUED))
   end
 end
 if tracking > 0 then redis.call('HINCRBY', KEYS[3], 'tracking_entries', tracking) end
-return #jobs
+return jobs.n

@@ -164,10 +164,17 @@ func (c *Core) EnqueueArgs(now time.Time, jobs []jobstore.NewJob) (keys, args []
 		return nil, nil, nil, fmt.Errorf("%w: Enqueue: %d jobs in one call, at most %d allowed", jobstore.ErrInvalid, len(jobs), MaxEnqueue)
 	}
 	args = append(make([]string, 0, 1+len(jobs)*24), strconv.Itoa(len(jobs)))
+	seen := make(map[string]bool, len(jobs))
 	for _, j := range jobs {
 		if err := c.validateJob(j); err != nil {
 			return nil, nil, nil, err
 		}
+		// A batch that names a job twice is refused here, whole (the
+		// scripts check only the records already stored).
+		if seen[j.ID] {
+			return nil, nil, nil, fmt.Errorf("%w: %s (twice in one Enqueue)", jobstore.ErrDuplicateID, j.ID)
+		}
+		seen[j.ID] = true
 		runAt := j.RunAt
 		if runAt.IsZero() {
 			runAt = now
@@ -194,19 +201,54 @@ func ValidateClaim(r jobstore.ClaimRequest) error { return r.Check() }
 // (the contract's Lease.Check).
 func ValidateLease(l jobstore.Lease) error { return l.Check() }
 
-// DecodeClaimed turns the token, record pairs a claim script returned
-// (lib.lua's activate_all and stream_take) into claimed jobs with their
-// leases. Each record is as the script read it before its own writes, which
-// are laid over it here: Status InProgress, worker, StartedAt and
-// LastUpdatedAt now, the token and the deadline, as lib.lua's claim_record
-// wrote them.
+// DecodeClaimed turns the jobs a claim script returned (lib.lua's
+// activate_all and stream_take: id, token, payload, retry count and name
+// per job, each false when not stored) into claimed jobs with their leases.
+// The claim's own writes are laid over them here: Status InProgress,
+// worker, StartedAt and LastUpdatedAt now, the token and the deadline, as
+// lib.lua's claim_record wrote them. The other fields stay zero
+// (jobstore.Claimed: Get reads the whole record).
 func DecodeClaimed(v any, worker string, now, deadline time.Time) ([]jobstore.Claimed, error) {
 	arr, _ := v.([]any)
-	out := make([]jobstore.Claimed, 0, len(arr)/2)
+	if len(arr)%5 != 0 {
+		return nil, fmt.Errorf("claim reply: %d items, want 5 a job (id, token, payload, retries, name)", len(arr))
+	}
+	out := make([]jobstore.Claimed, 0, len(arr)/5)
 	now, deadline = time.UnixMilli(now.UnixMilli()), time.UnixMilli(deadline.UnixMilli())
-	for i := 0; i+1 < len(arr); i += 2 {
-		token, _ := arr[i].(string)
-		j, err := DecodeRecord(arr[i+1])
+	for i := 0; i < len(arr); i += 5 {
+		id, _ := arr[i].(string)
+		token, _ := arr[i+1].(string)
+		j := jobstore.Job{ID: id, Status: jobstore.StatusInProgress, WorkerID: worker,
+			StartedAt: now, LastUpdatedAt: now, LeaseToken: token, LeaseDeadline: deadline}
+		if p, ok := arr[i+2].(string); ok {
+			j.Payload = []byte(p)
+		}
+		j.Name, _ = arr[i+4].(string)
+		if s, ok := arr[i+3].(string); ok && s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				return out, fmt.Errorf("claim reply: job %q RetryCount %q: %w", id, s, err)
+			}
+			j.RetryCount = n
+		}
+		out = append(out, jobstore.Claimed{Job: j, Lease: jobstore.Lease{
+			JobID: id, Token: token, Deadline: deadline, Attempt: j.RetryCount}})
+	}
+	return out, nil
+}
+
+// DecodeClaimedRecords is DecodeClaimed for the seed variants' claims,
+// which return id, token, whole record triples (lib.lua's rec_snapshot,
+// read before the claim's writes), as their seeds' claims returned whole
+// jobs.
+func DecodeClaimedRecords(v any, worker string, now, deadline time.Time) ([]jobstore.Claimed, error) {
+	arr, _ := v.([]any)
+	out := make([]jobstore.Claimed, 0, len(arr)/3)
+	now, deadline = time.UnixMilli(now.UnixMilli()), time.UnixMilli(deadline.UnixMilli())
+	for i := 0; i+2 < len(arr); i += 3 {
+		id, _ := arr[i].(string)
+		token, _ := arr[i+1].(string)
+		j, err := DecodeRecordOf(id, arr[i+2])
 		if err != nil {
 			return out, err
 		}
@@ -234,7 +276,7 @@ func (c *Core) Get(ctx context.Context, id string) (jobstore.Job, error) {
 	if err != nil {
 		return jobstore.Job{}, fmt.Errorf("get %q: %w", id, err)
 	}
-	j, err := DecodeRecord(v)
+	j, err := DecodeRecordOf(id, v)
 	if errors.Is(err, jobstore.ErrNotFound) {
 		return j, fmt.Errorf("%w: %q", jobstore.ErrNotFound, id)
 	}

@@ -26,10 +26,10 @@ func (k Keys) Active() string    { return k.Of("active") }    // ZSET lease memb
 func (k Keys) Dead() string      { return k.Of("dead") }      // ZSET id -> dead-letter time ms
 func (k Keys) Completed() string { return k.Of("completed") } // counter of completions
 
-// Expire is the ZSET id -> the time (store clock, ms) a record CompleteMany
-// finished may be deleted; lib.lua's expire_index names the same key from
-// any key of the queue.
-func (k Keys) Expire() string { return k.Of("expire") }
+// Expire is the LIST of the batches CompleteMany finished, one entry each,
+// "<time the records may go (store clock, ms)>|<id>|<id>..."; lib.lua's
+// expire_index names the same key from any key of the queue.
+func (k Keys) Expire() string { return k.Of("expiring") }
 
 // Audit is the HASH of counts a seed variant keeps of its seed's steps
 // (early promotions, duplicate entries, refused claims...), read by

@@ -74,11 +74,20 @@ func (c *Core) CompleteManyWith(ctx context.Context, script Script, cs []jobstor
 		keys := append(make([]string, 0, len(fixed)+len(chunk)), fixed...)
 		args := append(make([]string, 0, 2+3*len(chunk)), Ms(c.Now()), c.retentionMs())
 		sent := make([]int, 0, len(chunk)) // index in cs of each lease sent
+		seen := make(map[jobstore.Lease]bool, len(chunk))
 		for i, x := range chunk {
 			if err := ValidateLease(x.Lease); err != nil {
 				errs[start+i] = err
 				continue
 			}
+			// A lease given twice completes once (the script takes each
+			// lease once): the repeat is answered here, as lost.
+			l := jobstore.Lease{JobID: x.Lease.JobID, Token: x.Lease.Token}
+			if seen[l] {
+				errs[start+i] = fmt.Errorf("%w: %s (given twice in one CompleteMany)", jobstore.ErrLeaseLost, l.JobID)
+				continue
+			}
+			seen[l] = true
 			keys = append(keys, c.Keys.Job(x.Lease.JobID))
 			args = append(args, x.Lease.JobID, x.Lease.Token, string(x.Result))
 			sent = append(sent, start+i)
@@ -90,12 +99,12 @@ func (c *Core) CompleteManyWith(ctx context.Context, script Script, cs []jobstor
 		if err != nil {
 			return errs, err
 		}
-		res, _ := v.([]any)
+		res, _ := v.(string)
 		if len(res) != len(sent) {
 			return errs, fmt.Errorf("%s: %d replies for %d leases", script, len(res), len(sent))
 		}
 		for k, i := range sent {
-			if Int(res[k]) != 1 {
+			if res[k] != '1' {
 				errs[i] = fmt.Errorf("%w: %s", jobstore.ErrLeaseLost, cs[i].Lease.JobID)
 			}
 		}

@@ -2,6 +2,7 @@ package base
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -29,18 +30,20 @@ const (
 
 // NewRecordPairs is the flat field/value list of a new job's record, without
 // Status and Ref (the enqueue script adds those). Empty and zero fields are
-// left out (RetryCount 0, MaxRetries 0), and so is LastUpdatedAt, which
-// reads as CreatedAt: a missing field reads as its zero value, and every
-// field not stored is one Redis does not write, read back at claim, or
-// send (a record of a 128-byte job went from 9 fields to 6).
+// left out (RetryCount 0, MaxRetries 0), and so are three that a reader
+// derives: Id (the record's key names it; DecodeRecordOf), CreatedAt when
+// it equals RunAt (a job due at once; DecodeRecord reads RunAt for it) and
+// LastUpdatedAt, which reads as the latest of the record's times. A missing
+// field reads as its zero value, and every field not stored is one Redis
+// does not write or send: the record of a 128-byte job due at once went
+// from 9 fields to 6 (2026-11-27), then to 4 (Status, Ref, Payload, RunAt).
 func NewRecordPairs(j jobstore.NewJob, runAt, now time.Time) ([]string, error) {
-	p := make([]string, 0, 20)
+	p := make([]string, 0, 16)
 	add := func(f, v string) {
 		if v != "" {
 			p = append(p, f, v)
 		}
 	}
-	add(fID, j.ID)
 	add(fName, j.Name)
 	for _, m := range []struct {
 		f string
@@ -60,9 +63,21 @@ func NewRecordPairs(j jobstore.NewJob, runAt, now time.Time) ([]string, error) {
 	if j.MaxRetries != 0 {
 		add(fMaxRetries, strconv.Itoa(j.MaxRetries))
 	}
-	add(fCreatedAt, strconv.FormatInt(now.UnixMilli(), 10))
+	if created := now.UnixMilli(); created != runAt.UnixMilli() {
+		add(fCreatedAt, strconv.FormatInt(created, 10))
+	}
 	add(fRunAt, strconv.FormatInt(runAt.UnixMilli(), 10))
 	return p, nil
+}
+
+// DecodeRecordOf is DecodeRecord for the record of job id, which need not
+// hold its own Id (NewRecordPairs leaves it out).
+func DecodeRecordOf(id string, v any) (jobstore.Job, error) {
+	j, err := DecodeRecord(v)
+	if j.ID == "" && (err == nil || !errors.Is(err, jobstore.ErrNotFound)) {
+		j.ID = id
+	}
+	return j, err
 }
 
 // DecodeRecord turns what a script or Get read (a flat HGETALL array or,
@@ -98,6 +113,9 @@ func DecodeRecord(v any) (jobstore.Job, error) {
 	}
 	if d.fields == 0 {
 		return jobstore.Job{}, jobstore.ErrNotFound
+	}
+	if d.j.CreatedAt.IsZero() {
+		d.j.CreatedAt = d.j.RunAt // not stored when equal (NewRecordPairs)
 	}
 	d.j.LastUpdatedAt = latest(d.j.LastUpdatedAt, d.j.CreatedAt, d.j.StartedAt, d.j.CompletedAt)
 	return d.j, d.err

@@ -3,7 +3,6 @@ package base
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -179,14 +178,14 @@ func (s *Stream) claimRound(ctx context.Context, req jobstore.ClaimRequest, coun
 	return a, err
 }
 
-// decode reads the {token, record pairs, tail, next} part of a reply.
-// Claimed jobs come back oldest RunAt first, stream order among equal RunAt.
+// decode reads the {claimed jobs, tail, next} part of a reply.
+// Claimed jobs come back oldest RunAt first, stream order among equal
+// RunAt (lib.lua's stream_take sorts them).
 func (a *activated) decode(arr []any, worker string, now, deadline time.Time) error {
 	var err error
 	if a.claimed, err = DecodeClaimed(arr[0], worker, now, deadline); err != nil {
 		return err
 	}
-	sort.SliceStable(a.claimed, func(i, j int) bool { return a.claimed[i].Job.RunAt.Before(a.claimed[j].Job.RunAt) })
 	a.tail, _ = arr[1].(string)
 	if ms := Int(arr[2]); ms != 0 {
 		a.next = time.UnixMilli(ms)

@@ -59,7 +59,7 @@ func (c *Core) PollScriptClaim(ctx context.Context, req jobstore.ClaimRequest, r
 		if err != nil {
 			return nil, err
 		}
-		got, err := DecodeClaimed(v, req.WorkerID, now, deadline)
+		got, err := DecodeClaimedRecords(v, req.WorkerID, now, deadline)
 		sort.SliceStable(got, func(i, j int) bool { return got[i].Job.RunAt.Before(got[j].Job.RunAt) })
 		return got, err
 	})

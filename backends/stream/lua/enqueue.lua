@@ -7,5 +7,5 @@
 -- Complexity: O(k) for k jobs.
 local jobs, err = read_new_jobs(2, 2)
 if not jobs then return err end
-for _, job in ipairs(jobs) do create_job(job, stream_place(KEYS[1], nil, nil, job.id)) end
-return #jobs
+for i = 1, jobs.n do create_job(jobs, i, stream_place(KEYS[1], nil, nil, jobs.id[i])) end
+return jobs.n

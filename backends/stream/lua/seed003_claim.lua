@@ -12,7 +12,7 @@
 --   Stats, read by no recovery).
 -- ARGV: now, claim time + lease (kept in the record), worker, token base, read
 --   count, consumer.
--- Returns: token, record pairs (records as read before this call's writes); a
+-- Returns: id, token, record triples (records as read before this call's writes); a
 --   token ends in "@<entry id>".
 -- Complexity: O(n + k log P) for n entries read, k taken.
 local stream, now = KEYS[1], ARGV[1]
@@ -38,6 +38,7 @@ while #out == 0 and not reached do
       redis.call('XACK', stream, STREAM_GROUP, entry)
       claim_record(key, token, ARGV[3], now, ARGV[2])
       redis.call('ZADD', KEYS[2], ARGV[2], id)
+      out[#out + 1] = id
       out[#out + 1] = token
       out[#out + 1] = rec
     end

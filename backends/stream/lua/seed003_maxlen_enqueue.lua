@@ -9,7 +9,7 @@
 -- Complexity: O(k) for k jobs, plus the entries trimmed.
 local jobs, err = read_new_jobs(3, 2)
 if not jobs then return err end
-for _, job in ipairs(jobs) do
-  create_job(job, redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', 'id', job.id))
+for i = 1, jobs.n do
+  create_job(jobs, i, redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', 'id', jobs.id[i]))
 end
-return #jobs
+return jobs.n

@@ -13,18 +13,14 @@ local fixed = tonumber(ARGV[2])
 local marker = fixed == 3 and KEYS[3]
 local jobs, err = read_new_jobs(3, fixed + 1)
 if not jobs then return err end
-local low
-for _, job in ipairs(jobs) do
-  if not low or job.run_at < low then low = job.run_at end
-end
-if batch_wakes(marker, low, ARGV[1], KEYS[1]) then wake(marker) end
-local first = redis.call('INCRBY', KEYS[2], #jobs) - #jobs
-local add = {}
-for i, job in ipairs(jobs) do
-  local ref = seq_member(first + i, job.id)
-  create_job(job, ref)
-  add[#add + 1] = job.run_at_s
-  add[#add + 1] = ref
+if batch_wakes(marker, jobs.low, ARGV[1], KEYS[1]) then wake(marker) end
+local n = jobs.n
+local first = redis.call('INCRBY', KEYS[2], n) - n
+local add, ids, ats = {}, jobs.id, jobs.at
+for i = 1, n do
+  local ref = seq_member(first + i, ids[i])
+  create_job(jobs, i, ref)
+  add[2 * i - 1], add[2 * i] = ats[i], ref
 end
 redis.call('ZADD', KEYS[1], unpack(add))
-return #jobs
+return n

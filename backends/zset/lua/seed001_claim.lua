@@ -12,7 +12,7 @@
 --
 -- KEYS: [1] queue ZSET, [2] active index.
 -- ARGV: member read, now, lease deadline, token, worker.
--- Returns: {token, record}, or an ALREADY_ASSIGNED / WRONG_STATUS /
+-- Returns: {id, token, record}, or an ALREADY_ASSIGNED / WRONG_STATUS /
 --   RETRY_DELAY error.
 -- Complexity: O(log N + log A).
 local queue, active, member, now = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
@@ -34,4 +34,4 @@ local token = ARGV[4]
 lease_grant(active, id, token, ARGV[3])
 local rec = rec_snapshot(key)
 claim_record(key, token, ARGV[5], now, ARGV[3])
-return { token, rec }
+return { id, token, rec }

@@ -10,7 +10,7 @@
 -- KEYS: [1] queue ZSET.
 -- ARGV: now, limit, claim time + lease (kept for the read-back), token base,
 --   worker.
--- Returns: token, record pairs (records as read before this call's writes).
+-- Returns: id, token, record triples (records as read before this call's writes).
 -- Complexity: O(log N + k) for k popped.
 local queue, now, limit = KEYS[1], ARGV[1], tonumber(ARGV[2])
 local ids = redis.call('ZRANGEBYSCORE', queue, '-inf', now, 'LIMIT', 0, limit)
@@ -23,6 +23,7 @@ for i, member in ipairs(ids) do
   if rec and is_waiting(st) then
     local token = ARGV[4] .. '.' .. i
     claim_record(key, token, ARGV[5], now, ARGV[3])
+    out[#out + 1] = seq_member_id(member)
     out[#out + 1] = token
     out[#out + 1] = rec
   end

@@ -14,37 +14,58 @@ local function err_not_found(id) return redis.error_reply('AE_NOT_FOUND ' .. id)
 local function err_duplicate(id) return redis.error_reply('AE_DUPLICATE ' .. id) end
 local function err_not_cancelable(id, st) return redis.error_reply('AE_NOT_CANCELABLE ' .. id .. ' status ' .. tostring(st)) end
 
+-- Millisecond times stay text in the scripts. tonumber costs about 1,900
+-- instructions under callgrind (Lua parses with strtod), and a Lua number
+-- handed to redis.call is formatted with printf, which together were about
+-- 5% of a batched job's Redis instructions. ms_le(a, b) is a <= b for the
+-- integer texts Go and Redis write (no leading zeros): equal lengths, both
+-- non-negative (a digit sorts after '/', '-' before it), compare as text.
+local function ms_le(a, b)
+  if #a == #b and a > '/' and b > '/' then return a <= b end
+  return tonumber(a) <= tonumber(b)
+end
+
+-- small_num(s) is tonumber(s) for the few small counts a layout repeats (a
+-- job's number of field pairs), kept for the library's life.
+local SMALL = {}
+local function small_num(s)
+  local v = SMALL[s]
+  if not v then
+    v = tonumber(s)
+    SMALL[s] = v
+  end
+  return v
+end
+
 -- read_new_jobs parses the enqueue layout that base.EnqueueArgs writes, from
 -- ARGV[at]: n, then per job: id, runAt, npairs, then npairs field/value
 -- pairs. Job i's record key is KEYS[first_key + i - 1]. It fails the whole
--- call, before any write, when a job already exists or repeats in the batch.
+-- call, before any write, when a job already exists (a batch that names a
+-- job twice never gets here: base.EnqueueArgs refuses it).
 -- One EXISTS of every record key serves the whole batch (the keys share a
 -- hash tag, so one slot): an EXISTS a job was one command a job of the
 -- five or six a job costs; the job that exists is looked up only then.
--- A job's pairs stay in ARGV (job.from, job.to), and its RunAt is kept as
--- the text Go sent (run_at_s) beside the number: a Lua number handed to
--- redis.call is formatted with printf, which cost about 5% of a batched
--- job's Redis instructions under callgrind.
+-- It returns the jobs as columns, jobs.id[i], jobs.at[i] (RunAt as the
+-- text Go sent), jobs.key[i], jobs.from[i] and jobs.to[i] (the job's pairs,
+-- left in ARGV), and jobs.low, the batch's earliest RunAt: a table a job
+-- cost about 2,700 instructions, a column entry about 150.
 local function read_new_jobs(at, first_key)
   local n = tonumber(ARGV[at])
-  local jobs, seen, keys = {}, {}, {}
+  local ids, ats, keys, froms, tos = {}, {}, {}, {}, {}
+  local low
   at = at + 1
   for i = 1, n do
-    local id, run_at_s, np = ARGV[at], ARGV[at + 1], tonumber(ARGV[at + 2])
-    local key = KEYS[first_key + i - 1]
-    if seen[id] then return nil, err_duplicate(id) end
-    seen[id] = true
-    jobs[i] = { id = id, run_at = tonumber(run_at_s), run_at_s = run_at_s, key = key,
-      from = at + 3, to = at + 2 + np * 2 }
-    keys[i] = key
+    local id, run_at, np = ARGV[at], ARGV[at + 1], small_num(ARGV[at + 2])
+    ids[i], ats[i], keys[i], froms[i], tos[i] = id, run_at, KEYS[first_key + i - 1], at + 3, at + 2 + np * 2
+    if not low or not ms_le(low, run_at) then low = run_at end
     at = at + 3 + np * 2
   end
   if n > 0 and redis.call('EXISTS', unpack(keys)) > 0 then
-    for _, job in ipairs(jobs) do
-      if rec_exists(job.key) then return nil, err_duplicate(job.id) end
+    for i = 1, n do
+      if rec_exists(keys[i]) then return nil, err_duplicate(ids[i]) end
     end
   end
-  return jobs
+  return { n = n, id = ids, at = ats, key = keys, from = froms, to = tos, low = low }
 end
 
 -- num_text(i) is tostring(i), kept for the library's life (its locals
@@ -72,11 +93,11 @@ local function job_prefix(tagged)
   return tagged:match('^(.-{[^}]*}:)') .. 'job:'
 end
 
--- create_job writes a new record: the producer's fields (ARGV[job.from ..
--- job.to]) plus Status Queued and the backend's Ref (its handle on the job
--- in its own index).
-local function create_job(job, ref)
-  rec_create(job.key, ST_QUEUED, ref, job.from, job.to)
+-- create_job writes job i of a read_new_jobs batch: the producer's fields
+-- (ARGV[from .. to]) plus Status Queued and the backend's Ref (its handle
+-- on the job in its own index).
+local function create_job(jobs, i, ref)
+  rec_create(jobs.key[i], ST_QUEUED, ref, jobs.from[i], jobs.to[i])
 end
 
 -- Leases. The active index (a ZSET scored by lease deadline) holds one member
@@ -124,37 +145,48 @@ local function lease_parts(s)
   return s:match('^([^|]*)|([^|]*)|([^|]*)|(.*)$')
 end
 
--- activate puts a record under a lease it already holds. It returns the
--- record as it was before (rec_snapshot): the claim's own writes are known
--- to the caller, which lays them over it (base.DecodeClaimed), so the record
--- is read once and never again after the write. A record that is gone or no
--- longer waiting (canceled meanwhile) gives up the lease and returns nil.
+-- The claim view: what a worker needs of a job it claimed, and all a claim
+-- reads of its record: Status (is it still waiting?), Payload, RetryCount
+-- (its attempt) and Name (what to run it as), one HMGET of four fields.
+-- Until 2026-11-27 a claim read the whole record (HGETALL, about 430 bytes
+-- out a job) and returned it; the rest is Get's (jobstore's Claimed).
+local function claim_view(key)
+  return rec_get(key, 'Status', 'Payload', 'RetryCount', 'Name')
+end
+
+-- view_out appends a claimed job to a claim's reply as base.DecodeClaimed
+-- reads it: id, token, payload, retry count, name (false: not stored).
+local function view_out(out, id, token, payload, retry, name)
+  local n = #out
+  out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5] = id, token, payload, retry, name
+end
+
+-- activate puts a record under a lease it already holds and returns its
+-- claim view. A record that is gone or no longer waiting (canceled
+-- meanwhile) gives up the lease and returns nil.
 local function claim_record(key, token, worker, now, deadline)
   rec_set(key, 'Status', ST_INPROGRESS, 'Lease', lease_field(token, deadline, now, worker))
 end
 
 local function activate(active, key, id, token, worker, now, deadline)
-  local rec, st = rec_snapshot(key)
-  if not is_waiting(st) then
+  local view = claim_view(key)
+  if not is_waiting(view[1]) then
     lease_release(active, id, token)
     return nil
   end
   claim_record(key, token, worker, now, deadline)
-  return rec
+  return view
 end
 
 -- activate_all activates the id, token pairs a pop leased, deriving each
--- record key with prefix (job_prefix), and returns token, record pairs for
--- base.DecodeClaimed.
+-- record key with prefix (job_prefix), and returns the claimed jobs as
+-- view_out lays them out.
 local function activate_all(active, prefix, id_tokens, worker, now, deadline)
   local out = {}
   for i = 1, #id_tokens, 2 do
     local id, token = id_tokens[i], id_tokens[i + 1]
-    local rec = activate(active, prefix .. id, id, token, worker, now, deadline)
-    if rec then
-      out[#out + 1] = token
-      out[#out + 1] = rec
-    end
+    local view = activate(active, prefix .. id, id, token, worker, now, deadline)
+    if view then view_out(out, id, token, view[2], view[3], view[4]) end
   end
   return out
 end
@@ -168,12 +200,23 @@ local function extend_lease(active, key, id, token, now, deadline)
   return deadline
 end
 
+-- finish_record marks a record Completed at now with its result; an empty
+-- result is not written (a missing field reads as empty, and most
+-- handlers return none: one field less to write a job).
+local function finish_record(key, result, now)
+  if result == '' then
+    rec_set(key, 'Status', ST_COMPLETED, 'CompletedAt', now)
+  else
+    rec_set(key, 'Status', ST_COMPLETED, 'Result', result, 'CompletedAt', now)
+  end
+end
+
 -- finish_job finishes a held lease without counting it: Completed, result
 -- kept for retention_ms. It returns false, changing nothing, when the lease
 -- is no longer held.
 local function finish_job(active, key, id, token, now, result, retention_ms)
   if not lease_release(active, id, token) then return false end
-  rec_set(key, 'Status', ST_COMPLETED, 'Result', result, 'CompletedAt', now)
+  finish_record(key, result, now)
   redis.call('PEXPIRE', key, retention_ms)
   return true
 end
@@ -186,42 +229,47 @@ local function complete_job(active, completed, key, id, token, now, result, rete
 end
 
 -- Expiry without a PEXPIRE a job. CompleteMany does not set a TTL on each
--- record it finishes: it adds the batch's ids to the queue's expiry index
--- (a ZSET id -> the store-clock time the record may go, "<prefix>expire",
--- named from a key of the queue as job_prefix names records) with one
--- ZADD, and deletes up to twice as many records already past it (one
--- ZRANGE, and a DEL and a ZREM only when some are), so the index never
+-- record it finishes: it appends one entry for the whole batch, "<time the
+-- records may go>|<id>|<id>...", to the queue's expiry list (a LIST named
+-- "<prefix>expiring" from a key of the queue, as job_prefix names records;
+-- ids hold no '|'), with one RPUSH, and deletes the records of up to twice
+-- as many jobs whose entries are due (sweep_expired), so the list never
 -- grows while completions go on; Recover sweeps it too (shared/expire.lua),
--- which reaches a queue that has gone quiet. A record thus lives from its
--- retention until the next sweep, never less. Complete, Fail, Cancel and
--- Recover's dead letters still set a PEXPIRE: they are one job a call,
--- where a TTL is one command and the index two.
+-- which reaches a queue that has gone quiet. Entries are appended in the
+-- store clock's order; one a little out of order (two processes' clocks)
+-- only keeps the entries behind it a little longer. A record thus lives
+-- from its retention until the next sweep, never less. Until 2026-11-27 the
+-- index was a ZSET id -> time: a member a job cost a ZADD (about 5,200
+-- instructions under callgrind, about what the PEXPIRE it replaced cost);
+-- a list entry a batch costs a few hundred a job. Complete, Fail, Cancel
+-- and Recover's dead letters still set a PEXPIRE: they are one job a call.
 local function expire_index(tagged)
-  return tagged:match('^(.-{[^}]*}:)') .. 'expire'
+  return tagged:match('^(.-{[^}]*}:)') .. 'expiring'
 end
 
--- sweep_expired deletes up to max records whose expiry-index time is at
--- or before now, and their index members; it returns how many went.
+-- sweep_expired deletes the records of the expiry list's due entries,
+-- oldest first, until max records went (a whole entry at a time, so up to
+-- one batch more) or the head is not due; it returns how many went.
 local function sweep_expired(index, prefix, now, max)
-  local ids = redis.call('ZRANGE', index, '-inf', now, 'BYSCORE', 'LIMIT', 0, max)
-  if #ids == 0 then return 0 end
-  local keys = {}
-  for i, id in ipairs(ids) do keys[i] = prefix .. id end
-  redis.call('DEL', unpack(keys))
-  redis.call('ZREM', index, unpack(ids))
-  return #ids
+  local n = 0
+  while n < max do
+    local e = redis.call('LINDEX', index, 0)
+    if not e or not ms_le(e:match('^[^|]*'), now) then break end
+    local keys = {}
+    for id in e:gmatch('|([^|]+)') do keys[#keys + 1] = prefix .. id end
+    if #keys > 0 then redis.call('DEL', unpack(keys)) end
+    redis.call('LPOP', index)
+    n = n + #keys
+  end
+  return n
 end
 
--- retire lists finished ids in the expiry index at now + retention_ms and
--- sweeps what is due.
+-- retire lists finished ids in the expiry list, due at now + retention_ms,
+-- and sweeps what is due.
 local function retire(tagged, ids, now, retention_ms)
-  local index, at = expire_index(tagged), tostring(tonumber(now) + tonumber(retention_ms))
-  local add = {}
-  for _, id in ipairs(ids) do
-    add[#add + 1] = at
-    add[#add + 1] = id
-  end
-  redis.call('ZADD', index, unpack(add))
+  local index = expire_index(tagged)
+  local at = tostring(tonumber(now) + tonumber(retention_ms))
+  redis.call('RPUSH', index, at .. '|' .. table.concat(ids, '|'))
   sweep_expired(index, job_prefix(tagged), now, 2 * #ids)
 end
 
@@ -229,29 +277,33 @@ end
 -- and job i's record is KEYS[first_key + i - 1]. Each held lease is
 -- finished (done(key, id, token) runs after each, for a backend's own
 -- index), the leases are released with one ZREM, the completions counted
--- with one INCRBY and the records retired with one ZADD (retire), and the
--- reply has one integer per lease: 1 completed, 0 lease lost.
+-- with one INCRBY and the records retired with one RPUSH (retire). The
+-- reply is one character per lease, '1' completed, '0' lease lost: one
+-- string, where an integer a lease cost about 1,500 instructions a job to
+-- build and send. The caller sends no lease twice in a call (base's
+-- CompleteManyWith answers a repeat itself), so no table of those seen.
 local function complete_many(active, completed, first_key, at, now, retention_ms, done)
   -- One ZMSCORE tells which leases are held and one ZREM releases them
-  -- all: two lease-index commands a batch, not one a job. A lease given
-  -- twice in one batch completes once; the second gets 0.
-  local members = {}
-  for i = at, #ARGV, 3 do members[#members + 1] = lease_member(ARGV[i], ARGV[i + 1]) end
-  if #members == 0 then return {} end
+  -- all: two lease-index commands a batch, not one a job.
+  local members, n = {}, 0
+  for i = at, #ARGV, 3 do
+    n = n + 1
+    members[n] = lease_member(ARGV[i], ARGV[i + 1])
+  end
+  if n == 0 then return '' end
   local scores = redis.call('ZMSCORE', active, unpack(members))
-  local out, held, ids, seen = {}, {}, {}, {}
-  for j, m in ipairs(members) do
+  local out, held, ids = {}, {}, {}
+  for j = 1, n do
     local i = at + (j - 1) * 3
-    if scores[j] and not seen[m] then
-      seen[m] = true
+    if scores[j] then
       local key = KEYS[first_key + j - 1]
-      rec_set(key, 'Status', ST_COMPLETED, 'Result', ARGV[i + 2], 'CompletedAt', now)
-      held[#held + 1] = m
+      finish_record(key, ARGV[i + 2], now)
+      held[#held + 1] = members[j]
       ids[#ids + 1] = ARGV[i]
-      out[#out + 1] = 1
+      out[j] = '1'
       if done then done(key, ARGV[i], ARGV[i + 1]) end
     else
-      out[#out + 1] = 0
+      out[j] = '0'
     end
   end
   if #held > 0 then
@@ -259,7 +311,7 @@ local function complete_many(active, completed, first_key, at, now, retention_ms
     redis.call('INCRBY', completed, #held)
     retire(active, ids, now, retention_ms)
   end
-  return out
+  return table.concat(out)
 end
 
 -- retry_or_dead records a failure (from Fail, or an expired lease found by
@@ -322,7 +374,7 @@ local function recover_leases(active, dead, first_key, at, now, retention_ms, pl
     local member = ARGV[i]
     local key = KEYS[first_key + i - at]
     local score = redis.call('ZSCORE', active, member)
-    if score and tonumber(score) <= tonumber(now) and redis.call('ZREM', active, member) == 1 then
+    if score and ms_le(score, now) and redis.call('ZREM', active, member) == 1 then
       local id = lease_split(member)
       if rec_exists(key) then
         if retry_or_dead(dead, key, id, now, 'lease expired', now, retention_ms) then
@@ -340,7 +392,22 @@ end
 -- Ordered members: "<12 hex digit sequence>:<id>". Members of equal score
 -- sort by bytes, so the sequence prefix keeps jobs of equal RunAt in enqueue
 -- order in any ZSET that holds them.
-local function seq_member(n, id) return string.format('%012x', n) .. ':' .. id end
+-- The 12 digits are built as 9 high ones, formatted again only when they
+-- change (every 4096 jobs), and 3 low ones from a table kept for the
+-- library's life: string.format cost about 2,400 instructions a job under
+-- callgrind, this about 700.
+local HEX3, seq_hi, seq_hi_s = {}, -1, ''
+local function seq_member(n, id)
+  local lo = n % 4096
+  local hi = (n - lo) / 4096
+  if hi ~= seq_hi then seq_hi, seq_hi_s = hi, string.format('%09x', hi) end
+  local l = HEX3[lo]
+  if not l then
+    l = string.format('%03x', lo)
+    HEX3[lo] = l
+  end
+  return seq_hi_s .. l .. ':' .. id
+end
 local function seq_member_id(member) return member:sub(14) end
 
 -- pop_leases is claim step 1 on a ZSET of waiting jobs scored by RunAt whose
@@ -389,8 +456,8 @@ end
 -- (false: empty): a due job below it cannot have a twin there, and the
 -- look-up is skipped.
 local function stream_place(stream, delayed, seq, id, run_at, now, dhead)
-  if delayed and (tonumber(run_at) > tonumber(now) or
-      ((dhead == nil or (dhead and tonumber(dhead) <= tonumber(run_at))) and
+  if delayed and (not ms_le(run_at, now) or
+      ((dhead == nil or (dhead and ms_le(dhead, run_at))) and
       #redis.call('ZRANGE', delayed, run_at, run_at, 'BYSCORE', 'LIMIT', 0, 1) > 0)) then
     local member = seq_member(redis.call('INCR', seq), id)
     redis.call('ZADD', delayed, run_at, member)
@@ -429,33 +496,45 @@ end
 -- never started: its entry is dropped and a new one appended (the cost of
 -- having no place for delayed jobs); so is a due job past take. An entry
 -- whose record is gone, no longer waiting, or points at another entry (Ref)
--- is dropped. Record keys are derived (job_prefix). Returns token, record
--- pairs (records as rec_snapshot read them) and the earliest RunAt
+-- is dropped. Record keys are derived (job_prefix). Returns the claimed jobs
+-- as view_out lays them out, oldest RunAt first (stream order among equal
+-- RunAt: a retry appended later may be due earlier), and the earliest RunAt
 -- appended for not being due, or ''.
 local function stream_take(active, stream, prefix, entries, now, deadline, worker, token_base, take)
-  local out, leases, next_at, n = {}, {}, '', 0
+  local taken, leases, next_at, n, sorted = {}, {}, '', 0, true
   for i = 1, #entries, 2 do
     local entry, id = entries[i], entries[i + 1]
     local key = prefix .. id
-    local rec, st = rec_snapshot(key)
-    local ref, run_at = rec and rec_snap_field(key, rec, 'Ref'), rec and rec_snap_field(key, rec, 'RunAt')
-    local early = run_at and tonumber(run_at) > tonumber(now)
-    if ref ~= entry or not is_waiting(st) then
+    local f = rec_get(key, 'Status', 'Ref', 'RunAt', 'Payload', 'RetryCount', 'Name')
+    local ref, run_at = f[2], f[3]
+    local early = run_at and not ms_le(run_at, now)
+    if ref ~= entry or not is_waiting(f[1]) then
       stream_drop(stream, entry)
     elseif early or n >= take then
       stream_requeue(stream, nil, nil, key, id, run_at, now)
-      if early and (next_at == '' or tonumber(run_at) < tonumber(next_at)) then next_at = run_at end
+      if early and (next_at == '' or not ms_le(next_at, run_at)) then next_at = run_at end
     else
       n = n + 1
       local token = token_base .. '.' .. num_text(n) .. '@' .. entry
       leases[#leases + 1] = deadline
       leases[#leases + 1] = lease_member(id, token)
       claim_record(key, token, worker, now, deadline)
-      out[#out + 1] = token
-      out[#out + 1] = rec
+      taken[n] = { id, token, f, run_at or '0', n }
+      if n > 1 and not ms_le(taken[n - 1][4], taken[n][4]) then sorted = false end
     end
   end
   if #leases > 0 then redis.call('ZADD', active, unpack(leases)) end
+  if not sorted then
+    table.sort(taken, function(x, y)
+      if x[4] == y[4] then return x[5] < y[5] end
+      return ms_le(x[4], y[4])
+    end)
+  end
+  local out = {}
+  for _, t in ipairs(taken) do
+    local f = t[3]
+    view_out(out, t[1], t[2], f[4], f[5], f[6])
+  end
   return out, next_at
 end
 
@@ -470,7 +549,7 @@ local function stream_promote(delayed, stream, prefix, now, max, members)
   for _, member in ipairs(members) do
     local score = redis.call('ZSCORE', delayed, member)
     local key = prefix .. seq_member_id(member)
-    if score and tonumber(score) <= tonumber(now) and redis.call('ZREM', delayed, member) == 1
+    if score and ms_le(score, now) and redis.call('ZREM', delayed, member) == 1
         and rec_get(key, 'Ref')[1] == member then
       rec_set(key, 'Ref', redis.call('XADD', stream, '*', 'id', seq_member_id(member)))
       moved = moved + 1
@@ -497,7 +576,7 @@ local function zsets_head(...)
   local head
   for _, key in ipairs({ ... }) do
     local s = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]
-    if s and (not head or tonumber(s) < tonumber(head)) then head = s end
+    if s and (not head or not ms_le(head, s)) then head = s end
   end
   return head
 end
@@ -506,8 +585,7 @@ end
 -- due now, or earlier than head, the queue's head before the placement (nil:
 -- empty), which is the latest a blocked claimer wakes up by itself.
 local function ahead(score, head, now)
-  score = tonumber(score)
-  return not head or score < tonumber(head) or score <= tonumber(now)
+  return not head or not ms_le(head, score) or ms_le(score, now)
 end
 
 -- batch_wakes reports whether placing a batch whose earliest score is low
@@ -515,7 +593,7 @@ end
 -- head (the ZSETs named), which is then read once for the whole batch.
 local function batch_wakes(marker, low, now, ...)
   if not marker or not low then return false end
-  if tonumber(low) <= tonumber(now) then return true end
+  if ms_le(low, now) then return true end
   return ahead(low, zsets_head(...), now)
 end
 
@@ -532,7 +610,7 @@ end
 -- the claimer's next block ('' for none).
 local function pass_wake(marker, head, now)
   if not head then return '' end
-  if tonumber(head) <= tonumber(now) then wake(marker) end
+  if ms_le(head, now) then wake(marker) end
   return head
 end
 

@@ -6,7 +6,7 @@
 --   promote (mover "claim").
 -- ARGV: now, lease deadline, worker, token base, take, then entry id, job id
 --   per entry.
--- Returns: {token, record pairs, the stream's last entry id before any append
+-- Returns: {claimed jobs (lib.lua's view_out), the stream's last entry id before any append
 --   (a claim that has read up to it has looked at every waiting entry),
 --   earliest RunAt appended for not being due, or '', the delayed ZSET's head
 --   score or '' (with KEYS[3]; nil without)}.

@@ -9,7 +9,7 @@
 --   promotes.
 -- ARGV: now, lease deadline, worker, token base, take, read count, consumer,
 --   promote max (0: none).
--- Returns: {token, record pairs, the stream's last entry id before any append,
+-- Returns: {claimed jobs (lib.lua's view_out), the stream's last entry id before any append,
 --   earliest RunAt appended for not being due or '', entries read, the last
 --   one's id or '', the delayed ZSET's head score or '' (with KEYS[3])}.
 -- Complexity: O(p log D + n + k log A) for p promoted, n entries read, k

@@ -5,8 +5,8 @@
 -- KEYS: [1] active index, [2] completed counter, [3] stream, [3+i] record of
 --   the i-th lease.
 -- ARGV: now, retention ms, then id, token, result per lease.
--- Returns: one integer per lease: 1 completed, 0 lease lost.
--- Complexity: O(k (log A + log E)) for k leases.
+-- Returns: one character per lease, '1' completed, '0' lease lost.
+-- Complexity: O(k log A) for k leases, plus the records swept.
 local entries = {}
 local r = complete_many(KEYS[1], KEYS[2], 4, 3, ARGV[1], ARGV[2], function(key, _, token)
   entries[#entries + 1] = stream_lease_entry(key, token)
