@@ -96,16 +96,19 @@ func (s *ClientJSON) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error
 	if err != nil {
 		return err
 	}
-	// layout is read_new_jobs': n, then per job id, runAt, npairs, pairs
-	// (validated and built once, by EnqueueArgs).
+	// layout is read_new_jobs': n, then per job id, runAt, payload, npairs,
+	// pairs (validated and built once, by EnqueueArgs).
 	args := make([]string, 0, 3*len(jobs))
 	for at := 1; at < len(layout); {
-		id, runAt := layout[at], layout[at+1]
-		np, _ := strconv.Atoi(layout[at+2])
-		pairs := layout[at+3 : at+3+2*np]
-		at += 3 + 2*np
-		r := make(cjRecord, np+2)
-		r["Status"], r["Ref"] = strconv.Itoa(int(jobstore.StatusQueued)), id
+		id, runAt, payload := layout[at], layout[at+1], layout[at+2]
+		np, _ := strconv.Atoi(layout[at+3])
+		pairs := layout[at+4 : at+4+2*np]
+		at += 4 + 2*np
+		r := make(cjRecord, np+4)
+		r["Status"], r["Ref"], r["RunAt"] = strconv.Itoa(int(jobstore.StatusQueued)), id, runAt
+		if payload != "" {
+			r["Payload"] = payload
+		}
 		for k := 0; k+1 < len(pairs); k += 2 {
 			r[pairs[k]] = pairs[k+1]
 		}

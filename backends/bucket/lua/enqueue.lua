@@ -49,7 +49,7 @@ for i = 1, n do
   end
   create_job(jobs, i, place .. '|' .. member)
 end
-if #due > 0 then redis.call('ZADD', ready, unpack(due)) end
+if #due > 0 then zadd_desc(ready, due) end
 for _, place in ipairs(order) do
   local b = buckets[place]
   redis.call('HSET', place, unpack(b.pairs))

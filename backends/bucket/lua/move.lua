@@ -51,7 +51,7 @@ for i, d in ipairs(due) do
   end
 end
 if #add > 0 then
-  redis.call('ZADD', ready, unpack(add))
+  zadd_desc(ready, add)
   redis.call('DECRBY', KEYS[4], #add / 2)
 end
 -- Each visited bucket is rescored by the earliest RunAt it still holds, or

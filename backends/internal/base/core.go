@@ -154,8 +154,9 @@ func MapError(op string, err error) error {
 }
 
 // EnqueueArgs validates jobs and lays them out as lib.lua's read_new_jobs
-// expects: ARGV n, then per job id, runAt, npairs, pairs. It returns the
-// record keys (one per job, in order) and the argument list.
+// expects: ARGV n, then per job id, runAt, payload, npairs, pairs (the
+// record's other fields, RecordExtras). It returns the record keys (one
+// per job, in order) and the argument list.
 func (c *Core) EnqueueArgs(now time.Time, jobs []jobstore.NewJob) (keys, args []string, runAts []time.Time, err error) {
 	if len(jobs) == 0 {
 		return nil, nil, nil, fmt.Errorf("%w: Enqueue: no jobs", jobstore.ErrInvalid)
@@ -180,13 +181,13 @@ func (c *Core) EnqueueArgs(now time.Time, jobs []jobstore.NewJob) (keys, args []
 			runAt = now
 		}
 		runAt = runAt.Truncate(time.Millisecond)
-		pairs, err := NewRecordPairs(j, runAt, now)
+		pairs, err := RecordExtras(j, runAt, now)
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		keys = append(keys, c.Keys.Job(j.ID))
 		runAts = append(runAts, runAt)
-		args = append(args, j.ID, Ms(runAt), strconv.Itoa(len(pairs)/2))
+		args = append(args, j.ID, Ms(runAt), string(j.Payload), strconv.Itoa(len(pairs)/2))
 		args = append(args, pairs...)
 	}
 	return keys, args, runAts, nil
@@ -202,20 +203,20 @@ func ValidateClaim(r jobstore.ClaimRequest) error { return r.Check() }
 func ValidateLease(l jobstore.Lease) error { return l.Check() }
 
 // DecodeClaimed turns the jobs a claim script returned (lib.lua's
-// activate_all and stream_take: id, token, payload, retry count and name
-// per job, each false when not stored) into claimed jobs with their leases.
+// activate_all and stream_take, laid out by view_out: id, token, payload,
+// then "<retry count>|<name>" or false) into claimed jobs with their leases.
 // The claim's own writes are laid over them here: Status InProgress,
 // worker, StartedAt and LastUpdatedAt now, the token and the deadline, as
 // lib.lua's claim_record wrote them. The other fields stay zero
 // (jobstore.Claimed: Get reads the whole record).
 func DecodeClaimed(v any, worker string, now, deadline time.Time) ([]jobstore.Claimed, error) {
 	arr, _ := v.([]any)
-	if len(arr)%5 != 0 {
-		return nil, fmt.Errorf("claim reply: %d items, want 5 a job (id, token, payload, retries, name)", len(arr))
+	if len(arr)%4 != 0 {
+		return nil, fmt.Errorf("claim reply: %d items, want 4 a job (id, token, payload, retries|name)", len(arr))
 	}
-	out := make([]jobstore.Claimed, 0, len(arr)/5)
+	out := make([]jobstore.Claimed, 0, len(arr)/4)
 	now, deadline = time.UnixMilli(now.UnixMilli()), time.UnixMilli(deadline.UnixMilli())
-	for i := 0; i < len(arr); i += 5 {
+	for i := 0; i < len(arr); i += 4 {
 		id, _ := arr[i].(string)
 		token, _ := arr[i+1].(string)
 		j := jobstore.Job{ID: id, Status: jobstore.StatusInProgress, WorkerID: worker,
@@ -223,13 +224,16 @@ func DecodeClaimed(v any, worker string, now, deadline time.Time) ([]jobstore.Cl
 		if p, ok := arr[i+2].(string); ok {
 			j.Payload = []byte(p)
 		}
-		j.Name, _ = arr[i+4].(string)
-		if s, ok := arr[i+3].(string); ok && s != "" {
-			n, err := strconv.Atoi(s)
-			if err != nil {
-				return out, fmt.Errorf("claim reply: job %q RetryCount %q: %w", id, s, err)
+		if extra, ok := arr[i+3].(string); ok {
+			retry, name, _ := strings.Cut(extra, "|")
+			j.Name = name
+			if retry != "" {
+				n, err := strconv.Atoi(retry)
+				if err != nil {
+					return out, fmt.Errorf("claim reply: job %q RetryCount %q: %w", id, retry, err)
+				}
+				j.RetryCount = n
 			}
-			j.RetryCount = n
 		}
 		out = append(out, jobstore.Claimed{Job: j, Lease: jobstore.Lease{
 			JobID: id, Token: token, Deadline: deadline, Attempt: j.RetryCount}})

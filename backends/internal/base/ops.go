@@ -60,8 +60,11 @@ func (c *Core) CompleteMany(ctx context.Context, cs []jobstore.Completion) ([]er
 }
 
 // CompleteManyWith runs script (lib.lua's complete_many in a body) with KEYS
-// active, completed, extraKeys..., then one record per lease, and ARGV now,
-// retention ms, then id, token, result per lease, MaxClaim leases per call.
+// active, completed, extraKeys... (the records' keys are derived in the
+// script), and ARGV now,
+// retention ms, "1" or "0" (results follow or not: all empty), then per
+// lease its member "<id>|<token>", its id (and its result), MaxClaim
+// leases per call.
 // An invalid lease gets its ErrInvalid error and is not sent.
 func (c *Core) CompleteManyWith(ctx context.Context, script Script, cs []jobstore.Completion, extraKeys []string) ([]error, error) {
 	errs := make([]error, len(cs))
@@ -71,8 +74,14 @@ func (c *Core) CompleteManyWith(ctx context.Context, script Script, cs []jobstor
 	fixed := append([]string{c.Keys.Active(), c.Keys.Completed()}, extraKeys...)
 	for start := 0; start < len(cs); start += MaxClaim {
 		chunk := cs[start:min(start+MaxClaim, len(cs))]
-		keys := append(make([]string, 0, len(fixed)+len(chunk)), fixed...)
-		args := append(make([]string, 0, 2+3*len(chunk)), Ms(c.Now()), c.retentionMs())
+		keys := fixed
+		withResults := "0"
+		for _, x := range chunk {
+			if len(x.Result) > 0 {
+				withResults = "1"
+			}
+		}
+		args := append(make([]string, 0, 3+3*len(chunk)), Ms(c.Now()), c.retentionMs(), withResults)
 		sent := make([]int, 0, len(chunk)) // index in cs of each lease sent
 		seen := make(map[jobstore.Lease]bool, len(chunk))
 		for i, x := range chunk {
@@ -88,8 +97,10 @@ func (c *Core) CompleteManyWith(ctx context.Context, script Script, cs []jobstor
 				continue
 			}
 			seen[l] = true
-			keys = append(keys, c.Keys.Job(x.Lease.JobID))
-			args = append(args, x.Lease.JobID, x.Lease.Token, string(x.Result))
+			args = append(args, x.Lease.JobID+"|"+x.Lease.Token, x.Lease.JobID)
+			if withResults == "1" {
+				args = append(args, string(x.Result))
+			}
 			sent = append(sent, start+i)
 		}
 		if len(sent) == 0 {

@@ -29,16 +29,32 @@ const (
 )
 
 // NewRecordPairs is the flat field/value list of a new job's record, without
-// Status and Ref (the enqueue script adds those). Empty and zero fields are
-// left out (RetryCount 0, MaxRetries 0), and so are three that a reader
-// derives: Id (the record's key names it; DecodeRecordOf), CreatedAt when
-// it equals RunAt (a job due at once; DecodeRecord reads RunAt for it) and
-// LastUpdatedAt, which reads as the latest of the record's times. A missing
-// field reads as its zero value, and every field not stored is one Redis
-// does not write or send: the record of a 128-byte job due at once went
-// from 9 fields to 6 (2026-11-27), then to 4 (Status, Ref, Payload, RunAt).
+// Status and Ref (the enqueue script adds those): RecordExtras, then Payload
+// (left out when empty) and RunAt.
 func NewRecordPairs(j jobstore.NewJob, runAt, now time.Time) ([]string, error) {
-	p := make([]string, 0, 16)
+	p, err := RecordExtras(j, runAt, now)
+	if err != nil {
+		return nil, err
+	}
+	if len(j.Payload) > 0 {
+		p = append(p, fPayload, string(j.Payload))
+	}
+	return append(p, fRunAt, Ms(runAt)), nil
+}
+
+// RecordExtras is the part of a new job's record beyond Status, Ref,
+// Payload and RunAt, which the enqueue layout carries in fixed places (no
+// field names sent or parsed for them), as field/value pairs. Empty and
+// zero fields are left out (RetryCount 0, MaxRetries 0), and so are three
+// that a reader derives: Id (the record's key names it; DecodeRecordOf),
+// CreatedAt when it equals RunAt (a job due at once; DecodeRecord reads
+// RunAt for it) and LastUpdatedAt, which reads as the latest of the
+// record's times. A missing field reads as its zero value, and every field
+// not stored is one Redis does not write or send: the record of a 128-byte
+// job due at once went from 9 fields to 6 (2026-11-27), then to 4 (Status,
+// Ref, RunAt, Payload).
+func RecordExtras(j jobstore.NewJob, runAt, now time.Time) ([]string, error) {
+	var p []string
 	add := func(f, v string) {
 		if v != "" {
 			p = append(p, f, v)
@@ -59,14 +75,12 @@ func NewRecordPairs(j jobstore.NewJob, runAt, now time.Time) ([]string, error) {
 		}
 		add(m.f, string(b))
 	}
-	add(fPayload, string(j.Payload))
 	if j.MaxRetries != 0 {
 		add(fMaxRetries, strconv.Itoa(j.MaxRetries))
 	}
 	if created := now.UnixMilli(); created != runAt.UnixMilli() {
 		add(fCreatedAt, strconv.FormatInt(created, 10))
 	}
-	add(fRunAt, strconv.FormatInt(runAt.UnixMilli(), 10))
 	return p, nil
 }
 

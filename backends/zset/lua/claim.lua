@@ -11,8 +11,8 @@
 -- KEYS: [1] queue ZSET, [2] active index, [3] the wake-up marker when claims
 --   block.
 -- ARGV: now, max, lease deadline, token base, worker.
--- Returns: {claimed jobs (lib.lua's view_out: id, token, payload, retries,
---   name each), the head's RunAt ms or ''}.
+-- Returns: {claimed jobs (lib.lua's view_out: id, token, payload and
+--   retries|name each), the head's RunAt ms or ''}.
 -- Complexity: O(log N + k log A) for k taken.
 local queue, active, marker = KEYS[1], KEYS[2], KEYS[3] or false
 local now, max, deadline = ARGV[1], tonumber(ARGV[2]), ARGV[3]

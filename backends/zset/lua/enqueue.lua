@@ -20,7 +20,7 @@ local add, ids, ats = {}, jobs.id, jobs.at
 for i = 1, n do
   local ref = seq_member(first + i, ids[i])
   create_job(jobs, i, ref)
-  add[2 * i - 1], add[2 * i] = ats[i], ref
+  add[2 * (n - i) + 1], add[2 * (n - i) + 2] = ats[i], ref -- descending: lib.lua's zadd_desc
 end
 redis.call('ZADD', KEYS[1], unpack(add))
 return n

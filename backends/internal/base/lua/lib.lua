@@ -38,34 +38,35 @@ local function small_num(s)
 end
 
 -- read_new_jobs parses the enqueue layout that base.EnqueueArgs writes, from
--- ARGV[at]: n, then per job: id, runAt, npairs, then npairs field/value
--- pairs. Job i's record key is KEYS[first_key + i - 1]. It fails the whole
--- call, before any write, when a job already exists (a batch that names a
--- job twice never gets here: base.EnqueueArgs refuses it).
--- One EXISTS of every record key serves the whole batch (the keys share a
--- hash tag, so one slot): an EXISTS a job was one command a job of the
--- five or six a job costs; the job that exists is looked up only then.
--- It returns the jobs as columns, jobs.id[i], jobs.at[i] (RunAt as the
--- text Go sent), jobs.key[i], jobs.from[i] and jobs.to[i] (the job's pairs,
--- left in ARGV), and jobs.low, the batch's earliest RunAt: a table a job
--- cost about 2,700 instructions, a column entry about 150.
+-- ARGV[at]: n, then per job: id, runAt, payload, npairs, then npairs
+-- field/value pairs (the record's other fields). Job i's record key is
+-- KEYS[first_key + i - 1]. It fails the whole call, before any write, when
+-- a job already exists (a batch that names a job twice never gets here:
+-- base.EnqueueArgs refuses it). One EXISTS of every record key serves the
+-- whole batch (the keys share a hash tag, so one slot): an EXISTS a job
+-- was one command a job of the five or six a job costs; the job that
+-- exists is looked up only then. It returns the jobs as columns,
+-- jobs.id[i], jobs.at[i] (RunAt as the text Go sent), jobs.key[i] and
+-- jobs.arg[i] (where the job's payload is in ARGV; its pairs follow), and
+-- jobs.low, the batch's earliest RunAt: a table a job cost about 2,700
+-- instructions, a column entry about 150.
 local function read_new_jobs(at, first_key)
   local n = tonumber(ARGV[at])
-  local ids, ats, keys, froms, tos = {}, {}, {}, {}, {}
+  local ids, ats, keys, args = {}, {}, {}, {}
   local low
   at = at + 1
   for i = 1, n do
-    local id, run_at, np = ARGV[at], ARGV[at + 1], small_num(ARGV[at + 2])
-    ids[i], ats[i], keys[i], froms[i], tos[i] = id, run_at, KEYS[first_key + i - 1], at + 3, at + 2 + np * 2
+    local id, run_at = ARGV[at], ARGV[at + 1]
+    ids[i], ats[i], keys[i], args[i] = id, run_at, KEYS[first_key + i - 1], at + 2
     if not low or not ms_le(low, run_at) then low = run_at end
-    at = at + 3 + np * 2
+    at = at + 4 + small_num(ARGV[at + 3]) * 2
   end
   if n > 0 and redis.call('EXISTS', unpack(keys)) > 0 then
     for i = 1, n do
       if rec_exists(keys[i]) then return nil, err_duplicate(ids[i]) end
     end
   end
-  return { n = n, id = ids, at = ats, key = keys, from = froms, to = tos, low = low }
+  return { n = n, id = ids, at = ats, key = keys, arg = args, low = low }
 end
 
 -- num_text(i) is tostring(i), kept for the library's life (its locals
@@ -94,10 +95,11 @@ local function job_prefix(tagged)
 end
 
 -- create_job writes job i of a read_new_jobs batch: the producer's fields
--- (ARGV[from .. to]) plus Status Queued and the backend's Ref (its handle
--- on the job in its own index).
+-- (RunAt, Payload and the pairs after it in ARGV) plus Status Queued and the
+-- backend's Ref (its handle on the job in its own index).
 local function create_job(jobs, i, ref)
-  rec_create(jobs.key[i], ST_QUEUED, ref, jobs.from[i], jobs.to[i])
+  local a = jobs.arg[i]
+  rec_create(jobs.key[i], ST_QUEUED, ref, jobs.at[i], ARGV[a], a + 2, a + 1 + small_num(ARGV[a + 1]) * 2)
 end
 
 -- Leases. The active index (a ZSET scored by lease deadline) holds one member
@@ -155,10 +157,15 @@ local function claim_view(key)
 end
 
 -- view_out appends a claimed job to a claim's reply as base.DecodeClaimed
--- reads it: id, token, payload, retry count, name (false: not stored).
+-- reads it: id, token, payload (false: none), then false when the job has
+-- no RetryCount and no Name stored (a first run of an unnamed job), else
+-- "<retry count>|<name>". Four items a job: an item cost about 600
+-- instructions to build and send.
 local function view_out(out, id, token, payload, retry, name)
   local n = #out
-  out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5] = id, token, payload, retry, name
+  local extra = false
+  if retry or name then extra = (retry or '') .. '|' .. (name or '') end
+  out[n + 1], out[n + 2], out[n + 3], out[n + 4] = id, token, payload, extra
 end
 
 -- activate puts a record under a lease it already holds and returns its
@@ -273,42 +280,61 @@ local function retire(tagged, ids, now, retention_ms)
   sweep_expired(index, job_prefix(tagged), now, 2 * #ids)
 end
 
--- complete_many is CompleteMany: ARGV[at..] are id, token, result triples
--- and job i's record is KEYS[first_key + i - 1]. Each held lease is
--- finished (done(key, id, token) runs after each, for a backend's own
--- index), the leases are released with one ZREM, the completions counted
--- with one INCRBY and the records retired with one RPUSH (retire). The
--- reply is one character per lease, '1' completed, '0' lease lost: one
--- string, where an integer a lease cost about 1,500 instructions a job to
--- build and send. The caller sends no lease twice in a call (base's
--- CompleteManyWith answers a repeat itself), so no table of those seen.
-local function complete_many(active, completed, first_key, at, now, retention_ms, done)
-  -- One ZMSCORE tells which leases are held and one ZREM releases them
-  -- all: two lease-index commands a batch, not one a job.
+-- complete_many is CompleteMany. ARGV[at] is '1' when a result follows
+-- each lease, '0' when none does (all empty); from ARGV[at + 1] come per
+-- lease its lease member ("<id>|<token>", built by the caller) and its id
+-- (and its result). The records' keys are derived from the active index's
+-- (job_prefix), as a claim's are: a key a lease sent in KEYS cost about
+-- 1,100 instructions a job to send, parse and push, a derived one 500.
+-- Each held lease is finished (done(key, id, member) runs after each, for
+-- a backend's own index), the completions counted with one INCRBY and the
+-- records retired with one RPUSH (retire). The reply is one character per
+-- lease, '1' completed, '0' lease lost: one string, where an integer a
+-- lease cost about 1,500 instructions a job to build and send. The caller
+-- sends no lease twice in a call (base's CompleteManyWith answers a repeat
+-- itself), so no table of those seen.
+--
+-- One ZREM releases every lease of the batch that is held. When it removed
+-- them all (the rule: workers complete what they hold), no lease needs a
+-- look-up; until 2026-11-27 a ZMSCORE asked first, which cost about 4,200
+-- instructions a job (Redis formats each score with printf). When it
+-- removed fewer, each lease's record tells whether it was held: held_by.
+local function held_by(key, member)
+  local f = rec_get(key, 'Status', 'Lease')
+  if f[1] ~= ST_INPROGRESS then return false end
+  local _, _, token = lease_parts(f[2])
+  return token ~= nil and member:sub(-#token - 1) == '|' .. token
+end
+
+local function complete_many(active, completed, at, now, retention_ms, done)
+  local stride = ARGV[at] == '1' and 3 or 2
   local members, n = {}, 0
-  for i = at, #ARGV, 3 do
+  for i = at + 1, #ARGV, stride do
     n = n + 1
-    members[n] = lease_member(ARGV[i], ARGV[i + 1])
+    members[n] = ARGV[i]
   end
   if n == 0 then return '' end
-  local scores = redis.call('ZMSCORE', active, unpack(members))
-  local out, held, ids = {}, {}, {}
+  -- Every script that grants, moves or takes a lease writes the active
+  -- index and the record together, in the same call: a member is in the
+  -- index exactly while its record is InProgress under its token. So the
+  -- records say which members the ZREM removed.
+  local all = redis.call('ZREM', active, unpack(members)) == n
+  local out, ids, prefix = {}, {}, job_prefix(active)
   for j = 1, n do
-    local i = at + (j - 1) * 3
-    if scores[j] then
-      local key = KEYS[first_key + j - 1]
-      finish_record(key, ARGV[i + 2], now)
-      held[#held + 1] = members[j]
-      ids[#ids + 1] = ARGV[i]
+    local i = at + 1 + (j - 1) * stride
+    local id = ARGV[i + 1]
+    local key = prefix .. id
+    if all or held_by(key, members[j]) then
+      finish_record(key, stride == 3 and ARGV[i + 2] or '', now)
+      ids[#ids + 1] = id
       out[j] = '1'
-      if done then done(key, ARGV[i], ARGV[i + 1]) end
+      if done then done(key, id, members[j]) end
     else
       out[j] = '0'
     end
   end
-  if #held > 0 then
-    redis.call('ZREM', active, unpack(held))
-    redis.call('INCRBY', completed, #held)
+  if #ids > 0 then
+    redis.call('INCRBY', completed, #ids)
     retire(active, ids, now, retention_ms)
   end
   return table.concat(out)
@@ -389,6 +415,20 @@ local function recover_leases(active, dead, first_key, at, now, retention_ms, pl
   return { requeued, dead_ids }
 end
 
+-- zadd_desc is ZADD of score, member pairs given in ascending order, sent
+-- in descending order. A small ZSET (up to zset-max-listpack-entries, 128
+-- by default) is a listpack, and its insert walks from the head to the
+-- first entry that sorts after the new one: ascending, every insert walks
+-- the whole list (about 21,000 instructions a member under callgrind when a
+-- batch of 100 refilled an emptied queue), descending it stops at the
+-- first. A skiplist does not care. Batch writes to a ZSET that may be
+-- small use it, or build their arguments in descending order themselves.
+local function zadd_desc(key, pairs)
+  local r, n = {}, #pairs
+  for i = 1, n, 2 do r[n - i], r[n - i + 1] = pairs[i], pairs[i + 1] end
+  redis.call('ZADD', key, unpack(r))
+end
+
 -- Ordered members: "<12 hex digit sequence>:<id>". Members of equal score
 -- sort by bytes, so the sequence prefix keeps jobs of equal RunAt in enqueue
 -- order in any ZSET that holds them.
@@ -422,13 +462,12 @@ local function pop_leases(queue, active, upto, max, deadline, token_base)
   if max < 1 then return out end
   local members = redis.call('ZRANGE', queue, '-inf', upto, 'BYSCORE', 'LIMIT', 0, max)
   if #members == 0 then return out end
-  local leases = {}
+  local leases, n = {}, #members
   for i, m in ipairs(members) do
     local id, token = seq_member_id(m), token_base .. '.' .. num_text(i)
-    leases[#leases + 1] = deadline
-    leases[#leases + 1] = lease_member(id, token)
-    out[#out + 1] = id
-    out[#out + 1] = token
+    -- leases go in descending order: zadd_desc says why
+    leases[2 * (n - i) + 1], leases[2 * (n - i) + 2] = deadline, lease_member(id, token)
+    out[2 * i - 1], out[2 * i] = id, token
   end
   redis.call('ZREM', queue, unpack(members))
   redis.call('ZADD', active, unpack(leases))
@@ -468,9 +507,10 @@ end
 
 -- stream_lease_entry is the entry a stream claim's token names (the claim
 -- appends "@<entry id>" to it, so Complete needs no read of the record's
--- Ref); a token without one falls back to the Ref.
+-- Ref); a token without one falls back to the Ref. It reads a lease member
+-- ("<id>|<token>") as well: an entry id holds neither '@' nor '|'.
 local function stream_lease_entry(key, token)
-  return token:match('@(.+)$') or rec_get(key, 'Ref')[1]
+  return token:match('@([^@|]+)$') or rec_get(key, 'Ref')[1]
 end
 
 -- stream_requeue drops the stream entry a job holds (its Ref) and places the
@@ -523,7 +563,7 @@ local function stream_take(active, stream, prefix, entries, now, deadline, worke
       if n > 1 and not ms_le(taken[n - 1][4], taken[n][4]) then sorted = false end
     end
   end
-  if #leases > 0 then redis.call('ZADD', active, unpack(leases)) end
+  if #leases > 0 then zadd_desc(active, leases) end
   if not sorted then
     table.sort(taken, function(x, y)
       if x[4] == y[4] then return x[5] < y[5] end

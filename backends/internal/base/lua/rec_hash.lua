@@ -14,12 +14,17 @@ local function rec_set(key, ...)
   redis.call('HSET', key, ...)
 end
 
--- rec_create writes a new record: Status, Ref and the field/value pairs
--- in ARGV[from..to], in one HSET that reads them straight from ARGV.
--- (No write tells a hash that exists apart without overwriting it, so
--- read_new_jobs checks that none exists first: a batch is all or nothing.)
-local function rec_create(key, status, ref, from, to)
-  redis.call('HSET', key, 'Status', status, 'Ref', ref, unpack(ARGV, from, to))
+-- rec_create writes a new record: Status, Ref, RunAt, Payload (left out
+-- when empty) and the field/value pairs in ARGV[from..to], in one HSET that
+-- reads them straight from ARGV. (No write tells a hash that exists apart
+-- without overwriting it, so read_new_jobs checks that none exists first:
+-- a batch is all or nothing.)
+local function rec_create(key, status, ref, run_at, payload, from, to)
+  if payload == '' then
+    redis.call('HSET', key, 'Status', status, 'Ref', ref, 'RunAt', run_at, unpack(ARGV, from, to))
+  else
+    redis.call('HSET', key, 'Status', status, 'Ref', ref, 'RunAt', run_at, 'Payload', payload, unpack(ARGV, from, to))
+  end
 end
 
 -- rec_snapshot returns the whole record, in the form the Go decoder takes,

@@ -2,9 +2,10 @@
 -- records finished, the leases released with one ZREM, the records retired
 -- into the expiry list with one RPUSH (and what is past due there swept).
 --
--- KEYS: [1] active index, [2] completed counter, [2+i] record of the i-th
---   lease.
--- ARGV: now, retention ms, then id, token, result per lease.
+-- KEYS: [1] active index, [2] completed counter (the records' keys are
+--   derived: lib.lua's complete_many).
+-- ARGV: now, retention ms, '1' with results or '0' without, then lease
+--   member, id (and result) per lease.
 -- Returns: one character per lease, '1' completed, '0' lease lost.
 -- Complexity: O(k log A) for k leases, plus the records swept.
-return complete_many(KEYS[1], KEYS[2], 3, 3, ARGV[1], ARGV[2])
+return complete_many(KEYS[1], KEYS[2], 3, ARGV[1], ARGV[2])
