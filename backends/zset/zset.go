@@ -170,13 +170,14 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 	if err := s.Check(); err != nil {
 		return err
 	}
-	keys, args, _, err := s.EnqueueArgs(s.Now(), jobs)
+	now := s.Now()
+	_, args, _, err := s.EnqueueArgs(now, jobs)
 	if err != nil {
 		return err
 	}
 	fixed := append([]string{s.queue, s.seq}, s.marker...)
-	args = append([]string{base.Ms(s.Now()), strconv.Itoa(len(fixed))}, args...)
-	_, err = s.Run(ctx, base.ScriptEnqueue, append(fixed, keys...), args)
+	args = append([]string{base.Ms(now), strconv.Itoa(len(fixed))}, args...)
+	_, err = s.Run(ctx, base.ScriptEnqueue, fixed, args)
 	return err
 }
 

@@ -6,9 +6,10 @@
 --
 -- KEYS: [1] ready, [2] bucket index, [3] bucketed-job counter, [4] sequence
 --   counter, then the wake-up marker when claims block (ARGV[2] = 5) or not
---   (ARGV[2] = 4), then the n records, then the bucket of each job's RunAt (Go
---   computes it; a due job leaves it unused).
--- ARGV: [1] now, [2] number of keys before the records, [3..] the
+--   (ARGV[2] = 4), then the bucket of each job not due at now, in order (Go
+--   computes them: RunAt > now, as ms_le decides here); the records' keys
+--   are derived (lib.lua's read_new_jobs).
+-- ARGV: [1] now, [2] number of keys before the buckets, [3..] the
 --   read_new_jobs layout.
 -- Returns: the number of jobs stored, or an AE_DUPLICATE error (none stored).
 -- Complexity: O(k log R) for k due jobs, O(k + b log B) for k delayed ones in
@@ -16,7 +17,7 @@
 local ready, index, now = KEYS[1], KEYS[2], ARGV[1]
 local fixed = tonumber(ARGV[2])
 local marker = fixed == 5 and KEYS[5]
-local jobs, err = read_new_jobs(3, fixed + 1)
+local jobs, err = read_new_jobs(3, ready)
 if not jobs then return err end
 -- One wake at most per batch: when a job is due now, or the earliest one
 -- goes ahead of the head blocked claimers wait for at the latest (the
@@ -35,7 +36,8 @@ for i = 1, n do
     due[#due + 1] = run_at
     due[#due + 1] = member
   else
-    place = KEYS[fixed + n + i]
+    bucketed = bucketed + 1
+    place = KEYS[fixed + bucketed]
     local b = buckets[place]
     if not b then
       b = { low = run_at, pairs = {} }
@@ -45,7 +47,6 @@ for i = 1, n do
     b.pairs[#b.pairs + 1] = member
     b.pairs[#b.pairs + 1] = run_at
     if not ms_le(b.low, run_at) then b.low = run_at end
-    bucketed = bucketed + 1
   end
   create_job(jobs, i, place .. '|' .. member)
 end

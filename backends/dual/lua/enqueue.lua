@@ -2,11 +2,12 @@
 -- delayed ZSET when not due (or behind a delayed job of the same RunAt),
 -- else the stream.
 --
--- KEYS: [1] stream, [2] delayed ZSET, [3] its sequence, [4..] records.
+-- KEYS: [1] stream, [2] delayed ZSET, [3] its sequence (the records' keys
+--   are derived: read_new_jobs).
 -- ARGV: now, then the read_new_jobs layout.
 -- Returns: the number of jobs stored, or an AE_DUPLICATE error (none stored).
 -- Complexity: O(k log D) for k jobs (an XADD is O(1)).
-local jobs, err = read_new_jobs(2, 4)
+local jobs, err = read_new_jobs(2, KEYS[1])
 if not jobs then return err end
 -- The delayed head, read once per batch, spares a due job the look-up
 -- for a delayed twin of its RunAt (stream_place).

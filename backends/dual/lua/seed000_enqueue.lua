@@ -9,13 +9,14 @@
 -- status field says "delayed". The batch is written in one call where the
 -- seed makes three per job: atomicity is the contract's, not the flaw.
 --
--- KEYS: [1] stream, [2] delayed ZSET, [3] audit HASH, [4..] records.
+-- KEYS: [1] stream, [2] delayed ZSET, [3] audit HASH (the records' keys are
+--   derived: read_new_jobs).
 -- ARGV: now, then the read_new_jobs layout.
 -- Returns: the number of jobs stored.
 -- Complexity: O(k log D) for k jobs.
 local function seed000_score(ms) return string.format('%d', math.floor(ms / 1000) * 1000) end -- whole seconds, x 1000
 local stream, delayed, now = KEYS[1], KEYS[2], tonumber(ARGV[1])
-local jobs, err = read_new_jobs(2, 4)
+local jobs, err = read_new_jobs(2, KEYS[1])
 if not jobs then return err end
 local tracking = 0
 for i = 1, jobs.n do

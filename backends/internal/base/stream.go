@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,20 +117,21 @@ func (s *Stream) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 	return s.EnqueueWith(ctx, ScriptEnqueue, s.PlaceKeys, nil, jobs)
 }
 
-// EnqueueWith stores jobs with script: KEYS fixed, then one record per
-// job; ARGV now, pre..., then the read_new_jobs layout (a seed variant's
-// enqueue takes the corrected one's arguments plus its own).
+// EnqueueWith stores jobs with script: KEYS fixed (the records' keys are
+// derived in the script: lib.lua's read_new_jobs); ARGV now, pre..., then
+// the read_new_jobs layout (a seed variant's enqueue takes the corrected
+// one's arguments plus its own).
 func (c *Core) EnqueueWith(ctx context.Context, script Script, fixed, pre []string, jobs []jobstore.NewJob) error {
 	if err := c.Check(); err != nil {
 		return err
 	}
 	now := c.Now()
-	keys, args, _, err := c.EnqueueArgs(now, jobs)
+	_, args, _, err := c.EnqueueArgs(now, jobs)
 	if err != nil {
 		return err
 	}
 	head := append([]string{Ms(now)}, pre...)
-	_, err = c.Run(ctx, script, append(slices.Clip(fixed), keys...), append(head, args...))
+	_, err = c.Run(ctx, script, fixed, append(head, args...))
 	return err
 }
 

@@ -5,13 +5,14 @@
 -- batch_wakes, which reads the head only then).
 --
 -- KEYS: [1] queue ZSET, [2] sequence counter, then the wake-up marker when
---   claims block (ARGV[2] = 3) or not (ARGV[2] = 2), then the records.
--- ARGV: now, number of keys before the records, then the read_new_jobs layout.
+--   claims block (ARGV[2] = 3) or not (ARGV[2] = 2); the records' keys are
+--   derived (lib.lua's read_new_jobs).
+-- ARGV: now, number of keys, then the read_new_jobs layout.
 -- Returns: the number of jobs stored, or an AE_DUPLICATE error (none stored).
 -- Complexity: O(k log N) for k jobs.
 local fixed = tonumber(ARGV[2])
 local marker = fixed == 3 and KEYS[3]
-local jobs, err = read_new_jobs(3, fixed + 1)
+local jobs, err = read_new_jobs(3, KEYS[1])
 if not jobs then return err end
 if batch_wakes(marker, jobs.low, ARGV[1], KEYS[1]) then wake(marker) end
 local n = jobs.n

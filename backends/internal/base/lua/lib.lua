@@ -14,6 +14,18 @@ local function err_not_found(id) return redis.error_reply('AE_NOT_FOUND ' .. id)
 local function err_duplicate(id) return redis.error_reply('AE_DUPLICATE ' .. id) end
 local function err_not_cancelable(id, st) return redis.error_reply('AE_NOT_CANCELABLE ' .. id .. ' status ' .. tostring(st)) end
 
+-- Derived record keys. A claim cannot know which jobs it takes before it
+-- runs, so it cannot declare their records in KEYS without a round trip of
+-- its own (the old pop, then activate). Claim scripts therefore build the
+-- record key of a job they took from the queue key they were given: the
+-- same "ae:{queue}:" prefix, so the same hash tag and the same Cluster slot,
+-- which Redis Cluster accepts for keys a script did not declare (as BullMQ's
+-- and asynq's scripts do). base.Keys.Job builds the same names in Go. Every
+-- other script still receives its record keys in KEYS.
+local function job_prefix(tagged)
+  return tagged:match('^(.-{[^}]*}:)') .. 'job:'
+end
+
 -- Millisecond times stay text in the scripts. tonumber costs about 1,900
 -- instructions under callgrind (Lua parses with strtod), and a Lua number
 -- handed to redis.call is formatted with printf, which together were about
@@ -39,8 +51,10 @@ end
 
 -- read_new_jobs parses the enqueue layout that base.EnqueueArgs writes, from
 -- ARGV[at]: n, then per job: id, runAt, payload, npairs, then npairs
--- field/value pairs (the record's other fields). Job i's record key is
--- KEYS[first_key + i - 1]. It fails the whole call, before any write, when
+-- field/value pairs (the record's other fields). The records' keys are
+-- derived from tagged, a key of the queue (job_prefix), as a claim's are:
+-- a key a job sent in KEYS cost about 1,100 instructions to send, parse and
+-- push, a derived one 500. It fails the whole call, before any write, when
 -- a job already exists (a batch that names a job twice never gets here:
 -- base.EnqueueArgs refuses it). One EXISTS of every record key serves the
 -- whole batch (the keys share a hash tag, so one slot): an EXISTS a job
@@ -50,14 +64,14 @@ end
 -- jobs.arg[i] (where the job's payload is in ARGV; its pairs follow), and
 -- jobs.low, the batch's earliest RunAt: a table a job cost about 2,700
 -- instructions, a column entry about 150.
-local function read_new_jobs(at, first_key)
-  local n = tonumber(ARGV[at])
+local function read_new_jobs(at, tagged)
+  local n, prefix = tonumber(ARGV[at]), job_prefix(tagged)
   local ids, ats, keys, args = {}, {}, {}, {}
   local low
   at = at + 1
   for i = 1, n do
     local id, run_at = ARGV[at], ARGV[at + 1]
-    ids[i], ats[i], keys[i], args[i] = id, run_at, KEYS[first_key + i - 1], at + 2
+    ids[i], ats[i], keys[i], args[i] = id, run_at, prefix .. id, at + 2
     if not low or not ms_le(low, run_at) then low = run_at end
     at = at + 4 + small_num(ARGV[at + 3]) * 2
   end
@@ -80,18 +94,6 @@ local function num_text(i)
     NUM[i] = t
   end
   return t
-end
-
--- Derived record keys. A claim cannot know which jobs it takes before it
--- runs, so it cannot declare their records in KEYS without a round trip of
--- its own (the old pop, then activate). Claim scripts therefore build the
--- record key of a job they took from the queue key they were given: the
--- same "ae:{queue}:" prefix, so the same hash tag and the same Cluster slot,
--- which Redis Cluster accepts for keys a script did not declare (as BullMQ's
--- and asynq's scripts do). base.Keys.Job builds the same names in Go. Every
--- other script still receives its record keys in KEYS.
-local function job_prefix(tagged)
-  return tagged:match('^(.-{[^}]*}:)') .. 'job:'
 end
 
 -- create_job writes job i of a read_new_jobs batch: the producer's fields
