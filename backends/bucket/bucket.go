@@ -104,12 +104,14 @@
 // visit; the width bounds that cost.
 //
 // Redis work per job (capacity.yaml's batched cell, claim and ack batches of
-// 100, go-redis, 2026-11-27), before and after base's changes of that day
-// (one EXISTS a batch, the expiry index, the lease as one field, leaner
-// records; zset's package doc lists them): 7.25 -> 4.31 commands and 225.2k ->
-// 172.7k Redis instructions a job (also: enqueue gathers its writes by key,
-// one ZADD of ready and one HSET per bucket a batch, where a due job cost a
-// ZADD of its own).
+// 100, go-redis, Redis under callgrind), with base's changes of 2026-11-27
+// (zset's package doc lists them and each one's share): 7.25 commands and
+// 225.2k instructions a job at c0ecb20, 4.31 and 172.7k at 99f4bec, 4.32
+// and 108.9k now (median of three runs, 108.8k-109.7k; 111.8k before
+// enqueue stopped sending a bucket key for a due job, about 1,100
+// instructions each, and derived the records' keys). Also bucket's own:
+// enqueue gathers its writes by key, one ZADD of ready and one HSET per
+// bucket a batch, where a due job cost a ZADD of its own.
 package bucket
 
 import (

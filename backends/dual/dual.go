@@ -73,10 +73,13 @@
 // swept), mover.
 //
 // Redis work per job (capacity.yaml's batched cell, claim and ack batches of
-// 100, go-redis, 2026-11-27), before and after base's changes of that day
-// (one EXISTS a batch, the expiry index, the lease as one field, leaner
-// records; zset's package doc lists them): 7.26 -> 5.32 commands and 280.9k ->
-// 245.0k Redis instructions a job; the XADD a job is what keeps it above 5.
+// 100, go-redis, Redis under callgrind), with base's changes of 2026-11-27
+// (zset's package doc lists them and their shares): 7.26 commands and
+// 280.9k instructions a job at c0ecb20, 5.32 and 245.0k at 99f4bec, 5.65
+// and 182.3k now (median of three runs): -35%, not the half issue 24 asks.
+// The stream's costs are the pure stream's (its package doc: XDEL and the
+// reads that walk past deleted entries are most of it, and jobs enqueued
+// between a claim's clock reading and its script are re-appended).
 package dual
 
 import (

@@ -104,10 +104,21 @@
 // the worker is in the record.
 //
 // Redis work per job (capacity.yaml's batched cell, claim and ack batches of
-// 100, go-redis, 2026-11-27), before and after base's changes of that day
-// (one EXISTS a batch, the expiry index, the lease as one field, leaner
-// records; zset's package doc lists them): 7.21 -> 5.28 commands and 277.0k ->
-// 227.5k Redis instructions a job; the XADD a job is what keeps it above 5.
+// 100, go-redis, Redis under callgrind), with base's changes of 2026-11-27
+// (zset's package doc lists them and their shares): 7.21 commands and
+// 277.0k instructions a job at c0ecb20, 5.28 and 227.5k at 99f4bec, 5.56
+// and 180.5k now (median of three runs, 179.3k-184.7k): -35%, not the half
+// issue 24 asks. Where the rest goes (a profile, per job): XDEL about 35k
+// (it finds each entry by scanning its listpack node from the start, and a
+// job's entry is deleted on completion, or on a re-append), XREADGROUP
+// about 11k (reading walks past the deleted entries), XACK about 5k, the
+// records' HSETs about 13k. The commands above 5 are the XADD a job and
+// re-appends: a claim's clock reading precedes its script, so a job
+// enqueued in between has a RunAt after the claim's now and is re-appended
+// (about 9% of jobs under callgrind's fifty-fold slowdown, about 3% at
+// speed). Not done: acknowledging without XDEL and trimming whole nodes
+// (XTRIM MINID below the oldest pending entry), which needs Stats to count
+// unread entries another way (the group's lag).
 package stream
 
 import (

@@ -33,37 +33,54 @@
 // read only when the batch's earliest job is delayed; per job an HSET.
 // Claim, per batch a ZRANGE, one ZREM and one ZADD of all leases, and a
 // head read (plus a wake) only when it took nothing or a full batch; per
-// job an HGETALL (returned as the claimed record, with the claim's own
-// writes laid over it in Go) and an HSET of Status and Lease. Complete:
-// ZREM, HSET, PEXPIRE, INCR; CompleteMany per batch one ZMSCORE (which
-// leases are held), one ZREM of them all, one INCRBY and one ZADD of the
-// expiry index (lib.lua's retire, plus a sweep of what is due), and per job
+// job an HMGET of the four fields a worker needs (lib.lua's claim_view)
+// and an HSET of Status and Lease. Complete: ZREM, HSET, PEXPIRE, INCR;
+// CompleteMany per batch one ZREM of every lease (records are read only
+// when it removed fewer than it was sent), one INCRBY and one RPUSH to the
+// expiry list (lib.lua's retire, plus a sweep of what is due), and per job
 // an HSET.
 //
 // Redis work per job, capacity.yaml's batched cell (claim and ack batches
-// of 100, go-redis, 128-byte payloads), 2026-11-27:
+// of 100, go-redis, 128-byte payloads, Redis under callgrind; the cost of
+// the whole run divided by its jobs):
 //
-//	                     commands/job  instructions/job (callgrind)
-//	before (c0ecb20)     6.28          220.6k
-//	after                4.29          169.1k
+//	                               commands/job  instructions/job  bytes out/job
+//	c0ecb20 (issue 24 filed)       6.28          220.6k            430
+//	99f4bec (2026-11-27, early)    4.29          169.1k (165.8k)   348
+//	now (2026-11-27)               4.30          104.7k            187
 //
-// Each change's share, measured by taking it out alone from the build
-// after (same cell, Redis under callgrind, one run each; 165.7k
-// instructions, 4.31 commands and 349 bytes out a job with all of them):
+// (165.8k: 99f4bec re-measured today.) 104.7k is the median of three runs
+// (103.8k-104.8k); a single run moves
+// about 2%, as a ZSET emptied and refilled between batches is rebuilt as a
+// listpack (see zadd_desc). The changes of 2026-11-27, each measured on top
+// of the ones before it (one run each, so about 2% each way):
 //
-//	taken out                                   instructions/job  commands/job
-//	one EXISTS a batch (back to one a job)      +4.0k (169.7k)    5.31
-//	the expiry index (back to a PEXPIRE a job)  +1.4k (167.1k)    5.27
-//	the lean record (9 fields, 6 at claim)      +29.6k (195.4k)   4.33 (437 B out)
-//	RunAt as text, cached token indexes         +6.8k (172.5k)    4.31
+//	change                                                  instructions/job
+//	(start, 99f4bec)                                        165.8k
+//	claim reads 4 fields (HMGET) and returns them, not      138.6k (-27.2k)
+//	  the record (HGETALL); an empty result is not written
+//	no tonumber or string.format a job (ms_le, the          136.1k (-2.5k)
+//	  sequence's cached digits), jobs as columns
+//	expiry list (one RPUSH a batch, not a ZADD a job),      121.7k (-14.4k)
+//	  CompleteMany's reply one string, records without Id
+//	  and a CreatedAt equal to RunAt, repeats answered in Go
+//	RunAt and Payload in fixed places of the enqueue layout 117.3k (-4.4k)
+//	CompleteMany sends lease members and derives record     115.5k (-1.8k)
+//	  keys; a claim's retries and name one item
+//	batch ZADDs in descending order (zadd_desc)             114.1k (-1.4k)
+//	CompleteMany without ZMSCORE (one ZREM; records read    108.6k (-5.5k)
+//	  only when it removed fewer)
+//	Enqueue derives record keys                             104.7k (-3.9k)
 //
-// So the record's fields are most of the gain, and the expiry index buys
-// a command but few instructions (its ZADD costs nearly what a PEXPIRE
-// did). Redis CPU a job in the same cell, unmetered: about 18 µs before,
-// 15 after (moonshot.yaml: 18.2-19.2 µs before, 14.3-15.4 after, back to
-// back). Not reached: issue 24's half of the instructions; the rest is the
-// Lua interpreter (about 45% under callgrind) and the record's round trip
-// through it at claim (HGETALL into Lua, then out to the client).
+// What is left (a profile of the last build, per job): about 13k in the
+// three HSETs, 10k in the two ZADD members (queue, active index), 9k in
+// parsing replies into Lua, 6k in converting arguments, and most of the
+// rest in the Lua interpreter itself (its string interning alone about
+// 11k). Redis CPU a job, unmetered: scenarios/moonshot.yaml (zset, go-redis)
+// run back to back on 2026-11-27 with the build of the morning (99f4bec),
+// three times each on a host that day about 2.5x slower than the day
+// before: 33.1-43.9 µs before, 27.5-31.5 after, and 19.3-27.7k jobs/s
+// before, 23.9-33.1k after (docs/results.md).
 //
 // Claim is one call: it leases the jobs atomically (so claimers never race
 // for the head job) and writes each record under the lease it holds, with
