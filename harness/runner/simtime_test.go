@@ -25,7 +25,7 @@ calibration: off
 time: {base: simulated, speed: [1, 20]}
 redis: {mode: embedded, hz: 100}
 backends: [zset]
-producers: {rate: 40, delayed: 0.5, delay: "uniform(200ms, 1s)"}
+producers: {rate: 15, delayed: 0.5, delay: "uniform(200ms, 1s)"}
 workers: {count: 2, concurrency: 8, claim_wait: 1s, handler: "uniform(20ms, 100ms)", lease: 1s, recovery_interval: 500ms}
 faults:
   - {kind: worker_crash, point: in_handler, at: [1500ms, 3s]}
@@ -65,14 +65,27 @@ faults:
 	if fast.Config.Resolution() != res || !strings.Contains(fast.Conditions, "1 real ms = 20ms simulated") {
 		t.Errorf("speed 20: resolution %v, conditions %q", fast.Config.Resolution(), fast.Conditions)
 	}
-	for _, q := range []string{"p50", "p90"} {
-		a, b := ms(real.LatencyNs["lateness"][q]), ms(fast.LatencyNs["lateness"][q])
-		if math.Abs(float64(a-b)) > float64(5*res) {
-			t.Errorf("lateness %s: %v at speed 1, %v at speed 20: apart by more than 5 x %v", q, a, b, res)
+	// Lateness agrees at p50 within 5 steps of the fast run's resolution. At
+	// p90 a real delay of the machine's (a goroutine woken late) counts 20
+	// times over: the bound there is 25 steps (500ms), still below what a
+	// conversion error gives (jobs late by about their delay, 200ms to 1s,
+	// at every percentile). The rate is low (15 jobs/s, 300 a real second
+	// at speed 20) because the fast run's real load is speed times the
+	// scenario's: at 40 jobs/s a slow 2-core host fell behind at speed 20
+	// (lateness p50 150-190ms in one run of three, 2026-11-27, with the
+	// build of the day before as well), which no conversion error explains.
+	for _, c := range []struct {
+		q     string
+		steps int
+	}{{"p50", 5}, {"p90", 25}} {
+		a, b := ms(real.LatencyNs["lateness"][c.q]), ms(fast.LatencyNs["lateness"][c.q])
+		t.Logf("lateness %s: %v at speed 1, %v at speed 20", c.q, a, b)
+		if math.Abs(float64(a-b)) > float64(time.Duration(c.steps)*res) {
+			t.Errorf("lateness %s: %v at speed 1, %v at speed 20: apart by more than %d x %v", c.q, a, b, c.steps, res)
 		}
 	}
 	// The simulated run's rate is the scenario's, not the wall clock's.
-	if got := fast.Throughput.Completed; got < 30 || got > 50 {
-		t.Errorf("speed 20: %.1f jobs/s completed, want about 40 (simulated seconds)", got)
+	if got := fast.Throughput.Completed; got < 10 || got > 20 {
+		t.Errorf("speed 20: %.1f jobs/s completed, want about 15 (simulated seconds)", got)
 	}
 }
