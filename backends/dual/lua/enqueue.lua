@@ -13,6 +13,7 @@ if not jobs then return err end
 -- for a delayed twin of its RunAt (stream_place).
 local dhead = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')[2] or false
 for i = 1, jobs.n do
-  create_job(jobs, i, stream_place(KEYS[1], KEYS[2], KEYS[3], jobs.id[i], jobs.at[i], ARGV[1], dhead))
+  local payload, extra = new_job_view(jobs, i)
+  create_job(jobs, i, stream_place(KEYS[1], KEYS[2], KEYS[3], jobs.id[i], jobs.at[i], ARGV[1], dhead, payload, extra))
 end
 return jobs.n

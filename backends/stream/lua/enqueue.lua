@@ -7,5 +7,8 @@
 -- Complexity: O(k) for k jobs.
 local jobs, err = read_new_jobs(2, KEYS[1])
 if not jobs then return err end
-for i = 1, jobs.n do create_job(jobs, i, stream_place(KEYS[1], nil, nil, jobs.id[i])) end
+for i = 1, jobs.n do
+  local payload, extra = new_job_view(jobs, i)
+  create_job(jobs, i, stream_place(KEYS[1], nil, nil, jobs.id[i], jobs.at[i], ARGV[1], nil, payload, extra))
+end
 return jobs.n

@@ -96,6 +96,24 @@ local function num_text(i)
   return t
 end
 
+-- view_extra is the last item of a claimed job in a claim's reply (view_out):
+-- false when the job has no RetryCount and no Name stored, else
+-- "<retry count>|<name>".
+local function view_extra(retry, name)
+  if retry or name then return (retry or '') .. '|' .. (name or '') end
+  return false
+end
+
+-- new_job_view returns job i's payload and view_extra (its Name, read out
+-- of its pairs: a new job has no RetryCount) for a stream entry.
+local function new_job_view(jobs, i)
+  local a = jobs.arg[i]
+  for k = a + 2, a + 1 + small_num(ARGV[a + 1]) * 2, 2 do
+    if ARGV[k] == 'Name' then return ARGV[a], view_extra(nil, ARGV[k + 1]) end
+  end
+  return ARGV[a], false
+end
+
 -- create_job writes job i of a read_new_jobs batch: the producer's fields
 -- (RunAt, Payload and the pairs after it in ARGV) plus Status Queued and the
 -- backend's Ref (its handle on the job in its own index).
@@ -163,11 +181,13 @@ end
 -- no RetryCount and no Name stored (a first run of an unnamed job), else
 -- "<retry count>|<name>". Four items a job: an item cost about 600
 -- instructions to build and send.
-local function view_out(out, id, token, payload, retry, name)
+local function view_out_x(out, id, token, payload, extra)
   local n = #out
-  local extra = false
-  if retry or name then extra = (retry or '') .. '|' .. (name or '') end
   out[n + 1], out[n + 2], out[n + 3], out[n + 4] = id, token, payload, extra
+end
+
+local function view_out(out, id, token, payload, retry, name)
+  view_out_x(out, id, token, payload, view_extra(retry, name))
 end
 
 -- activate puts a record under a lease it already holds and returns its
@@ -496,7 +516,24 @@ end
 -- dhead, when given, is the delayed ZSET's lowest score before a batch
 -- (false: empty): a due job below it cannot have a twin there, and the
 -- look-up is skipped.
-local function stream_place(stream, delayed, seq, id, run_at, now, dhead)
+--
+-- An entry carries what a claim of it needs: {id, at = RunAt, p = payload
+-- (left out when empty), x = view_extra's retries|name (left out when
+-- false)}, so that a claim that reads entries in its own script (in which
+-- no entry can be stale: every script that moves, finishes or cancels a job
+-- deletes its entry in the same call) reads no record (stream_take). The
+-- payload is then kept twice while the job waits, in its record and in its
+-- entry; an HMGET a job, about 6,500 instructions, is what that buys.
+local function stream_xadd(stream, id, run_at, payload, extra)
+  if payload and payload ~= '' then
+    if extra then return redis.call('XADD', stream, '*', 'id', id, 'at', run_at, 'p', payload, 'x', extra) end
+    return redis.call('XADD', stream, '*', 'id', id, 'at', run_at, 'p', payload)
+  end
+  if extra then return redis.call('XADD', stream, '*', 'id', id, 'at', run_at, 'x', extra) end
+  return redis.call('XADD', stream, '*', 'id', id, 'at', run_at)
+end
+
+local function stream_place(stream, delayed, seq, id, run_at, now, dhead, payload, extra)
   if delayed and (not ms_le(run_at, now) or
       ((dhead == nil or (dhead and ms_le(dhead, run_at))) and
       #redis.call('ZRANGE', delayed, run_at, run_at, 'BYSCORE', 'LIMIT', 0, 1) > 0)) then
@@ -504,7 +541,7 @@ local function stream_place(stream, delayed, seq, id, run_at, now, dhead)
     redis.call('ZADD', delayed, run_at, member)
     return member
   end
-  return redis.call('XADD', stream, '*', 'id', id)
+  return stream_xadd(stream, id, run_at, payload, extra)
 end
 
 -- stream_lease_entry is the entry a stream claim's token names (the claim
@@ -518,8 +555,9 @@ end
 -- stream_requeue drops the stream entry a job holds (its Ref) and places the
 -- job again: a retry, a recovered lease, an orphan, a job read too early.
 local function stream_requeue(stream, delayed, seq, key, id, run_at, now)
-  stream_drop(stream, rec_get(key, 'Ref')[1])
-  local ref = stream_place(stream, delayed, seq, id, run_at, now)
+  local f = rec_get(key, 'Ref', 'RunAt', 'Payload', 'RetryCount', 'Name')
+  stream_drop(stream, f[1])
+  local ref = stream_place(stream, delayed, seq, id, run_at or f[2], now, nil, f[3], view_extra(f[4], f[5]))
   rec_set(key, 'Ref', ref)
   return ref
 end
@@ -538,19 +576,34 @@ end
 -- never started: its entry is dropped and a new one appended (the cost of
 -- having no place for delayed jobs); so is a due job past take. An entry
 -- whose record is gone, no longer waiting, or points at another entry (Ref)
--- is dropped. Record keys are derived (job_prefix). Returns the claimed jobs
+-- is dropped. fields, when given, holds each entry's field list as the
+-- claim's own script read it: an entry with the claim's view (stream_xadd)
+-- is then taken without reading its record (it cannot be stale); without
+-- it (entries a blocking read returned before this call, when anything may
+-- have happened to them) each record is read. Record keys are derived
+-- (job_prefix). Returns the claimed jobs
 -- as view_out lays them out, oldest RunAt first (stream order among equal
 -- RunAt: a retry appended later may be due earlier), and the earliest RunAt
 -- appended for not being due, or ''.
-local function stream_take(active, stream, prefix, entries, now, deadline, worker, token_base, take)
+local function stream_take(active, stream, prefix, entries, now, deadline, worker, token_base, take, fields)
   local taken, leases, next_at, n, sorted = {}, {}, '', 0, true
   for i = 1, #entries, 2 do
     local entry, id = entries[i], entries[i + 1]
     local key = prefix .. id
-    local f = rec_get(key, 'Status', 'Ref', 'RunAt', 'Payload', 'RetryCount', 'Name')
-    local ref, run_at = f[2], f[3]
+    local e = fields and fields[(i + 1) / 2]
+    local ok, run_at, payload, extra
+    if e and e[3] == 'at' then
+      -- read in this script: not stale, and it carries its view
+      ok, run_at = true, e[4]
+      for k = 5, #e, 2 do
+        if e[k] == 'p' then payload = e[k + 1] elseif e[k] == 'x' then extra = e[k + 1] end
+      end
+    else
+      local f = rec_get(key, 'Status', 'Ref', 'RunAt', 'Payload', 'RetryCount', 'Name')
+      ok, run_at, payload, extra = f[2] == entry and is_waiting(f[1]), f[3], f[4], view_extra(f[5], f[6])
+    end
     local early = run_at and not ms_le(run_at, now)
-    if ref ~= entry or not is_waiting(f[1]) then
+    if not ok then
       stream_drop(stream, entry)
     elseif early or n >= take then
       stream_requeue(stream, nil, nil, key, id, run_at, now)
@@ -561,7 +614,7 @@ local function stream_take(active, stream, prefix, entries, now, deadline, worke
       leases[#leases + 1] = deadline
       leases[#leases + 1] = lease_member(id, token)
       claim_record(key, token, worker, now, deadline)
-      taken[n] = { id, token, f, run_at or '0', n }
+      taken[n] = { id, token, payload or false, run_at or '0', n, extra or false }
       if n > 1 and not ms_le(taken[n - 1][4], taken[n][4]) then sorted = false end
     end
   end
@@ -573,10 +626,7 @@ local function stream_take(active, stream, prefix, entries, now, deadline, worke
     end)
   end
   local out = {}
-  for _, t in ipairs(taken) do
-    local f = t[3]
-    view_out(out, t[1], t[2], f[4], f[5], f[6])
-  end
+  for _, t in ipairs(taken) do view_out_x(out, t[1], t[2], t[3], t[6]) end
   return out, next_at
 end
 
@@ -591,10 +641,12 @@ local function stream_promote(delayed, stream, prefix, now, max, members)
   for _, member in ipairs(members) do
     local score = redis.call('ZSCORE', delayed, member)
     local key = prefix .. seq_member_id(member)
-    if score and ms_le(score, now) and redis.call('ZREM', delayed, member) == 1
-        and rec_get(key, 'Ref')[1] == member then
-      rec_set(key, 'Ref', redis.call('XADD', stream, '*', 'id', seq_member_id(member)))
-      moved = moved + 1
+    if score and ms_le(score, now) and redis.call('ZREM', delayed, member) == 1 then
+      local f = rec_get(key, 'Ref', 'RunAt', 'Payload', 'RetryCount', 'Name')
+      if f[1] == member then
+        rec_set(key, 'Ref', stream_xadd(stream, seq_member_id(member), f[2], f[3], view_extra(f[4], f[5])))
+        moved = moved + 1
+      end
     end
   end
   return moved

@@ -20,14 +20,14 @@ local prefix = job_prefix(stream)
 if delayed and pmax > 0 then stream_promote(delayed, stream, prefix, now, pmax) end
 local tail = stream_tail(stream)
 local read = redis.call('XREADGROUP', 'GROUP', STREAM_GROUP, ARGV[7], 'COUNT', ARGV[6], 'STREAMS', stream, '>')
-local entries = {}
+local entries, fields = {}, {}
 if read then
-  for _, e in ipairs(read[1][2]) do
-    entries[#entries + 1] = e[1]
-    entries[#entries + 1] = e[2][2]
+  for k, e in ipairs(read[1][2]) do
+    entries[2 * k - 1], entries[2 * k], fields[k] = e[1], e[2][2], e[2]
   end
 end
-local out, next_at = stream_take(active, stream, prefix, entries, now, ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]))
+local out, next_at = stream_take(active, stream, prefix, entries, now, ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]),
+  fields)
 local next_delayed = ''
 if delayed then
   next_delayed = redis.call('ZRANGE', delayed, 0, 0, 'WITHSCORES')[2] or ''
