@@ -75,9 +75,11 @@
 // Redis work per job (capacity.yaml's batched cell, claim and ack batches of
 // 100, go-redis, Redis under callgrind), with base's changes of 2026-11-27
 // (zset's package doc lists them and their shares): 7.26 commands and
-// 280.9k instructions a job at c0ecb20, 5.32 and 245.0k at 99f4bec, 5.65
-// and 182.3k now (median of three runs): -35%, not the half issue 24 asks.
-// The stream's costs are the pure stream's (its package doc: XDEL and the
+// 280.9k instructions a job at c0ecb20, 5.32 and 245.0k at 99f4bec, and
+// now 168.5k-184.4k in five runs (median 182.1k: the runs with more
+// re-appended jobs cost more), -35 to -40%, not the half issue 24 asks.
+// Commands a job at speed in that cell: 4.2 (4.7-5.5 under callgrind). The
+// stream's costs are the pure stream's (its package doc: XDEL and the
 // reads that walk past deleted entries are most of it, and jobs enqueued
 // between a claim's clock reading and its script are re-appended).
 package dual

@@ -106,19 +106,20 @@
 // Redis work per job (capacity.yaml's batched cell, claim and ack batches of
 // 100, go-redis, Redis under callgrind), with base's changes of 2026-11-27
 // (zset's package doc lists them and their shares): 7.21 commands and
-// 277.0k instructions a job at c0ecb20, 5.28 and 227.5k at 99f4bec, 5.56
-// and 180.5k now (median of three runs, 179.3k-184.7k): -35%, not the half
-// issue 24 asks. Where the rest goes (a profile, per job): XDEL about 35k
-// (it finds each entry by scanning its listpack node from the start, and a
-// job's entry is deleted on completion, or on a re-append), XREADGROUP
-// about 11k (reading walks past the deleted entries), XACK about 5k, the
-// records' HSETs about 13k. The commands above 5 are the XADD a job and
-// re-appends: a claim's clock reading precedes its script, so a job
-// enqueued in between has a RunAt after the claim's now and is re-appended
-// (about 9% of jobs under callgrind's fifty-fold slowdown, about 3% at
-// speed). Not done: acknowledging without XDEL and trimming whole nodes
-// (XTRIM MINID below the oldest pending entry), which needs Stats to count
-// unread entries another way (the group's lag).
+// 277.0k instructions a job at c0ecb20, 5.28 and 227.5k at 99f4bec, and
+// now 166.9k (median of three runs, 166.1k-170.7k; 180.5k before entries
+// carried the claim's view, lib.lua's stream_xadd): -40%, not the half
+// issue 24 asks. Commands a job at speed in that cell: 4.3-4.4 (4.7 under
+// callgrind, where more jobs are re-appended: a claim's clock reading
+// precedes its script, so a job enqueued in between has a RunAt after the
+// claim's now and goes back to the tail). Where the rest goes (a profile,
+// per job, before the entries carried the view): XDEL about 35k (it finds
+// each entry by scanning its listpack node from the start, and a job's
+// entry is deleted on completion, or on a re-append), XREADGROUP about 11k
+// (reading walks past the deleted entries), XACK about 5k, the records'
+// HSETs about 13k. Not done: acknowledging without XDEL and trimming whole
+// nodes (XTRIM MINID below the oldest pending entry), which needs Stats to
+// count unread entries another way (the group's lag).
 package stream
 
 import (
