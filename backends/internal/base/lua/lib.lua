@@ -37,17 +37,26 @@ local function ms_le(a, b)
   return tonumber(a) <= tonumber(b)
 end
 
--- small_num(s) is tonumber(s) for the few small counts a layout repeats (a
--- job's number of field pairs), kept for the library's life.
-local SMALL = {}
-local function small_num(s)
-  local v = SMALL[s]
-  if not v then
-    v = tonumber(s)
-    SMALL[s] = v
+-- memoized(f) is f with its results kept for the library's life (its
+-- locals outlive a call), for the few values a hot path converts again and
+-- again. small_num is tonumber for the small counts a layout repeats (a
+-- job's number of field pairs); num_text is tostring for a token's
+-- "<base>.<i>", which would otherwise format i with printf in every claim.
+local function memoized(f)
+  local kept = {}
+  return function(x)
+    local v = kept[x]
+    if v == nil then
+      v = f(x)
+      kept[x] = v
+    end
+    return v
   end
-  return v
 end
+-- (tonumber and tostring are named inside functions: a library's load may
+-- not reach them.)
+local small_num = memoized(function(s) return tonumber(s) end)
+local num_text = memoized(function(i) return tostring(i) end)
 
 -- read_new_jobs parses the enqueue layout that base.EnqueueArgs writes, from
 -- ARGV[at]: n, then per job: id, runAt, payload, npairs, then npairs
@@ -81,19 +90,6 @@ local function read_new_jobs(at, tagged)
     end
   end
   return { n = n, id = ids, at = ats, key = keys, arg = args, low = low }
-end
-
--- num_text(i) is tostring(i), kept for the library's life (its locals
--- outlive a call; loading it may not call tostring): a token's "<base>.<i>"
--- would otherwise format i with printf in every claim.
-local NUM = {}
-local function num_text(i)
-  local t = NUM[i]
-  if not t then
-    t = tostring(i)
-    NUM[i] = t
-  end
-  return t
 end
 
 -- view_extra is the last item of a claimed job in a claim's reply (view_out):
