@@ -108,7 +108,7 @@
 // (zset's package doc lists them and their shares): 7.21 commands and
 // 277.0k instructions a job at c0ecb20, 5.28 and 227.5k at 99f4bec, and
 // now 166.9k (median of three runs, 166.1k-170.7k; 180.5k before entries
-// carried the claim's view, lib.lua's stream_xadd): -40%, not the half
+// carried the claim's view, lib_stream.lua's stream_xadd): -40%, not the half
 // issue 24 asks. Commands a job at speed in that cell: 4.3-4.4 (4.7 under
 // callgrind, where more jobs are re-appended: a claim's clock reading
 // precedes its script, so a job enqueued in between has a RunAt after the

@@ -1,5 +1,5 @@
 -- promote: the mover. Moves due jobs from the delayed ZSET into the stream,
--- each exactly once (lib.lua's stream_promote): ZREM picks the one winner
+-- each exactly once (lib_stream.lua's stream_promote): ZREM picks the one winner
 -- among concurrent movers, and the XADD happens in the same atomic call, so
 -- no crash can fall between the two (the seed's mover did them in separate
 -- commands). Record keys are derived from the stream key (job_prefix).

@@ -8,8 +8,8 @@
 //
 // Script layout: a store's scripts are one Redis function library (FUNCTION
 // LOAD on every master, once per server; scripts.go): the record prelude of
-// its encoding (lua/rec_hash.lua or lua/rec_json.lua), then lua/lib.lua,
-// then each body of the backend's lua/ folder and of lua/shared/ wrapped as
+// its encoding (lua/rec_hash.lua or lua/rec_json.lua), then lua/lib.lua and
+// lua/lib_stream.lua, then each body of the backend's lua/ folder and of lua/shared/ wrapped as
 // a registered function, called with FCALL. The library is compiled once,
 // so a call pays for its body's work only (an EVALSHA of the same text set
 // the whole library up on every call). A server without Functions (before

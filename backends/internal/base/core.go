@@ -203,8 +203,9 @@ func ValidateClaim(r jobstore.ClaimRequest) error { return r.Check() }
 func ValidateLease(l jobstore.Lease) error { return l.Check() }
 
 // DecodeClaimed turns the jobs a claim script returned (lib.lua's
-// activate_all and stream_take, laid out by view_out: id, token, payload,
-// then "<retry count>|<name>" or false) into claimed jobs with their leases.
+// activate_all, lib_stream.lua's stream_take; laid out by view_out: id,
+// token, payload, then "<retry count>|<name>" or false) into claimed jobs
+// with their leases.
 // The claim's own writes are laid over them here: Status InProgress,
 // worker, StartedAt and LastUpdatedAt now, the token and the deadline, as
 // lib.lua's claim_record wrote them. The other fields stay zero

@@ -63,7 +63,7 @@ var (
 // the shared library, and loads them on c.
 //
 // The whole is one function library (FUNCTION LOAD, on every master): the
-// prelude and lib.lua are compiled once per server, and a call costs the
+// prelude, lib.lua and lib_stream.lua are compiled once per server, and a call costs the
 // body's own work only, where an EVALSHA of the same text sets the whole
 // library up again on every call. The library's name carries a hash of its
 // source, so stores of different versions can share a server. A server that
@@ -73,15 +73,18 @@ func ComposeScripts(ctx context.Context, c rclient.Client, enc jobstore.Encoding
 	if err != nil {
 		return Scripts{}, fmt.Errorf("encoding %q has no record prelude: %w", enc, err)
 	}
-	lib, err := libFS.ReadFile("lua/lib.lua")
-	if err != nil {
-		return Scripts{}, err
+	head := string(prelude) + "\n"
+	for _, part := range []string{"lua/lib.lua", "lua/lib_stream.lua"} {
+		lib, err := libFS.ReadFile(part)
+		if err != nil {
+			return Scripts{}, err
+		}
+		head += string(lib) + "\n"
 	}
 	src, err := readBodies(bodies, shared)
 	if err != nil {
 		return Scripts{}, err
 	}
-	head := string(prelude) + "\n" + string(lib) + "\n"
 	out, err := loadLibrary(ctx, c, head, src)
 	if err == nil || !noFunctions(err) {
 		return out, err

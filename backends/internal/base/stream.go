@@ -20,10 +20,10 @@ import (
 // its consumer group, the claim (XREADGROUP, blocking or not, then the
 // activating script), Enqueue, Complete, Fail, Recover with the orphan
 // sweep, the Cancel script and the counts Stats needs. The scripts are lua/shared/stream_*.lua on top
-// of the stream section of lua/lib.lua.
+// of lua/lib_stream.lua.
 
 // StreamGroup is the one consumer group that reads a queue's stream. It must
-// equal STREAM_GROUP in lua/lib.lua.
+// equal STREAM_GROUP in lua/lib_stream.lua.
 const StreamGroup = "workers"
 
 // OrphanGrace is how long, on the store's clock, an entry must have been

@@ -180,7 +180,7 @@ func (s *Stream) claimRound(ctx context.Context, req jobstore.ClaimRequest, coun
 
 // decode reads the {claimed jobs, tail, next} part of a reply.
 // Claimed jobs come back oldest RunAt first, stream order among equal
-// RunAt (lib.lua's stream_take sorts them).
+// RunAt (lib_stream.lua's stream_take sorts them).
 func (a *activated) decode(arr []any, worker string, now, deadline time.Time) error {
 	var err error
 	if a.claimed, err = DecodeClaimed(arr[0], worker, now, deadline); err != nil {

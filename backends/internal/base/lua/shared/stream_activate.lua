@@ -1,6 +1,7 @@
 -- stream_activate: claim after a blocking XREADGROUP, which cannot run in a
--- script: it puts up to take of the entries read under a lease (lib.lua's
--- stream_take, which derives the record keys: see job_prefix).
+-- script: it puts up to take of the entries read under a lease
+-- (lib_stream.lua's stream_take, which derives the record keys: see
+-- job_prefix).
 --
 -- KEYS: [1] active index, [2] stream, [3] dual's delayed ZSET when claims
 --   promote (mover "claim").

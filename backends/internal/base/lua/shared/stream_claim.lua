@@ -1,7 +1,7 @@
 -- stream_claim: a whole claim in one call when entries are waiting: for
 -- dual in mover mode "claim", promote due delayed jobs; then XREADGROUP
 -- (without BLOCK, which scripts may not use) and put up to take of the
--- entries read under a lease (lib.lua's stream_take, which derives the
+-- entries read under a lease (lib_stream.lua's stream_take, which derives the
 -- record keys: see job_prefix). A claim that finds nothing blocks with
 -- XREADGROUP BLOCK outside, then runs stream_activate.
 --
