@@ -49,7 +49,10 @@
 //	99f4bec (2026-11-27, early)    4.29          169.1k (165.8k)   348
 //	now (2026-11-27)               4.30          104.7k            187
 //
-// (165.8k: 99f4bec re-measured today.) 104.7k is the median of three runs
+// (165.8k: 99f4bec re-measured today.) Checked against the filed build
+// itself: c0ecb20 and this build interleaved, three runs each, same
+// settings: zset 218.5k against 105.1k (0.48x), bucket 228.0k against
+// 109.4k (0.48x), medians. 104.7k is the median of three runs
 // (103.8k-104.8k); a single run moves
 // about 2%, as a ZSET emptied and refilled between batches is rebuilt as a
 // listpack (see zadd_desc). The changes of 2026-11-27, each measured on top

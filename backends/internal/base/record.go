@@ -88,7 +88,7 @@ func RecordExtras(j jobstore.NewJob, runAt, now time.Time) ([]string, error) {
 // hold its own Id (NewRecordPairs leaves it out).
 func DecodeRecordOf(id string, v any) (jobstore.Job, error) {
 	j, err := DecodeRecord(v)
-	if j.ID == "" && (err == nil || !errors.Is(err, jobstore.ErrNotFound)) {
+	if j.ID == "" && !errors.Is(err, jobstore.ErrNotFound) {
 		j.ID = id
 	}
 	return j, err

@@ -2,8 +2,9 @@
 -- function library made of the record prelude of its encoding (rec_hash.lua
 -- or rec_json.lua), this file, lib_stream.lua (the streams' part) and every
 -- script body of the backend (see base's scripts.go); a server without
--- Functions gets the same parts as one script per body. Times are Unix milliseconds from the store's
--- clock, passed in ARGV; nothing here reads Redis TIME.
+-- Functions gets the same parts as one script per body. Times are Unix
+-- milliseconds from the store's clock, passed in ARGV; nothing here reads
+-- Redis TIME.
 
 local ST_QUEUED, ST_SCHEDULED, ST_INPROGRESS = '100', '200', '300'
 local ST_COMPLETED, ST_FAILED, ST_CANCELED = '400', '500', '600'
@@ -69,27 +70,29 @@ local num_text = memoized(function(i) return tostring(i) end)
 -- whole batch (the keys share a hash tag, so one slot): an EXISTS a job
 -- was one command a job of the five or six a job costs; the job that
 -- exists is looked up only then. It returns the jobs as columns,
--- jobs.id[i], jobs.at[i] (RunAt as the text Go sent), jobs.key[i] and
--- jobs.arg[i] (where the job's payload is in ARGV; its pairs follow), and
+-- jobs.id[i], jobs.at[i] (RunAt as the text Go sent), jobs.key[i],
+-- jobs.arg[i] (where the job's payload is in ARGV; its pairs follow, up to
+-- jobs.to[i]), and
 -- jobs.low, the batch's earliest RunAt: a table a job cost about 2,700
 -- instructions, a column entry about 150.
 local function read_new_jobs(at, tagged)
   local n, prefix = tonumber(ARGV[at]), job_prefix(tagged)
-  local ids, ats, keys, args = {}, {}, {}, {}
+  local ids, ats, keys, args, tos = {}, {}, {}, {}, {}
   local low
   at = at + 1
   for i = 1, n do
     local id, run_at = ARGV[at], ARGV[at + 1]
-    ids[i], ats[i], keys[i], args[i] = id, run_at, prefix .. id, at + 2
+    local to = at + 3 + small_num(ARGV[at + 3]) * 2
+    ids[i], ats[i], keys[i], args[i], tos[i] = id, run_at, prefix .. id, at + 2, to
     if not low or not ms_le(low, run_at) then low = run_at end
-    at = at + 4 + small_num(ARGV[at + 3]) * 2
+    at = to + 1
   end
   if n > 0 and redis.call('EXISTS', unpack(keys)) > 0 then
     for i = 1, n do
       if rec_exists(keys[i]) then return nil, err_duplicate(ids[i]) end
     end
   end
-  return { n = n, id = ids, at = ats, key = keys, arg = args, low = low }
+  return { n = n, id = ids, at = ats, key = keys, arg = args, to = tos, low = low }
 end
 
 -- view_extra is the last item of a claimed job in a claim's reply (view_out):
@@ -104,7 +107,7 @@ end
 -- of its pairs: a new job has no RetryCount) for a stream entry.
 local function new_job_view(jobs, i)
   local a = jobs.arg[i]
-  for k = a + 2, a + 1 + small_num(ARGV[a + 1]) * 2, 2 do
+  for k = a + 2, jobs.to[i], 2 do
     if ARGV[k] == 'Name' then return ARGV[a], view_extra(nil, ARGV[k + 1]) end
   end
   return ARGV[a], false
@@ -115,7 +118,7 @@ end
 -- backend's Ref (its handle on the job in its own index).
 local function create_job(jobs, i, ref)
   local a = jobs.arg[i]
-  rec_create(jobs.key[i], ST_QUEUED, ref, jobs.at[i], ARGV[a], a + 2, a + 1 + small_num(ARGV[a + 1]) * 2)
+  rec_create(jobs.key[i], ST_QUEUED, ref, jobs.at[i], ARGV[a], a + 2, jobs.to[i])
 end
 
 -- Leases. The active index (a ZSET scored by lease deadline) holds one member
@@ -186,13 +189,14 @@ local function view_out(out, id, token, payload, retry, name)
   view_out_x(out, id, token, payload, view_extra(retry, name))
 end
 
--- activate puts a record under a lease it already holds and returns its
--- claim view. A record that is gone or no longer waiting (canceled
--- meanwhile) gives up the lease and returns nil.
+-- claim_record writes what a claim changes in a record: Status and Lease.
 local function claim_record(key, token, worker, now, deadline)
   rec_set(key, 'Status', ST_INPROGRESS, 'Lease', lease_field(token, deadline, now, worker))
 end
 
+-- activate puts a record under a lease it already holds and returns its
+-- claim view. A record that is gone or no longer waiting (canceled
+-- meanwhile) gives up the lease and returns nil.
 local function activate(active, key, id, token, worker, now, deadline)
   local view = claim_view(key)
   if not is_waiting(view[1]) then

@@ -3,11 +3,12 @@
 -- scripts.go), so everything here may use lib.lua's functions.
 
 -- Streams (backends stream and dual). A job waiting in a stream is an entry
--- {id = <job id>} read by the one consumer group below, and its Ref is the
--- entry id; a job dual parks in its delayed ZSET has the member
--- "<12 hex digit sequence>:<id>" as Ref. An entry leaves the pending entries
--- list and the stream together (stream_drop), so XLEN minus the pending
--- count is the number of unread entries. Base's stream.go names the group too.
+-- {id = <job id>, at, p, x} (stream_xadd) read by the one consumer group
+-- below, and its Ref is the entry id; a job dual parks in its delayed ZSET
+-- has the member "<12 hex digit sequence>:<id>" as Ref. An entry leaves the
+-- pending entries list and the stream together (stream_drop), so XLEN minus
+-- the pending count is the number of unread entries. Base's stream.go names
+-- the group too.
 local STREAM_GROUP = 'workers'
 
 local function stream_drop(stream, ref)
