@@ -17,33 +17,35 @@
 //
 // Keys (all under the queue's hash tag, ae:{queue}:...):
 //
-//	stream     STREAM entries {id: <job id>} of due jobs; group "workers", one consumer per store instance
+//	stream     STREAM entries {id, at, p, x} of due jobs (lib_stream.lua's stream_xadd); group "workers", one consumer per store instance
+//	voided     SET   unread entries whose jobs were canceled (the claim skips them)
 //	delayed    ZSET  "<seq 12 hex>:<id>" -> RunAt ms (jobs not yet due)
 //	seq        STRING counter behind the delayed members' sequence
-//	active     ZSET  "<id>|<token>" -> lease deadline ms (the lease index beside the PEL)
+//	active     ZSET  "<id>|<token>" -> lease deadline ms (the lease index)
 //	dead       ZSET  id -> dead-letter time ms
 //	completed  STRING completion counter
-//	expire     ZSET  id -> when a record CompleteMany finished may go (base's retire)
+//	expiring   LIST  "<at>|<id>|<id>..." of the records CompleteMany finished (base's expiry list)
 //	job:<id>   HASH or STRING (JSON) the job record; Ref is its entry id or delayed member
 //
 // Scripts (lua/ for enqueue and promote, base/lua/shared/stream_*.lua for the rest):
 //
 //	operation  script(s)                             round trips        complexity (B batch, N delayed, A active, P pending)
 //	Enqueue    enqueue                               1 per batch        O(B log N)
-//	Claim      stream_claim (promotes first in       1 per round        O(B (log A + log P)), promotion O(B log N)
+//	Claim      stream_claim (promotes first in       1 per round        O(B log A), promotion O(B log N)
 //	           claim mode); idle: XREADGROUP BLOCK,  (+2 after a wait)
 //	           stream_activate
 //	Promote    2 ZRANGE pipelined, promote           1-2                O(B log N)
 //	Extend     extend                                1                  O(log A)
-//	Complete   stream_complete                       1                  O(log A + log P)
-//	CompleteMany stream_complete_many                1 per batch        O(B (log A + log P))
-//	Fail       stream_fail                           1                  O(log A + log P + log N)
-//	Recover    ZRANGE, stream_recover,               2 to 4             O(B (log A + log P)) + the sweep's O(B log P)
+//	Complete   complete                              1                  O(log A)
+//	CompleteMany complete_many                       1 per batch        O(B log A)
+//	Fail       stream_fail                           1                  O(log A + log N)
+//	Recover    ZRANGE, stream_recover,               2 to 4             O(B log A) + the sweep's O(B log P)
 //	           stream_peek, stream_sweep
 //	Cancel     stream_cancel                         1                  O(log N + log P)
-//	Stats      XLEN, XPENDING, 2 ZCOUNT, ZCARD, GET  1 (pipelined)      O(log N)
+//	Stats      XLEN, XPENDING, XINFO GROUPS, SCARD,  1 (pipelined)      O(log N)
+//	           2 ZCOUNT, 2 ZCARD, GET
 //
-// Placement (stream_place in base's lib.lua), for Enqueue, Fail and
+// Placement (stream_place in base's lib_stream.lua), for Enqueue, Fail and
 // Recover alike: a job not yet due goes into the delayed ZSET, a due one
 // straight into the stream, unless a delayed job of exactly the same RunAt
 // still waits for promotion: then it queues behind that one in the ZSET, so
@@ -68,20 +70,19 @@
 //
 // Capabilities: blocking-claim, native-delay (a delayed job costs nothing
 // until due), store-clock-leases, strict-fifo, exact-stats (Due = unread
-// entries + delayed members due by now; Delayed = the rest of the ZSET;
-// InProgress = pending entries, that is leased jobs plus orphans not yet
-// swept), mover.
+// entries, base.StreamCounts.Unread, + delayed members due by now; Delayed
+// = the rest of the ZSET; InProgress = the leases plus the pending entries,
+// read by a blocking claim not yet leased or orphans not yet swept), mover.
 //
 // Redis work per job (capacity.yaml's batched cell, claim and ack batches of
-// 100, go-redis, Redis under callgrind), with base's changes of 2026-11-27
-// (zset's package doc lists them and their shares): 7.26 commands and
-// 280.9k instructions a job at c0ecb20, 5.32 and 245.0k at 99f4bec, and
-// now 168.5k-184.4k in five runs (median 182.1k: the runs with more
-// re-appended jobs cost more), -35 to -40%, not the half issue 24 asks.
-// Commands a job at speed in that cell: 4.2 (4.7-5.5 under callgrind). The
-// stream's costs are the pure stream's (its package doc: XDEL and the
-// reads that walk past deleted entries are most of it, and jobs enqueued
-// between a claim's clock reading and its script are re-appended).
+// 100, go-redis, Redis under callgrind, instructions a job): 280.9k at
+// c0ecb20 (7.26 commands a job), 245.0k at 99f4bec, 168.5k-184.4k (median
+// 182.1k) after base's changes of 2026-11-27 morning (zset's package doc
+// lists them), and 131.9k (median of three, 127.5k-132.3k) with the stream's entries read with NOACK,
+// never deleted one by one and trimmed by whole nodes (package stream's
+// doc; docs/results.md has the runs). Commands a job at speed in that cell:
+// about 4.2 (4.7 under callgrind, where jobs enqueued between a claim's
+// clock reading and its script are re-appended).
 package dual
 
 import (
@@ -284,7 +285,7 @@ func nextDue(v any) time.Time {
 
 // Cancel cancels a waiting job and removes its entry or delayed member.
 func (s *Store) Cancel(ctx context.Context, id string) error {
-	return s.CancelWith(ctx, base.ScriptStreamCancel, id, []string{s.Ready, s.delayed})
+	return s.CancelIn(ctx, id, s.delayed)
 }
 
 // Stats counts the queue exactly, in one round trip.
@@ -297,6 +298,6 @@ func (s *Store) Stats(ctx context.Context) (jobstore.Stats, error) {
 	if err != nil {
 		return jobstore.Stats{}, fmt.Errorf("dual: %w", err)
 	}
-	return jobstore.Stats{Due: n.Unread + n.Extra[0], Delayed: n.Extra[1], InProgress: n.Pending,
+	return jobstore.Stats{Due: n.Unread + n.Extra[0], Delayed: n.Extra[1], InProgress: n.Leased + n.Pending,
 		Dead: n.Dead, Completed: n.Completed}, nil
 }

@@ -78,7 +78,7 @@ func Build(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[
 	case err != nil:
 		return nil, err
 	case v == VariantSeed000:
-		s.OnDue = nil
+		s.OnDue, s.Seeded = nil, true
 		ahead := s.cfg.Mover == MoverBackground
 		if hasSM {
 			ahead = sm == SeedApproach2
@@ -117,7 +117,8 @@ func Build(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[
 // reads the PEL of a stream nothing writes, lines 241-252, so it recovers
 // nothing); the orphan sweep is off, as the seed has none, so the refused
 // entries stay pending; entries are deleted where the seed only
-// acknowledges them (Stats counts the stream); enqueue is one atomic call
+// acknowledges them (this variant trims nothing, so the stream
+// would otherwise keep every entry; Cancel deletes an unread entry too); enqueue is one atomic call
 // per batch. Claims poll every Options.PollInterval. Audit (jobstore.Auditor)
 // reports the counts above, kept in Redis as they happen, and the pending
 // entries left after the drain.

@@ -60,6 +60,7 @@ func Build(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[
 	case err != nil:
 		return nil, err
 	case v == VariantSeed003:
+		s.Seeded = true
 		return &Seed003{Store: s}, nil
 	case v == VariantSeed003MaxLen:
 		return &Seed003MaxLen{Store: s, maxLen: strconv.Itoa(maxLen)}, nil
@@ -133,7 +134,7 @@ func (s *Seed003) Stats(ctx context.Context) (jobstore.Stats, error) {
 	if err != nil {
 		return jobstore.Stats{}, fmt.Errorf("stream seed003: %w", err)
 	}
-	return jobstore.Stats{Due: n.Unread - n.Extra[0], InProgress: n.Extra[0] + n.Pending, Dead: n.Dead, Completed: n.Completed}, nil
+	return jobstore.Stats{Due: n.Entries - n.Pending - n.Extra[0], InProgress: n.Extra[0] + n.Pending, Dead: n.Dead, Completed: n.Completed}, nil
 }
 
 // Seed003MaxLen is a SEED VARIANT, not a job store to use: the corrected
@@ -144,11 +145,11 @@ func (s *Seed003) Stats(ctx context.Context) (jobstore.Stats, error) {
 // trim deletes the oldest entries whether or not the group has read them:
 // once the backlog passes N (rounded up to Redis's node of 100 entries, as
 // "~" allows), entries not yet delivered are deleted and their jobs are in
-// no queue (lost, "Queued" in no queue); entries already delivered lose
-// their body but stay pending, and this variant, keeping the corrected
-// leases, still recovers those (the seed's recovery, which reads the
-// entries back with XRANGE, would not). Everything else is the corrected
-// stream store's.
+// no queue (lost, "Queued" in no queue). Everything else is the corrected
+// stream store's, whose claim leases a job in the call that reads its
+// entry, so a trim of entries already read loses nothing. Stats counts the
+// lost entries as no longer waiting (base.StreamCounts.Unread: the group's
+// lag still counts them, XLEN does not).
 type Seed003MaxLen struct {
 	*Store
 	maxLen string

@@ -1,102 +1,120 @@
 // Package stream is the pure Redis Streams strategy of seed 003: every
 // waiting job, due or not, is an entry of one stream read by one consumer
-// group; XREADGROUP is the claim (blocking in Redis when the caller waits)
-// and the pending entries list (PEL) holds the jobs in progress. It fixes the
-// seed's flaws: an entry is acknowledged only when its job is finished (the
-// seed acknowledged at claim time, so a crashed worker's job was lost),
-// entries are never trimmed, every update after the claim is fenced by the
-// lease token, and no script builds a key name.
+// group, and XREADGROUP is the claim (blocking in Redis when the caller
+// waits). It fixes the seed's flaws: a job is leased (active index) in the
+// same atomic call that reads its entry (the seed acknowledged at claim
+// time with nothing else covering the job, so a crashed worker's job was
+// lost), entries are never trimmed before the group has read them, every
+// update after the claim is fenced by the lease token, and no script
+// builds a key name.
 //
 // Keys (all under the queue's hash tag, ae:{queue}:...):
 //
-//	stream     STREAM entries {id: <job id>}; group "workers", one consumer per store instance
-//	active     ZSET  "<id>|<token>" -> lease deadline ms (the lease index beside the PEL)
+//	stream     STREAM entries {id, at, p, x} (lib_stream.lua's stream_xadd); group "workers", one consumer per store instance
+//	voided     SET   unread entries whose jobs were canceled (the claim skips them)
+//	active     ZSET  "<id>|<token>" -> lease deadline ms (the lease index)
 //	dead       ZSET  id -> dead-letter time ms
 //	completed  STRING completion counter
-//	expire     ZSET  id -> when a record CompleteMany finished may go (base's retire)
+//	expiring   LIST  "<at>|<id>|<id>..." of the records CompleteMany finished (base's expiry list)
 //	job:<id>   HASH or STRING (JSON) the job record; Ref is the job's entry id
 //
-// Scripts (base/lua/shared/stream_*.lua unless named here, all built on the
-// shared library, whose stream section both stream backends use):
+// Scripts (base/lua/shared/ unless named here, all built on the shared
+// library, whose stream part, lib_stream.lua, both stream backends use):
 //
 //	operation  script(s)                          round trips       complexity (B batch, A active, P pending, W waiting)
 //	Enqueue    enqueue (lua/)                     1 per batch       O(B)
-//	Claim      stream_claim                       1 per round       O(B (log A + log P)); a job read too early: see below
+//	Claim      stream_claim                       1 per round       O(B log A); a job read too early: see below
 //	           (idle: XREADGROUP BLOCK,           +2 after a wait
 //	           stream_activate)
 //	Extend     extend                             1                 O(log A)
-//	Complete   stream_complete                    1                 O(log A + log P)
-//	CompleteMany stream_complete_many             1 per batch       O(B (log A + log P))
-//	Fail       stream_fail                        1                 O(log A + log P)
-//	Recover    ZRANGE, stream_recover,            2 to 4            O(B (log A + log P)) + the sweep's O(B log P)
+//	Complete   complete                           1                 O(log A)
+//	CompleteMany complete_many                    1 per batch       O(B log A)
+//	Fail       stream_fail                        1                 O(log A)
+//	Recover    ZRANGE, stream_recover,            2 to 4            O(B log A) + the sweep's O(B log P)
 //	           stream_peek, stream_sweep
 //	Cancel     stream_cancel                      1                 O(log P)
-//	Stats      XLEN, XPENDING, ZCARD, GET         1 (pipelined)     O(1)
+//	Stats      XLEN, XPENDING, XINFO GROUPS,      1 (pipelined)     O(1)
+//	           SCARD, 2 ZCARD, GET
 //
 // A claim is one call while entries wait: stream_claim runs XREADGROUP
-// (without BLOCK, which a script may not use) and activates what it read,
-// deriving the record keys from the stream key (base's package doc says
-// why), so no entry it reads can be orphaned. Only a claim that found
-// nothing blocks in XREADGROUP BLOCK and then activates what that read
-// returned with stream_activate (one more call). A claim whose job was the
-// last unread entry (base's drained) lets the store's next Claim block
-// first, since its round would find nothing: at a low rate that saves an
-// empty stream_claim per job (latency.yaml at 1000 jobs/s, 2026-11-26: 4.00
-// FCALLs a job before, 3.12 after). Per claimed job the
-// scripts run an HGETALL (the record as returned, with the claim's own
-// fields laid over it in Go) and an HSET; the leases of a batch are one
-// ZADD. A lease token ends in "@<entry id>", so Complete acknowledges and
-// deletes the entry without reading the record's Ref; CompleteMany does so
-// with one XACK and one XDEL per batch.
+// NOACK (without BLOCK, which a script may not use) and leases what it
+// read, deriving the record keys from the stream key (base's package doc
+// says why). The read and the leases are one atomic call, so no entry it
+// reads can be orphaned and none needs to stay pending: from the claim on,
+// the lease covers the job, as in every backend. Only a claim that found
+// nothing blocks in XREADGROUP BLOCK (entries pending from here) and then
+// leases what that read returned with stream_activate (one more call),
+// which acknowledges them. A claim whose job was the last unread entry
+// (base's drained) lets the store's next Claim block first, since its
+// round would find nothing: at a low rate that saves an empty stream_claim
+// per job (latency.yaml at 1000 jobs/s, 2026-11-26: 4.00 FCALLs a job
+// before, 3.12 after). An entry carries the claim's view (RunAt, payload,
+// retries and name), so a claim that reads entries in its own script reads
+// no record: per claimed job it runs one HSET, and the leases of a batch
+// are one ZADD. Complete and CompleteMany are the shared ones: a finished
+// job's entry needs nothing.
+//
+// Entries are not deleted one by one (XDEL was about 35,000 instructions a
+// job, more than the rest of a job's stream work together: it scans the
+// listpack node to the entry and rewrites it): every claim trims the whole
+// nodes of entries the group has read that no pending entry precedes
+// (XTRIM MINID ~, lib_stream.lua's stream_trim). The stream therefore holds
+// about a node of read entries besides the unread ones, plus, while an
+// orphan waits for the sweep, every entry after it. Stats counts the unread
+// by the group's lag, not by XLEN. A job canceled while its entry is
+// unread has the entry voided, not deleted (an XDEL ahead of the group
+// leaves Redis unable to tell the lag), and the claim that reads it skips
+// it.
 //
 // Leases are kept on the store's clock, in the same active index (and with
-// the same fencing) as every backend, beside the PEL: XAUTOCLAIM judges
-// idleness by Redis's own clock, which a controlled clock cannot move, so
-// Recover reads expired leases from the index instead and the backend
-// declares store-clock-leases. A recovered job's entry is acknowledged and
-// deleted and a new one appended (its Ref updated), rather than XCLAIMed to
-// the recoverer: the recoverer is not a worker, and a fresh entry is
-// readable by any claimer with ">" and wakes blocked ones. Extend is the
-// shared heartbeat and leaves the PEL alone: nothing here reads idle times.
+// the same fencing) as every backend: XAUTOCLAIM judges idleness by Redis's
+// own clock, which a controlled clock cannot move, so Recover reads expired
+// leases from the index instead and the backend declares
+// store-clock-leases. A recovered job gets a new entry (its Ref updated),
+// rather than being XCLAIMed to the recoverer: the recoverer is not a
+// worker, and a fresh entry is readable by any claimer with ">" and wakes
+// blocked ones. Extend is the shared heartbeat.
 //
-// Orphans: a claimer that crashes between XREADGROUP and stream_activate
-// (or whose read reply is lost) leaves a pending entry with no lease. Recover
-// also sweeps up to max pending entries per call, round-robin over the PEL;
-// an entry seen unleased by two sweeps of the same store at least
-// base.OrphanGrace (1s) apart is appended anew with its RetryCount
-// unchanged (it never started). A claimer that activates late finds its Ref
-// moved and drops the entry, so nothing runs twice: the grace only spares
-// entries that are between a live claimer's read and its activation. It is
-// measured on the store's clock, not as the PEL's idle time, so no path of
-// this backend depends on Redis's clock, and a simulation on a controlled
-// clock that never sleeps still brings orphans back. The price: the
-// first-seen times live in the store that swept, so an orphan needs two
-// sweeps by one store (a store that recovers once never confirms one; the
-// harness's recoverer loop does).
+// Orphans: a claimer that crashes between a blocking XREADGROUP and
+// stream_activate (or whose read reply is lost) leaves a pending entry
+// with no lease. Recover also sweeps up to max pending entries per call,
+// round-robin over the PEL; an entry seen unleased by two sweeps of the
+// same store at least base.OrphanGrace (1s) apart is acknowledged and
+// appended anew with its RetryCount unchanged (it never started). A
+// claimer that activates late finds its Ref moved and passes the entry, so
+// nothing runs twice: the grace only spares entries that are between a
+// live claimer's read and its activation. It is measured on the store's
+// clock, not as the PEL's idle time, so no path of this backend depends on
+// Redis's clock, and a simulation on a controlled clock that never sleeps
+// still brings orphans back. The price: the first-seen times live in the
+// store that swept, so an orphan needs two sweeps by one store (a store
+// that recovers once never confirms one; the harness's recoverer loop
+// does).
 //
 // Delayed jobs: a stream has no place for them, so they are appended like
 // any other (seed 003's way) and a claim that reads one before its RunAt
-// never starts it: stream_activate acknowledges and deletes the entry and
-// appends it again (Ref updated). A claim that found only such jobs reads
-// on, 100 entries a round whatever its Max (a due job found past Max is
-// re-appended too), until it has read up to the stream's tail as it was
-// before its appends: every waiting entry looked at once, O(W) per pass.
-// Then it pauses Options.PollInterval, or until the earliest RunAt it saw,
-// or the end of its wait, before the next pass: it never spins, but every
-// waiting claimer re-appends every delayed job once per pass, and a due job
-// enqueued during a pause waits for it. That XADD/XACK/XDEL churn (and the
-// Redis CPU it burns) is the cost the numbers should show; it is why this
-// backend does not declare native-delay. Jobs in one claim's batch come
-// back oldest RunAt first; across claims the order is stream order.
+// never starts it: a new entry is appended for it (Ref updated). A claim
+// that found only such jobs reads on, 100 entries a round whatever its Max
+// (a due job found past Max is re-appended too), until it has read up to
+// the stream's tail as it was before its appends: every waiting entry
+// looked at once, O(W) per pass. Then it pauses Options.PollInterval, or
+// until the earliest RunAt it saw, or the end of its wait, before the next
+// pass: it never spins, but every waiting claimer re-appends every delayed
+// job once per pass, and a due job enqueued during a pause waits for it.
+// That XADD churn (and the Redis CPU it burns) is the cost the numbers
+// should show; it is why this backend does not declare native-delay. Jobs
+// in one claim's batch come back oldest RunAt first; across claims the
+// order is stream order.
 //
 // Capabilities: blocking-claim (XREADGROUP BLOCK, bounded by the wait and
 // the context deadline, on a connection of its own) and store-clock-leases.
 // Not strict-fifo: concurrent claimers re-append delayed jobs in whatever
 // order their scripts run, so jobs of equal RunAt can change places. Not
 // exact-stats: telling due from delayed would mean reading every entry, so
-// Stats counts all unread entries (XLEN minus pending) as Due, Delayed is 0,
-// and InProgress is the pending count (leased jobs plus orphans not yet
-// swept). No mover.
+// Stats counts all unread entries (base.StreamCounts.Unread) as Due,
+// Delayed is 0, and InProgress is the leases plus the pending entries
+// (read by a blocking claim not yet leased, or orphans not yet swept). No
+// mover.
 //
 // The consumer name is per store instance ("c-" and random hex), not per
 // ClaimRequest.WorkerID: the group would keep one consumer per worker id
@@ -104,22 +122,17 @@
 // the worker is in the record.
 //
 // Redis work per job (capacity.yaml's batched cell, claim and ack batches of
-// 100, go-redis, Redis under callgrind), with base's changes of 2026-11-27
-// (zset's package doc lists them and their shares): 7.21 commands and
-// 277.0k instructions a job at c0ecb20, 5.28 and 227.5k at 99f4bec, and
-// now 166.9k (median of three runs, 166.1k-170.7k; 180.5k before entries
-// carried the claim's view, lib_stream.lua's stream_xadd): -40%, not the half
-// issue 24 asks. Commands a job at speed in that cell: 4.3-4.4 (4.7 under
-// callgrind, where more jobs are re-appended: a claim's clock reading
-// precedes its script, so a job enqueued in between has a RunAt after the
-// claim's now and goes back to the tail). Where the rest goes (a profile,
-// per job, before the entries carried the view): XDEL about 35k (it finds
-// each entry by scanning its listpack node from the start, and a job's
-// entry is deleted on completion, or on a re-append), XREADGROUP about 11k
-// (reading walks past the deleted entries), XACK about 5k, the records'
-// HSETs about 13k. Not done: acknowledging without XDEL and trimming whole
-// nodes (XTRIM MINID below the oldest pending entry), which needs Stats to
-// count unread entries another way (the group's lag).
+// 100, go-redis, Redis under callgrind, instructions a job): 277.0k at
+// c0ecb20 (7.21 commands a job), 227.5k at 99f4bec, 166.9k after base's
+// changes of 2026-11-27 morning (zset's package doc lists them and their
+// shares; 180.5k before entries carried the claim's view), and 125.0k
+// (median of three, 124.1k-125.8k; 0.45x the filed figure) with no XDEL, no PEL for jobs claimed in the claim's own script (NOACK), no
+// XACK on completion, and whole nodes trimmed (2026-11-27 afternoon;
+// docs/results.md has the medians). Commands a job at speed in that cell:
+// about 4.3 (a little more under callgrind, where more jobs are
+// re-appended: a claim's clock reading precedes its script, so a job
+// enqueued in between has a RunAt after the claim's now and goes back to
+// the tail).
 package stream
 
 import (
@@ -168,7 +181,7 @@ func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstor
 
 // Cancel cancels a waiting job and deletes its entry.
 func (s *Store) Cancel(ctx context.Context, id string) error {
-	return s.CancelWith(ctx, base.ScriptStreamCancel, id, []string{s.Ready})
+	return s.CancelIn(ctx, id)
 }
 
 // Stats counts the queue in one round trip; see the package doc for what
@@ -181,5 +194,5 @@ func (s *Store) Stats(ctx context.Context) (jobstore.Stats, error) {
 	if err != nil {
 		return jobstore.Stats{}, fmt.Errorf("stream: %w", err)
 	}
-	return jobstore.Stats{Due: n.Unread, InProgress: n.Pending, Dead: n.Dead, Completed: n.Completed}, nil
+	return jobstore.Stats{Due: n.Unread, InProgress: n.Leased + n.Pending, Dead: n.Dead, Completed: n.Completed}, nil
 }

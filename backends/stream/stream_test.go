@@ -206,3 +206,85 @@ func TestOrphanSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// xlen is the stream's length.
+func xlen(t *testing.T, s *Store, c rclient.Client) int64 {
+	t.Helper()
+	return base.Int(do(t, c, rclient.Cmd("XLEN", s.Ready)))
+}
+
+// Entries are never deleted one by one: a claim trims the whole nodes of
+// entries read and done with, so the stream holds about a node of them
+// after a thousand jobs ran, and Stats still counts only what waits. An
+// entry pending for a claimer that has not leased it keeps its node and
+// every later one.
+func TestReadEntriesTrimmed(t *testing.T) {
+	s, _, c := newStore(t)
+	ctx := context.Background()
+	const n, node = 1000, 100 // redis.conf's stream-node-max-entries
+	jobs := make([]jobstore.NewJob, n)
+	for i := range jobs {
+		jobs[i] = jobstore.NewJob{ID: fmt.Sprintf("j%d", i)}
+	}
+	if err := s.Enqueue(ctx, jobs...); err != nil {
+		t.Fatal(err)
+	}
+	for done := 0; done < n-1; {
+		cl := claim(t, s, 50, 0)
+		if len(cl) == 0 {
+			t.Fatalf("claim found nothing after %d of %d", done, n)
+		}
+		for _, x := range cl {
+			if err := s.Complete(ctx, x.Lease, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		done += len(cl)
+		if done == n/2 {
+			readAsCrashed(t, s, c) // pending from here on
+		}
+	}
+	if l := xlen(t, s, c); l < n/2-node || l > n/2+2*node {
+		t.Errorf("XLEN %d with an entry pending from job %d on, want about %d", l, n/2, n/2)
+	}
+	if st, _ := s.Stats(ctx); st.Due != 0 || st.InProgress != 1 || st.Completed != n-1 {
+		t.Errorf("Stats %+v, want nothing due, the pending entry in progress, %d completed", st, n-1)
+	}
+	if _, err := s.Recover(ctx, 10); err != nil { // sees the orphan once; it stays pending for now
+		t.Fatal(err)
+	}
+	if err := s.Enqueue(ctx, jobstore.NewJob{ID: "last"}); err != nil {
+		t.Fatal(err)
+	}
+	if cl := claim(t, s, 1, 0); len(cl) != 1 || cl[0].Job.ID != "last" {
+		t.Fatalf("claimed %v, want the last job", cl)
+	}
+	if l := xlen(t, s, c); l > n/2+2*node {
+		t.Errorf("XLEN %d, want at most about %d", l, n/2+node)
+	}
+}
+
+// A job canceled while its entry is unread is skipped by the claim that
+// reads the entry, which leaves no trace of it; Stats never counts it.
+func TestCancelUnreadVoids(t *testing.T) {
+	s, _, c := newStore(t)
+	ctx := context.Background()
+	if err := s.Enqueue(ctx, jobstore.NewJob{ID: "a"}, jobstore.NewJob{ID: "b"}, jobstore.NewJob{ID: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Cancel(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := s.Stats(ctx); st.Due != 2 {
+		t.Errorf("Stats %+v after a cancel, want Due 2", st)
+	}
+	if cl := claim(t, s, 1, 0); len(cl) != 1 || cl[0].Job.ID != "b" {
+		t.Fatalf("claimed %v, want b", cl)
+	}
+	if n := base.Int(do(t, c, rclient.Cmd("SCARD", s.Keys.Voided()))); n != 0 {
+		t.Errorf("%d voided entries left after the claim passed them", n)
+	}
+	if st, _ := s.Stats(ctx); st.Due != 1 || st.InProgress != 1 {
+		t.Errorf("Stats %+v, want Due 1, InProgress 1", st)
+	}
+}

@@ -57,6 +57,11 @@ func (k Keys) BucketPrefix() string      { return k.Of("bucket:") }
 func (k Keys) Stream() string  { return k.Of("stream") }
 func (k Keys) Delayed() string { return k.Of("delayed") }
 
+// Voided is the stream backends' SET of unread entries whose jobs were
+// canceled, which claims skip (lib_stream.lua's stream_voided names it from
+// the stream's key).
+func (k Keys) Voided() string { return k.Of("voided") }
+
 // Processing is seed 003's ZSET id -> claim time + lease (counted by Stats,
 // read by no recovery); ProcessingOf is seed 004's marker of a popped job.
 func (k Keys) Processing() string            { return k.Of("processing") }

@@ -216,14 +216,16 @@ func SplitLeaseMember(m string) (id, token string) {
 }
 
 // CancelWith runs a backend's cancel script: KEYS record, extraKeys...;
-// ARGV id, now, retention ms. The script calls lib.lua's cancel_job.
-func (c *Core) CancelWith(ctx context.Context, script Script, id string, extraKeys []string) error {
+// ARGV id, now, retention ms, extraArgs... The script calls lib.lua's
+// cancel_job.
+func (c *Core) CancelWith(ctx context.Context, script Script, id string, extraKeys []string, extraArgs ...string) error {
 	if id == "" {
 		return fmt.Errorf("%w: Cancel: id must not be empty", jobstore.ErrInvalid)
 	}
 	if err := c.Check(); err != nil {
 		return err
 	}
-	_, err := c.Run(ctx, script, append([]string{c.Keys.Job(id)}, extraKeys...), []string{id, Ms(c.Now()), c.retentionMs()})
+	args := append([]string{id, Ms(c.Now()), c.retentionMs()}, extraArgs...)
+	_, err := c.Run(ctx, script, append([]string{c.Keys.Job(id)}, extraKeys...), args)
 	return err
 }

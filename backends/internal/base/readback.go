@@ -80,8 +80,8 @@ func (c *Core) AddAudit(ctx context.Context, name string, n int64) error {
 // AuditPending is the audit count every stream store reads after a run's
 // drain: entries delivered to the group and never acknowledged
 // (XPENDING's count). Once every job has finished, a corrected store holds
-// none (Complete acknowledges, and the orphan sweep brings back or drops
-// what a dead claimer left); a claim that refuses an entry without
+// none (a claim reads with NOACK or acknowledges what it leases, and the
+// orphan sweep brings back or passes what a dead claimer left); a claim that refuses an entry without
 // acknowledging it (seed 000's) leaves one per refusal for good.
 const AuditPending = "pel_pending"
 
@@ -101,7 +101,8 @@ func (s *Stream) Audit(ctx context.Context) (map[string]int64, error) {
 }
 
 // Locate says where each job's record sits (jobstore.Locator): an entry in
-// the stream (read or not: a pending entry is still in it), a member of a
+// the stream that a claim will still read (unread, or pending for the
+// orphan sweep; lib_stream.lua's stream_unread), a member of a
 // place key after the stream (dual's delayed ZSET), or leased in the
 // active index.
 func (s *Stream) Locate(ctx context.Context, ids []string) ([]jobstore.Location, error) {

@@ -18,9 +18,10 @@ import (
 
 // What the two stream backends (stream and dual) share: the ready stream and
 // its consumer group, the claim (XREADGROUP, blocking or not, then the
-// activating script), Enqueue, Complete, Fail, Recover with the orphan
-// sweep, the Cancel script and the counts Stats needs. The scripts are lua/shared/stream_*.lua on top
-// of lua/lib_stream.lua.
+// activating script), Enqueue, Fail, Recover with the orphan sweep,
+// Cancel and the counts Stats needs; Complete and CompleteMany are Core's.
+// The scripts are lua/shared/stream_*.lua on top of lua/lib_stream.lua,
+// whose header says how entries are read, acknowledged and trimmed.
 
 // StreamGroup is the one consumer group that reads a queue's stream. It must
 // equal STREAM_GROUP in lua/lib_stream.lua.
@@ -33,15 +34,13 @@ const OrphanGrace = time.Second
 
 // Shared stream script bodies (lua/shared/stream_*.lua).
 var (
-	ScriptStreamActivate     = NewScript("stream_activate")
-	ScriptStreamClaim        = NewScript("stream_claim")
-	ScriptStreamComplete     = NewScript("stream_complete")
-	ScriptStreamCompleteMany = NewScript("stream_complete_many")
-	ScriptStreamFail         = NewScript("stream_fail")
-	ScriptStreamRecover      = NewScript("stream_recover")
-	ScriptStreamCancel       = NewScript("stream_cancel")
-	ScriptStreamPeek         = NewScript("stream_peek")
-	ScriptStreamSweep        = NewScript("stream_sweep")
+	ScriptStreamActivate = NewScript("stream_activate")
+	ScriptStreamClaim    = NewScript("stream_claim")
+	ScriptStreamFail     = NewScript("stream_fail")
+	ScriptStreamRecover  = NewScript("stream_recover")
+	ScriptStreamCancel   = NewScript("stream_cancel")
+	ScriptStreamPeek     = NewScript("stream_peek")
+	ScriptStreamSweep    = NewScript("stream_sweep")
 )
 
 // Stream is Core plus a queue's ready stream, read by StreamGroup as a
@@ -57,6 +56,10 @@ type Stream struct {
 	// PlaceKeys are the keys a job is placed with after Fail or Recover:
 	// the stream, and for dual also the delayed ZSET and its sequence.
 	PlaceKeys []string
+	// Seeded is set by a seed variant: its entries leave the stream by
+	// XDEL, as its seed's do, so Cancel deletes an unread entry too
+	// instead of voiding it (lib_stream.lua's stream_void).
+	Seeded bool
 	// OnDue, when set (dual in mover mode "claim"), runs when the delayed
 	// job a blocked Claim waits for falls due: it promotes, and the XADD
 	// wakes the blocked read at once (see Core.WakeAt).
@@ -74,7 +77,7 @@ type Stream struct {
 func NewStream(ctx context.Context, c rclient.Client, o jobstore.Options, bodies embed.FS, places func(Keys) []string) (*Stream, error) {
 	core, err := NewCore(ctx, c, o, func(enc jobstore.Encoding) (Scripts, error) {
 		return ComposeScripts(ctx, c, enc, bodies, ScriptExtend, ScriptStreamActivate, ScriptStreamClaim,
-			ScriptStreamComplete, ScriptStreamCompleteMany, ScriptStreamFail, ScriptStreamRecover, ScriptStreamCancel, ScriptStreamPeek, ScriptStreamSweep, ScriptLocate)
+			ScriptComplete, ScriptCompleteMany, ScriptStreamFail, ScriptStreamRecover, ScriptStreamCancel, ScriptStreamPeek, ScriptStreamSweep, ScriptLocate)
 	})
 	if err != nil {
 		return nil, err
@@ -135,19 +138,21 @@ func (c *Core) EnqueueWith(ctx context.Context, script Script, fixed, pre []stri
 	return err
 }
 
-// Complete finishes a held lease and acknowledges and deletes its entry.
-func (s *Stream) Complete(ctx context.Context, l jobstore.Lease, result []byte) error {
-	return s.CompleteWith(ctx, ScriptStreamComplete, l, result, []string{s.Ready})
+// CancelIn cancels a waiting job: its stream entry leaves the claims' way
+// (stream_cancel.lua), or its member of delayed, when given, goes.
+func (s *Stream) CancelIn(ctx context.Context, id string, delayed ...string) error {
+	mode := "void"
+	if s.Seeded {
+		mode = "drop"
+	}
+	return s.CancelWith(ctx, ScriptStreamCancel, id, append([]string{s.Ready}, delayed...), mode)
 }
 
-// CompleteMany completes many leases in one call per MaxClaim of them,
-// their entries acknowledged and deleted together (jobstore.BatchCompleter).
-func (s *Stream) CompleteMany(ctx context.Context, cs []jobstore.Completion) ([]error, error) {
-	return s.CompleteManyWith(ctx, ScriptStreamCompleteMany, cs, []string{s.Ready})
-}
+// Complete and CompleteMany are Core's: a claimed job's entry was
+// acknowledged when it was leased (lib_stream.lua), so finishing it touches
+// no stream.
 
-// Fail drops the job's entry and retries it (placed with PlaceKeys) or
-// dead-letters it.
+// Fail retries the job (placed anew with PlaceKeys) or dead-letters it.
 func (s *Stream) Fail(ctx context.Context, l jobstore.Lease, reason string) (jobstore.FailResult, error) {
 	return s.FailWith(ctx, ScriptStreamFail, l, reason, func(time.Time) []string { return s.PlaceKeys })
 }
@@ -251,11 +256,24 @@ func (s *Stream) sweepOrphans(ctx context.Context, n int) (int, error) {
 
 // StreamCounts are the stream's part of Stats.
 type StreamCounts struct {
-	// Unread entries: jobs waiting in the stream (XLEN minus pending).
+	// Unread entries: jobs waiting in the stream. The group's lag (entries
+	// added minus entries read) less the voided entries: read entries stay
+	// in the stream until their node is trimmed, so XLEN minus Pending
+	// counts them too. It is never more than XLEN minus Pending minus the
+	// voided, which a trim of unread entries (seed003-maxlen's MAXLEN: the
+	// lag still counts them) keeps honest, and it is that bound when Redis
+	// cannot tell the lag (before 7.0, or after an XDEL ahead of the group,
+	// which only a seed variant does).
 	Unread int64
-	// Pending entries: leased jobs, plus orphans the sweep has not yet
-	// brought back.
-	Pending   int64
+	// Entries is XLEN: a seed variant, whose entries leave by XDEL, counts
+	// with it.
+	Entries int64
+	// Pending entries: read by a blocking claim that has not leased them
+	// yet, plus orphans the sweep has not yet brought back (and a seed
+	// variant's entries it keeps pending).
+	Pending int64
+	// Leased jobs: members of the active index.
+	Leased    int64
 	Dead      int64
 	Completed int64
 	// Extra are the integer replies of the extra commands, in order.
@@ -264,37 +282,82 @@ type StreamCounts struct {
 
 // Counts reads the stream's counts and the extra commands in one round trip.
 func (s *Stream) Counts(ctx context.Context, extra ...rclient.Command) (StreamCounts, error) {
+	const lagAt = 6 // the XINFO GROUPS reply's place
 	cmds := append([]rclient.Command{
 		rclient.Cmd("XLEN", s.Ready),
 		rclient.Cmd("XPENDING", s.Ready, StreamGroup),
 		rclient.Cmd("ZCARD", s.Keys.Dead()),
 		rclient.Cmd("GET", s.Keys.Completed()),
+		rclient.Cmd("ZCARD", s.Keys.Active()),
+		rclient.Cmd("SCARD", s.Keys.Voided()),
+		{Head: []string{"XINFO", "GROUPS"}, Keys: []string{s.Ready}},
 	}, extra...)
 	rs := s.C.DoMulti(ctx, cmds...)
 	var c StreamCounts
+	lag := int64(-1)
+	var voided int64
 	for i, r := range rs {
-		if r.Err != nil && !(i == 1 && isNoGroup(r.Err)) {
+		if r.Err != nil && !((i == 1 || i == lagAt) && (isNoGroup(r.Err) || isNoKey(r.Err))) {
 			return c, fmt.Errorf("stats: %w", r.Err)
 		}
 		n := Int(r.Val)
-		if i == 1 {
-			if arr, _ := r.Val.([]any); len(arr) > 0 {
-				n = Int(arr[0])
-			}
-		}
 		switch i {
 		case 0:
-			c.Unread = n
+			c.Entries = n
 		case 1:
-			c.Pending = n
+			if arr, _ := r.Val.([]any); len(arr) > 0 {
+				c.Pending = Int(arr[0])
+			}
 		case 2:
 			c.Dead = n
 		case 3:
 			c.Completed = n
+		case 4:
+			c.Leased = n
+		case 5:
+			voided = n
+		case lagAt:
+			lag = groupLag(r.Val, StreamGroup)
 		default:
 			c.Extra = append(c.Extra, n)
 		}
 	}
-	c.Unread = max(c.Unread-c.Pending, 0)
+	if bound := c.Entries - c.Pending; lag < 0 || bound < lag {
+		lag = bound
+	}
+	c.Unread = max(lag-voided, 0)
 	return c, nil
+}
+
+// isNoKey is XINFO's error for a stream that does not exist (yet).
+func isNoKey(err error) bool {
+	var re *rclient.RedisError
+	return errors.As(err, &re) && strings.Contains(re.Msg, "no such key")
+}
+
+// groupLag is the lag of group in an XINFO GROUPS reply (a list of maps in
+// RESP3, of flat name, value lists in RESP2), or -1 when Redis gives none.
+func groupLag(v any, group string) int64 {
+	groups, _ := v.([]any)
+	for _, g := range groups {
+		fields := map[string]any{}
+		switch m := g.(type) {
+		case map[string]any:
+			fields = m
+		case []any:
+			for i := 0; i+1 < len(m); i += 2 {
+				if k, ok := m[i].(string); ok {
+					fields[k] = m[i+1]
+				}
+			}
+		}
+		if fields["name"] != group {
+			continue
+		}
+		if n, ok := fields["lag"].(int64); ok {
+			return n
+		}
+		return -1
+	}
+	return -1
 }

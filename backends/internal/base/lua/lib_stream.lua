@@ -5,15 +5,91 @@
 -- Streams (backends stream and dual). A job waiting in a stream is an entry
 -- {id = <job id>, at, p, x} (stream_xadd) read by the one consumer group
 -- below, and its Ref is the entry id; a job dual parks in its delayed ZSET
--- has the member "<12 hex digit sequence>:<id>" as Ref. An entry leaves the
--- pending entries list and the stream together (stream_drop), so XLEN minus
--- the pending count is the number of unread entries. Base's stream.go names
--- the group too.
+-- has the member "<12 hex digit sequence>:<id>" as Ref. Base's stream.go
+-- names the group too.
+--
+-- An entry is read once and never deleted one by one: the claim that reads
+-- it in its own script reads with NOACK (the read and the lease are one
+-- atomic call, so no pending entry is needed to find a job a crashed
+-- claimer read), a claim that read it with a blocking XREADGROUP
+-- acknowledges it when it activates, and whole listpack nodes of entries
+-- read and not pending are trimmed (stream_trim). XDEL of one entry costs
+-- about 35,000 instructions (it walks the node to the entry and rewrites
+-- it), more than the rest of a job's stream work together. So the stream
+-- holds read entries until their node goes: the group's lag, not XLEN,
+-- counts the unread ones (base's Counts). A job canceled while its entry is
+-- unread has that entry in the voided SET (stream_void), which the claim
+-- skips: deleting it would leave a tombstone ahead of the group, and Redis
+-- then no longer knows the lag. Seed variants keep their seeds' XACK and
+-- XDEL (stream_drop).
 local STREAM_GROUP = 'workers'
 
 local function stream_drop(stream, ref)
   redis.call('XACK', stream, STREAM_GROUP, ref)
   redis.call('XDEL', stream, ref)
+end
+
+-- stream_voided is the SET of unread entries whose jobs were canceled,
+-- derived from a key of the queue as job_prefix derives records
+-- (base.Keys.Voided names it in Go).
+local function stream_voided(tagged)
+  return tagged:match('^(.-{[^}]*}:)') .. 'voided'
+end
+
+-- stream_id_lt orders entry ids "<ms>-<seq>".
+local function stream_id_lt(a, b)
+  local am, as = a:match('^(%d+)-(%d+)$')
+  local bm, bs = b:match('^(%d+)-(%d+)$')
+  if am ~= bm then return not ms_le(bm, am) end
+  return not ms_le(bs, as)
+end
+
+-- stream_pending_min is the oldest pending entry's id, or nil.
+local function stream_pending_min(stream)
+  local p = redis.call('XPENDING', stream, STREAM_GROUP)
+  if p[1] == 0 then return nil end
+  return p[2]
+end
+
+-- stream_trim drops the stream's whole listpack nodes that hold only
+-- entries older than upto (an entry the group has read) and than every
+-- pending entry: entries read and done with. XTRIM MINID ~ removes whole
+-- nodes only, which is what makes it cheap.
+local function stream_trim(stream, upto)
+  local pmin = stream_pending_min(stream)
+  if pmin and stream_id_lt(pmin, upto) then upto = pmin end
+  redis.call('XTRIM', stream, 'MINID', '~', upto)
+end
+
+-- stream_unread says whether entry still waits for the group: present,
+-- and pending (read by a claimer that has not leased it yet) or past the
+-- group's last delivered id (last, read once per call by the caller:
+-- stream_last_delivered) and not voided.
+local function stream_last_delivered(stream)
+  local gs = redis.call('XINFO', 'GROUPS', stream)
+  for _, g in ipairs(gs) do
+    local name, last
+    for i = 1, #g, 2 do
+      if g[i] == 'name' then name = g[i + 1] elseif g[i] == 'last-delivered-id' then last = g[i + 1] end
+    end
+    if name == STREAM_GROUP then return last end
+  end
+  return '0-0'
+end
+
+local function stream_unread(stream, entry, last)
+  if #redis.call('XRANGE', stream, entry, entry) == 0 then return false end
+  if #redis.call('XPENDING', stream, STREAM_GROUP, entry, entry, 1) > 0 then return true end
+  return stream_id_lt(last, entry) and redis.call('SISMEMBER', stream_voided(stream), entry) == 0
+end
+
+-- stream_void takes a canceled job's entry out of the claims' way: a
+-- pending one is acknowledged (the claimer that read it finds the record
+-- canceled when it activates), an unread one joins the voided SET.
+local function stream_void(stream, entry)
+  if redis.call('XACK', stream, STREAM_GROUP, entry) == 0 and stream_id_lt(stream_last_delivered(stream), entry) then
+    redis.call('SADD', stream_voided(stream), entry)
+  end
 end
 
 -- stream_place puts job id where it waits for run_at and returns its new
@@ -51,7 +127,7 @@ local function stream_place(stream, delayed, seq, id, run_at, now, dhead, payloa
   return stream_xadd(stream, id, run_at, payload, extra)
 end
 
--- stream_lease_entry is the entry a stream claim's token names (the claim
+-- stream_lease_entry is the entry a seed variant's token names (its claim
 -- appends "@<entry id>" to it, so Complete needs no read of the record's
 -- Ref); a token without one falls back to the Ref. It reads a lease member
 -- ("<id>|<token>") as well: an entry id holds neither '@' nor '|'.
@@ -59,14 +135,22 @@ local function stream_lease_entry(key, token)
   return token:match('@([^@|]+)$') or rec_get(key, 'Ref')[1]
 end
 
--- stream_requeue drops the stream entry a job holds (its Ref) and places the
--- job again: a retry, a recovered lease, an orphan, a job read too early.
-local function stream_requeue(stream, delayed, seq, key, id, run_at, now)
-  local f = rec_get(key, 'Ref', 'RunAt', 'Payload', 'RetryCount', 'Name')
-  stream_drop(stream, f[1])
-  local ref = stream_place(stream, delayed, seq, id, run_at or f[2], now, nil, f[3], view_extra(f[4], f[5]))
+-- stream_move places a job anew (a retry, a recovered lease, an orphan, a
+-- job read too early) and points its Ref there. The entry it held is left
+-- alone: read already, it goes with its node (stream_trim); a pending one
+-- is the caller's to acknowledge.
+local function stream_move(stream, delayed, seq, key, id, run_at, now)
+  local f = rec_get(key, 'RunAt', 'Payload', 'RetryCount', 'Name')
+  local ref = stream_place(stream, delayed, seq, id, run_at or f[1], now, nil, f[2], view_extra(f[3], f[4]))
   rec_set(key, 'Ref', ref)
   return ref
+end
+
+-- stream_requeue is the seed variants' move: the entry the job holds (its
+-- Ref) is acknowledged and deleted first, as the seeds do.
+local function stream_requeue(stream, delayed, seq, key, id, run_at, now)
+  stream_drop(stream, rec_get(key, 'Ref')[1])
+  return stream_move(stream, delayed, seq, key, id, run_at, now)
 end
 
 -- stream_tail is the stream's last entry id ('' when empty).
@@ -77,29 +161,35 @@ end
 
 -- stream_take claims, out of the entries a read returned (flat entry id,
 -- job id pairs), up to take due jobs, each under a lease whose token is
--- token_base .. '.' .. n .. '@' .. entry id; each one's entry stays
--- pending, so the pending entries list and the active index hold it
--- together until Complete, Fail or Recover. A job read before its RunAt is
--- never started: its entry is dropped and a new one appended (the cost of
--- having no place for delayed jobs); so is a due job past take. An entry
--- whose record is gone, no longer waiting, or points at another entry (Ref)
--- is dropped. fields, when given, holds each entry's field list as the
--- claim's own script read it: an entry with the claim's view (stream_xadd)
--- is then taken without reading its record (it cannot be stale); without
--- it (entries a blocking read returned before this call, when anything may
--- have happened to them) each record is read. Record keys are derived
--- (job_prefix). Returns the claimed jobs
--- as view_out lays them out, oldest RunAt first (stream order among equal
--- RunAt: a retry appended later may be due earlier), and the earliest RunAt
--- appended for not being due, or ''.
+-- token_base .. '.' .. n. A job read before its RunAt is never started: a
+-- new entry is appended for it (the cost of having no place for delayed
+-- jobs); so is a due job past take. An entry whose record is gone, no
+-- longer waiting, or points at another entry (Ref) is skipped, and so is a
+-- voided one (stream_void). fields, when given, holds each entry's field
+-- list as the claim's own script read it (with NOACK): an entry with the
+-- claim's view (stream_xadd) is then taken without reading its record (it
+-- cannot be stale: a job leaves its unread entry only by a claim or by
+-- Cancel, which voids it). Without fields (entries a blocking read
+-- returned before this call, when anything may have happened to them)
+-- each record is read, and every entry is acknowledged at the end: the
+-- lease, not the pending entry, covers a job from here on. Either way, the
+-- nodes of entries read are trimmed (stream_trim). Record keys are derived
+-- (job_prefix). Returns the claimed jobs as view_out lays them out, oldest
+-- RunAt first (stream order among equal RunAt: a retry appended later may
+-- be due earlier), and the earliest RunAt appended for not being due, or
+-- ''.
 local function stream_take(active, stream, prefix, entries, now, deadline, worker, token_base, take, fields)
   local taken, leases, next_at, n, sorted = {}, {}, '', 0, true
+  local voided = stream_voided(stream)
+  local any_voided = redis.call('SCARD', voided) > 0
   for i = 1, #entries, 2 do
     local entry, id = entries[i], entries[i + 1]
     local key = prefix .. id
     local e = fields and fields[(i + 1) / 2]
     local ok, run_at, payload, extra
-    if e and e[3] == 'at' then
+    if any_voided and redis.call('SREM', voided, entry) == 1 then
+      ok = false
+    elseif e and e[3] == 'at' then
       -- read in this script: not stale, and it carries its view
       ok, run_at = true, e[4]
       for k = 5, #e, 2 do
@@ -111,13 +201,13 @@ local function stream_take(active, stream, prefix, entries, now, deadline, worke
     end
     local early = run_at and not ms_le(run_at, now)
     if not ok then
-      stream_drop(stream, entry)
+      -- stale or voided: nothing to do but pass it
     elseif early or n >= take then
-      stream_requeue(stream, nil, nil, key, id, run_at, now)
+      stream_move(stream, nil, nil, key, id, run_at, now)
       if early and (next_at == '' or not ms_le(next_at, run_at)) then next_at = run_at end
     else
       n = n + 1
-      local token = token_base .. '.' .. num_text(n) .. '@' .. entry
+      local token = token_base .. '.' .. num_text(n)
       leases[#leases + 1] = deadline
       leases[#leases + 1] = lease_member(id, token)
       claim_record(key, token, worker, now, deadline)
@@ -126,6 +216,14 @@ local function stream_take(active, stream, prefix, entries, now, deadline, worke
     end
   end
   if #leases > 0 then zadd_desc(active, leases) end
+  if #entries > 0 then
+    if not fields then
+      local ids = {}
+      for i = 1, #entries, 2 do ids[#ids + 1] = entries[i] end
+      redis.call('XACK', stream, STREAM_GROUP, unpack(ids))
+    end
+    stream_trim(stream, entries[#entries - 1])
+  end
   if not sorted then
     table.sort(taken, function(x, y)
       if x[4] == y[4] then return x[5] < y[5] end

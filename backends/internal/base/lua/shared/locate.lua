@@ -2,7 +2,8 @@
 -- run (jobstore.Locator). A record still open is reachable when a claim, a
 -- mover or Recover will find it: held under a lease in the active index,
 -- or waiting where its Ref points, a member of one of the index KEYS (a
--- queue or delayed ZSET, or a stream entry), or, for a Ref
+-- queue or delayed ZSET, or a stream entry a claim will still read:
+-- lib_stream.lua's stream_unread), or, for a Ref
 -- "<key>|<member>" (bucket's), a member of that key, ZSET or HASH. Record
 -- keys are derived from the active index's key (job_prefix).
 --
@@ -14,7 +15,7 @@
 local active = KEYS[1]
 local prefix = job_prefix(active)
 
-local types = {}
+local types, last = {}, {}
 local function in_key(k, m)
   local t = types[k]
   if not t then
@@ -23,7 +24,10 @@ local function in_key(k, m)
   end
   if t == 'zset' then return redis.call('ZSCORE', k, m) ~= false end
   if t == 'hash' then return redis.call('HEXISTS', k, m) == 1 end
-  if t == 'stream' and m:match('^%d+%-%d+$') then return #redis.call('XRANGE', k, m, m) > 0 end
+  if t == 'stream' and m:match('^%d+%-%d+$') then
+    last[k] = last[k] or stream_last_delivered(k)
+    return stream_unread(k, m, last[k])
+  end
   return false
 end
 

@@ -1,7 +1,8 @@
 -- stream_claim: a whole claim in one call when entries are waiting: for
 -- dual in mover mode "claim", promote due delayed jobs; then XREADGROUP
--- (without BLOCK, which scripts may not use) and put up to take of the
--- entries read under a lease (lib_stream.lua's stream_take, which derives the
+-- NOACK (without BLOCK, which scripts may not use: the read and the leases
+-- are one atomic call, so no pending entry is needed) and put up to take
+-- of the entries read under a lease (lib_stream.lua's stream_take, which derives the
 -- record keys: see job_prefix). A claim that finds nothing blocks with
 -- XREADGROUP BLOCK outside, then runs stream_activate.
 --
@@ -19,7 +20,7 @@ local now, pmax = ARGV[1], tonumber(ARGV[8])
 local prefix = job_prefix(stream)
 if delayed and pmax > 0 then stream_promote(delayed, stream, prefix, now, pmax) end
 local tail = stream_tail(stream)
-local read = redis.call('XREADGROUP', 'GROUP', STREAM_GROUP, ARGV[7], 'COUNT', ARGV[6], 'STREAMS', stream, '>')
+local read = redis.call('XREADGROUP', 'GROUP', STREAM_GROUP, ARGV[7], 'COUNT', ARGV[6], 'NOACK', 'STREAMS', stream, '>')
 local entries, fields = {}, {}
 if read then
   for k, e in ipairs(read[1][2]) do

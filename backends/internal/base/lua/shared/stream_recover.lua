@@ -1,6 +1,5 @@
--- stream_recover: Recover for the stream backends. Each job taken back
--- loses its entry; a requeued one is placed anew (due now), a dead-lettered
--- one is not.
+-- stream_recover: Recover for the stream backends: each job taken back is
+-- placed anew, due now (lib_stream.lua's stream_move), or dead-lettered.
 --
 -- KEYS: active index, dead ZSET, then the place keys (the stream, and for dual
 --   the delayed ZSET and its sequence), then one record per lease member.
@@ -11,11 +10,5 @@
 local np = tonumber(ARGV[3])
 local stream, delayed, seq = KEYS[3], nil, nil
 if np == 3 then delayed, seq = KEYS[4], KEYS[5] end
-local r = recover_leases(KEYS[1], KEYS[2], 3 + np, 4, ARGV[1], ARGV[2],
-  function(key, id, run_at) stream_requeue(stream, delayed, seq, key, id, run_at, ARGV[1]) end)
-if #r[2] > 0 then
-  local key_of = {}
-  for i = 4, #ARGV do key_of[lease_split(ARGV[i])] = KEYS[np + i - 1] end
-  for _, id in ipairs(r[2]) do stream_drop(stream, rec_get(key_of[id], 'Ref')[1]) end
-end
-return r
+return recover_leases(KEYS[1], KEYS[2], 3 + np, 4, ARGV[1], ARGV[2],
+  function(key, id, run_at) stream_move(stream, delayed, seq, key, id, run_at, ARGV[1]) end)

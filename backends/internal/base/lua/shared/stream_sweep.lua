@@ -8,7 +8,8 @@
 --   already saw this entry unleased at least the grace period ago.
 -- Returns: a letter per entry: 'l' leased (the active index covers it), 'w'
 --   waiting and not yet confirmed, 'r' a confirmed orphan, appended anew (its
---   RetryCount unchanged: it never started), 'd' a stale entry, dropped.
+--   RetryCount unchanged: it never started), 'd' a stale entry,
+--   acknowledged. An orphan's entry is acknowledged too: it is read.
 -- Complexity: O(n) for n entries.
 local stream = KEYS[1]
 local out = {}
@@ -18,16 +19,17 @@ for i = 1, #ARGV, 3 do
   local f = rec_get(key, 'Status', 'Ref')
   local verdict = 'd'
   if f[2] ~= entry then
-    stream_drop(stream, entry)
+    redis.call('XACK', stream, STREAM_GROUP, entry)
   elseif f[1] == ST_INPROGRESS then
     verdict = 'l'
   elseif is_waiting(f[1]) and ARGV[i + 2] == '1' then
-    stream_requeue(stream, nil, nil, key, id)
+    redis.call('XACK', stream, STREAM_GROUP, entry)
+    stream_move(stream, nil, nil, key, id)
     verdict = 'r'
   elseif is_waiting(f[1]) then
     verdict = 'w'
   else
-    stream_drop(stream, entry)
+    redis.call('XACK', stream, STREAM_GROUP, entry)
   end
   out[n] = verdict
 end
