@@ -34,7 +34,13 @@
 // Claim, per batch a ZRANGE, one ZREM and one ZADD of all leases, and a
 // head read (plus a wake) only when it took nothing or a full batch; per
 // job an HMGET of the four fields a worker needs (lib.lua's claim_view)
-// and an HSET of Status and Lease. Complete: ZREM, HSET, PEXPIRE, INCR;
+// and an HSET of Status and Lease. Unbatched (Max 1), every claim takes a
+// full batch, so it reads the head after each pop: one ZRANGE of the
+// queue's first member a job, and a wake only when due jobs remain. Issue
+// 24 asks for none unless a claimer waits; knowing that takes a waiter
+// count in Redis, read by the same pop (a GET a job, about what the ZRANGE
+// costs) and kept right when a claimer gives up its wait, so it is not
+// done. Complete: ZREM, HSET, PEXPIRE, INCR;
 // CompleteMany per batch one ZREM of every lease (records are read only
 // when it removed fewer than it was sent), one INCRBY and one RPUSH to the
 // expiry list (lib.lua's retire, plus a sweep of what is due), and per job
