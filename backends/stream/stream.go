@@ -93,7 +93,8 @@
 //
 // Delayed jobs: a stream has no place for them, so they are appended like
 // any other (seed 003's way) and a claim that reads one before its RunAt
-// never starts it: a new entry is appended for it (Ref updated). A claim
+// never starts it: a new entry is appended for it (Ref updated), from the
+// fields of the entry read, without reading the record. A claim
 // that found only such jobs reads on, 100 entries a round whatever its Max
 // (a due job found past Max is re-appended too), until it has read up to
 // the stream's tail as it was before its appends: every waiting entry

@@ -138,10 +138,19 @@ end
 -- stream_move places a job anew (a retry, a recovered lease, an orphan, a
 -- job read too early) and points its Ref there. The entry it held is left
 -- alone: read already, it goes with its node (stream_trim); a pending one
--- is the caller's to acknowledge.
-local function stream_move(stream, delayed, seq, key, id, run_at, now)
-  local f = rec_get(key, 'RunAt', 'Payload', 'RetryCount', 'Name')
-  local ref = stream_place(stream, delayed, seq, id, run_at or f[1], now, nil, f[2], view_extra(f[3], f[4]))
+-- is the caller's to acknowledge. view, when given, is {payload, extra}
+-- as the job's current entry carries them (stream_xadd), so the record is
+-- not read: a delayed job a claim reads too early is re-appended this way,
+-- once a pass.
+local function stream_move(stream, delayed, seq, key, id, run_at, now, view)
+  local payload, extra
+  if view then
+    payload, extra = view[1], view[2]
+  else
+    local f = rec_get(key, 'RunAt', 'Payload', 'RetryCount', 'Name')
+    run_at, payload, extra = run_at or f[1], f[2], view_extra(f[3], f[4])
+  end
+  local ref = stream_place(stream, delayed, seq, id, run_at, now, nil, payload, extra)
   rec_set(key, 'Ref', ref)
   return ref
 end
@@ -186,7 +195,7 @@ local function stream_take(active, stream, prefix, entries, now, deadline, worke
     local entry, id = entries[i], entries[i + 1]
     local key = prefix .. id
     local e = fields and fields[(i + 1) / 2]
-    local ok, run_at, payload, extra
+    local ok, run_at, payload, extra, carried
     if any_voided and redis.call('SREM', voided, entry) == 1 then
       ok = false
     elseif e and e[3] == 'at' then
@@ -195,6 +204,7 @@ local function stream_take(active, stream, prefix, entries, now, deadline, worke
       for k = 5, #e, 2 do
         if e[k] == 'p' then payload = e[k + 1] elseif e[k] == 'x' then extra = e[k + 1] end
       end
+      carried = true
     else
       local f = rec_get(key, 'Status', 'Ref', 'RunAt', 'Payload', 'RetryCount', 'Name')
       ok, run_at, payload, extra = f[2] == entry and is_waiting(f[1]), f[3], f[4], view_extra(f[5], f[6])
@@ -203,7 +213,7 @@ local function stream_take(active, stream, prefix, entries, now, deadline, worke
     if not ok then
       -- stale or voided: nothing to do but pass it
     elseif early or n >= take then
-      stream_move(stream, nil, nil, key, id, run_at, now)
+      stream_move(stream, nil, nil, key, id, run_at, now, carried and { payload, extra } or nil)
       if early and (next_at == '' or not ms_le(next_at, run_at)) then next_at = run_at end
     else
       n = n + 1
