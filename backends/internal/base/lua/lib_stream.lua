@@ -61,10 +61,8 @@ local function stream_trim(stream, upto)
   redis.call('XTRIM', stream, 'MINID', '~', upto)
 end
 
--- stream_unread says whether entry still waits for the group: present,
--- and pending (read by a claimer that has not leased it yet) or past the
--- group's last delivered id (last, read once per call by the caller:
--- stream_last_delivered) and not voided.
+-- stream_last_delivered is the group's last delivered entry id (XINFO
+-- GROUPS), '0-0' before any read.
 local function stream_last_delivered(stream)
   local gs = redis.call('XINFO', 'GROUPS', stream)
   for _, g in ipairs(gs) do
@@ -77,6 +75,10 @@ local function stream_last_delivered(stream)
   return '0-0'
 end
 
+-- stream_unread says whether entry still waits for the group: present,
+-- and pending (read by a claimer that has not leased it yet) or past last,
+-- the group's last delivered id (stream_last_delivered, read once a call
+-- by the caller), and not voided.
 local function stream_unread(stream, entry, last)
   if #redis.call('XRANGE', stream, entry, entry) == 0 then return false end
   if #redis.call('XPENDING', stream, STREAM_GROUP, entry, entry, 1) > 0 then return true end
@@ -158,8 +160,9 @@ end
 -- stream_requeue is the seed variants' move: the entry the job holds (its
 -- Ref) is acknowledged and deleted first, as the seeds do.
 local function stream_requeue(stream, delayed, seq, key, id, run_at, now)
-  stream_drop(stream, rec_get(key, 'Ref')[1])
-  return stream_move(stream, delayed, seq, key, id, run_at, now)
+  local f = rec_get(key, 'Ref', 'RunAt', 'Payload', 'RetryCount', 'Name')
+  stream_drop(stream, f[1])
+  return stream_move(stream, delayed, seq, key, id, run_at or f[2], now, { f[3], view_extra(f[4], f[5]) })
 end
 
 -- stream_tail is the stream's last entry id ('' when empty).
