@@ -72,7 +72,7 @@ type flawRow struct {
 var flawRows = []flawRow{
 	{"flaw-seed004.yaml", "004", "pop ids before processing (ZRANGEBYSCORE + ZREM): a crash between pop and finish loses the job", "lost", 0},
 	{"flaw-seed004-keys.yaml", "004", "jobs in progress counted with KEYS processing:* (line 332): every metrics call walks the whole keyspace", "keys_us", 0},
-	{"flaw-seed003-xack.yaml", "003/000", "XACK at claim time: a worker crash after the claim loses the job", "lost", 0},
+	{"flaw-seed003-xack.yaml", "003/000", "XACK at claim time with no lease: a worker crash after the claim loses the job", "lost", 0},
 	{"flaw-seed003-maxlen.yaml", "003", "XADD MAXLEN, which seed 003 recommends, on a consumer group's stream: entries not yet read are trimmed and their jobs lost", "lost", 0},
 	{"flaw-seed000-mover.yaml", "000", "approach 1's mover reads due ids, then ZREM and XADD apart: concurrent movers add a job to the stream twice", "duplicate_entries", 0},
 	{"flaw-seed000-mover.yaml", "000", "the seed's claim refuses the second entry (ALREADY_ASSIGNED) and never acknowledges it: it stays in the PEL, a leak and a wasted claim (no job runs twice)", "pel_pending", 0},
