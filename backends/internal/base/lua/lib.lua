@@ -23,8 +23,15 @@ local function err_not_cancelable(id, st) return redis.error_reply('AE_NOT_CANCE
 -- which Redis Cluster accepts for keys a script did not declare (as BullMQ's
 -- and asynq's scripts do). base.Keys.Job builds the same names in Go. Every
 -- other script still receives its record keys in KEYS.
+-- queue_prefix is "ae:{queue}:" out of any key of the queue; the names
+-- derived from it (job_prefix here, expire_index, lib_stream.lua's
+-- stream_voided) are the ones base.Keys builds in Go.
+local function queue_prefix(tagged)
+  return tagged:match('^(.-{[^}]*}:)')
+end
+
 local function job_prefix(tagged)
-  return tagged:match('^(.-{[^}]*}:)') .. 'job:'
+  return queue_prefix(tagged) .. 'job:'
 end
 
 -- Millisecond times stay text in the scripts. tonumber costs about 1,900
@@ -273,7 +280,7 @@ end
 -- a list entry a batch costs a few hundred a job. Complete, Fail, Cancel
 -- and Recover's dead letters still set a PEXPIRE: they are one job a call.
 local function expire_index(tagged)
-  return tagged:match('^(.-{[^}]*}:)') .. 'expiring'
+  return queue_prefix(tagged) .. 'expiring'
 end
 
 -- sweep_expired deletes the records of the expiry list's due entries,

@@ -33,7 +33,7 @@ end
 -- derived from a key of the queue as job_prefix derives records
 -- (base.Keys.Voided names it in Go).
 local function stream_voided(tagged)
-  return tagged:match('^(.-{[^}]*}:)') .. 'voided'
+  return queue_prefix(tagged) .. 'voided'
 end
 
 -- stream_id_lt orders entry ids "<ms>-<seq>".
@@ -193,7 +193,7 @@ end
 local function stream_take(active, stream, prefix, entries, now, deadline, worker, token_base, take, fields)
   local taken, leases, next_at, n, sorted = {}, {}, '', 0, true
   local voided = stream_voided(stream)
-  local any_voided = redis.call('SCARD', voided) > 0
+  local any_voided = #entries > 0 and redis.call('SCARD', voided) > 0
   for i = 1, #entries, 2 do
     local entry, id = entries[i], entries[i + 1]
     local key = prefix .. id
