@@ -308,7 +308,7 @@ type moved struct {
 // move runs the move script: promote up to pmax due jobs out of buckets,
 // then lease and activate up to popMax ready jobs for worker, then name up
 // to report due buckets.
-func (s *Store) move(ctx context.Context, now time.Time, buckets []string, pmax, popMax int, deadline time.Time, worker string, report int) (moved, error) {
+func (s *Store) move(ctx context.Context, now time.Time, buckets []string, pmax, popMax int, deadline time.Time, worker string, report int, h base.Handoff) (moved, error) {
 	keys := append([]string{s.ready, s.Keys.Active(), s.index, s.bucketed}, s.marker...)
 	fixed := len(keys)
 	keys = append(keys, buckets...)
@@ -316,26 +316,30 @@ func (s *Store) move(ctx context.Context, now time.Time, buckets []string, pmax,
 	if s.claimMoves {
 		claimMoves = "1"
 	}
-	v, err := s.Run(ctx, scriptMove, keys, []string{base.Ms(now), strconv.Itoa(pmax), strconv.Itoa(popMax),
-		base.Ms(deadline), s.TokenBase(), strconv.Itoa(report), strconv.Itoa(fixed), claimMoves, worker})
+	args := []string{base.Ms(now), strconv.Itoa(pmax), strconv.Itoa(popMax),
+		base.Ms(deadline), s.TokenBase(), strconv.Itoa(report), strconv.Itoa(fixed), claimMoves, worker}
+	if len(s.marker) > 0 {
+		args = append(args, h.Args()...)
+	}
+	v, err := s.Run(ctx, scriptMove, keys, args)
 	if err != nil {
 		return moved{}, err
 	}
 	arr, _ := v.([]any)
-	if len(arr) != 4 {
+	if len(arr) != 4 && len(arr) != 5 {
 		return moved{}, fmt.Errorf("bucket: move: unexpected reply %v", v)
 	}
-	claimed, err := base.DecodeClaimed(arr[1], worker, now, deadline)
-	h, read := arr[3].(string)
+	claimed, head, err := base.DecodeClaimReply(append([]any{arr[1], arr[3]}, arr[4:]...), worker, now, deadline)
+	hd, read := head.(string)
 	return moved{promoted: int(base.Int(arr[0])), claimed: claimed, due: base.Strings(arr[2]),
-		next: base.NextDue(arr[3]), emptied: read && h == ""}, err
+		next: base.NextDue(head), emptied: read && hd == ""}, err
 }
 
 // Claim leases and activates due jobs, blocking on the wake-up marker (or
 // polling) while req.Wait allows. With mover "claim" it promotes the due
 // buckets that hold older jobs first.
 func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
-	return s.WaitClaim(ctx, req, s.marker, func(now, deadline time.Time) ([]jobstore.Claimed, time.Time, error) {
+	return s.WaitClaim(ctx, req, s.marker, func(now, deadline time.Time, h base.Handoff) ([]jobstore.Claimed, time.Time, error) {
 		var got []jobstore.Claimed
 		var buckets []string
 		var next time.Time
@@ -346,7 +350,10 @@ func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstor
 			if s.claimMoves && round < claimRounds {
 				report = claimBuckets
 			}
-			m, err := s.move(ctx, now, buckets, base.MaxClaim, req.Max-len(got), deadline, req.WorkerID, report)
+			// Only the first move ends the waiter's registration (it
+			// returns what was handed to it, and nothing else).
+			m, err := s.move(ctx, now, buckets, base.MaxClaim, req.Max-len(got), deadline, req.WorkerID, report, h)
+			h.Leave = ""
 			got = append(got, m.claimed...)
 			if err != nil {
 				return got, time.Time{}, err
@@ -375,7 +382,7 @@ func (s *Store) Promote(ctx context.Context, max int) (int, error) {
 	if err != nil || len(buckets) == 0 {
 		return 0, err
 	}
-	m, err := s.move(ctx, now, buckets, max, 0, now, "", 0)
+	m, err := s.move(ctx, now, buckets, max, 0, now, "", 0, base.Handoff{})
 	return m.promoted, err
 }
 

@@ -194,6 +194,7 @@ func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Conf
 		return nil, fmt.Errorf("dual: %w", err)
 	}
 	st := &Store{Stream: s, cfg: cfg, delayed: s.Keys.Delayed()}
+	st.Marker = s.Keys.Wake()
 	if cfg.Mover == MoverClaim {
 		st.OnDue = func(ctx context.Context) { _, _, _ = st.promote(ctx, cfg.Batch) }
 	}

@@ -78,7 +78,7 @@ func Build(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[
 	case err != nil:
 		return nil, err
 	case v == VariantSeed000:
-		s.OnDue, s.Seeded = nil, true
+		s.OnDue, s.Seeded, s.Marker = nil, true, ""
 		ahead := s.cfg.Mover == MoverBackground
 		if hasSM {
 			ahead = sm == SeedApproach2

@@ -164,7 +164,7 @@ func (s *ClientJSON) casText(ctx context.Context, id, old string, r cjRecord, op
 // Claim reads the due head outside Lua, then claims each candidate with a
 // GET and a CAS, polling while req.Wait allows.
 func (s *ClientJSON) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
-	return s.WaitClaim(ctx, req, nil, func(now, deadline time.Time) ([]jobstore.Claimed, time.Time, error) {
+	return s.WaitClaim(ctx, req, nil, func(now, deadline time.Time, _ base.Handoff) ([]jobstore.Claimed, time.Time, error) {
 		v, err := s.C.Do(ctx, rclient.Command{Head: []string{"ZRANGE"}, Keys: []string{s.queue},
 			Args: []string{"-inf", base.Ms(now), "BYSCORE", "LIMIT", "0", strconv.Itoa(req.Max)}})
 		if err != nil {

@@ -62,7 +62,7 @@ func (s *Seed001) Capabilities() jobstore.Capabilities {
 // polling while req.Wait allows. Ids another claimer took meanwhile are
 // skipped; a claim that got none of them returns ErrClaimConflict.
 func (s *Seed001) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
-	return s.WaitClaim(ctx, req, nil, func(now, deadline time.Time) ([]jobstore.Claimed, time.Time, error) {
+	return s.WaitClaim(ctx, req, nil, func(now, deadline time.Time, _ base.Handoff) ([]jobstore.Claimed, time.Time, error) {
 		v, err := s.C.Do(ctx, rclient.Command{Head: []string{"ZRANGEBYSCORE"}, Keys: []string{s.queue},
 			Args: []string{"-inf", base.Ms(now), "LIMIT", "0", strconv.Itoa(req.Max)}})
 		if err != nil {

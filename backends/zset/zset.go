@@ -210,21 +210,23 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 // Claim pops and activates due jobs in one call, blocking on the wake-up
 // marker (or polling) while req.Wait allows.
 func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstore.Claimed, error) {
-	return s.WaitClaim(ctx, req, s.marker, func(now, deadline time.Time) ([]jobstore.Claimed, time.Time, error) {
-		v, err := s.Run(ctx, scriptClaim, append([]string{s.queue, s.Keys.Active()}, s.marker...),
-			[]string{base.Ms(now), strconv.Itoa(req.Max), base.Ms(deadline), s.TokenBase(), req.WorkerID})
+	return s.WaitClaim(ctx, req, s.marker, func(now, deadline time.Time, h base.Handoff) ([]jobstore.Claimed, time.Time, error) {
+		args := []string{base.Ms(now), strconv.Itoa(req.Max), base.Ms(deadline), s.TokenBase(), req.WorkerID}
+		if len(s.marker) > 0 {
+			args = append(args, h.Args()...)
+		}
+		v, err := s.Run(ctx, scriptClaim, append([]string{s.queue, s.Keys.Active()}, s.marker...), args)
 		if err != nil {
 			return nil, time.Time{}, err
 		}
-		reply, _ := v.([]any)
-		if len(reply) != 2 {
-			return nil, time.Time{}, fmt.Errorf("zset: claim: unexpected reply %v", v)
+		got, head, err := base.DecodeClaimReply(v, req.WorkerID, now, deadline)
+		if err != nil {
+			return got, time.Time{}, fmt.Errorf("zset: %w", err)
 		}
-		got, err := base.DecodeClaimed(reply[0], req.WorkerID, now, deadline)
-		if h, read := reply[1].(string); len(got) == req.Max && read && h == "" {
+		if h, read := head.(string); len(got) == req.Max && read && h == "" {
 			s.NoteEmptied() // the script read the head after a full batch: none left
 		}
-		return got, base.NextDue(reply[1]), err
+		return got, base.NextDue(head), nil
 	})
 }
 

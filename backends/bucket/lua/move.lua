@@ -10,16 +10,25 @@
 --   read from the index as due.
 -- ARGV: now, promote max, pop max, lease deadline, token base, report max,
 --   number of keys before the buckets (4, or 5 with the marker), '1' when
---   Claim promotes (mover "claim") or '0' (mover "background"), worker.
+--   Claim promotes (mover "claim") or '0' (mover "background"), worker;
+--   with the marker, then the waiter registration to end, the one to make
+--   when this move takes nothing and reports nothing, and until when
+--   (lib.lua's hand-off, base's Handoff; '' for none).
 -- Returns: {promoted, {claimed jobs (lib.lua's view_out)}, {due bucket keys}, next}, where
 --   next is when a claimer may find work next: '' when the head was read and
---   nothing waits for a claimer, nil when it was not read (or claims poll).
+--   nothing waits for a claimer, nil when it was not read (or claims poll);
+--   or {0, {}, {}, '', handed item} when an enqueue had handed the ending
+--   registration jobs (lib.lua's handoff_give).
 -- Complexity: O(b + p log R + k log A) for declared buckets holding b jobs, p
 --   promoted, k popped.
 local ready, active, index = KEYS[1], KEYS[2], KEYS[3]
 local now, pmax, max = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local rmax, fixed = tonumber(ARGV[6]), tonumber(ARGV[7])
 local marker, claim_moves = fixed == 5 and KEYS[5], ARGV[8] == '1'
+if marker then
+  local handed = handoff_leave(ready, ARGV[10])
+  if handed then return { 0, {}, {}, '', handed } end
+end
 
 -- Promote. Each declared bucket is read whole: a job whose RunAt is still
 -- ahead stays (the bucket being due does not make its jobs due). The due
@@ -102,4 +111,5 @@ if marker and #report == 0 and (#leased == 0 or #leased == 2 * max) then
   end
   next_due = pass_wake(marker, head, ARGV[1])
 end
+if marker and #out == 0 and #report == 0 then handoff_join(ready, ARGV[11], ARGV[12]) end
 return { #add / 2, out, report, next_due }

@@ -43,6 +43,12 @@ func (k Keys) Queue() string { return k.Of("queue") } // ZSET Ref -> RunAt ms (z
 func (k Keys) Seq() string   { return k.Of("seq") }   // counter behind the members' sequence
 func (k Keys) Wake() string  { return k.Of("wake") }  // ZSET wake-up marker for blocked claimers
 
+// Waiters and Inbox are lib.lua's hand-off keys (waiters_key, inbox_key):
+// the claimers registered to be handed due jobs, and one claimer's inbox,
+// named by the token base of its registration.
+func (k Keys) Waiters() string               { return k.Of("waiters") }
+func (k Keys) Inbox(tokenBase string) string { return k.Of("inbox:" + tokenBase) }
+
 // Ready is bucket's ZSET of due jobs, BucketIndex its ZSET bucket key ->
 // earliest RunAt, Bucketed the count of jobs in buckets, and Bucket the
 // HASH of delayed jobs whose RunAt falls in the window from start (ms).

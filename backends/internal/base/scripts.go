@@ -55,6 +55,9 @@ var (
 	// ScriptExpire is Recover's sweep of the expiry index (Keys.Expire);
 	// every library has it, since every Core's Recover runs it.
 	ScriptExpire = NewScript("expire")
+	// ScriptLeave ends a waiter's registration (lib.lua's hand-off); every
+	// library has it, since every Core's BlockClaim may run it.
+	ScriptLeave = NewScript("leave")
 )
 
 // ComposeScripts builds each body in bodies (read from the backend's embedded
@@ -103,7 +106,7 @@ func ComposeScripts(ctx context.Context, c rclient.Client, enc jobstore.Encoding
 // readBodies reads the shared bodies named and every body of the backend.
 func readBodies(bodies embed.FS, shared []Script) (map[string]string, error) {
 	src := map[string]string{}
-	for _, sc := range append(shared, ScriptExpire) {
+	for _, sc := range append(shared, ScriptExpire, ScriptLeave) {
 		name := sc.name
 		body, err := libFS.ReadFile("lua/shared/" + name + ".lua")
 		if err != nil {

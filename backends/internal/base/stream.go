@@ -64,6 +64,14 @@ type Stream struct {
 	// job a blocked Claim waits for falls due: it promotes, and the XADD
 	// wakes the blocked read at once (see Core.WakeAt).
 	OnDue func(context.Context)
+	// Marker, when set (dual, not its seed variant), is the wake-up
+	// marker of lib.lua's hand-off: a Claim that reads nothing registers
+	// as a waiter in the same call and blocks on BZPOPMIN of its inbox
+	// and this marker, not in XREADGROUP BLOCK, so an enqueue can hand it
+	// due jobs leased (see Handoff); every script that appends a due
+	// entry sets the marker when anyone waits (lib_stream.lua's
+	// stream_wake).
+	Marker string
 
 	sweepMu  sync.Mutex
 	cursor   string               // where the next orphan sweep starts in the PEL

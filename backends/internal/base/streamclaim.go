@@ -149,7 +149,7 @@ func (s *Stream) activate(ctx context.Context, req jobstore.ClaimRequest, es []s
 // claimRound is one whole claim in one call (stream_claim): promote up to
 // promote due delayed jobs (0: none), read up to count new entries, claim
 // up to req.Max of them.
-func (s *Stream) claimRound(ctx context.Context, req jobstore.ClaimRequest, count, promote int) (activated, error) {
+func (s *Stream) claimRound(ctx context.Context, req jobstore.ClaimRequest, count, promote int, h Handoff) (activated, error) {
 	now := s.Now()
 	deadline := now.Add(req.Lease)
 	keys := []string{s.Keys.Active(), s.Ready}
@@ -158,6 +158,9 @@ func (s *Stream) claimRound(ctx context.Context, req jobstore.ClaimRequest, coun
 	}
 	args := []string{Ms(now), Ms(deadline), req.WorkerID, s.TokenBase(), strconv.Itoa(req.Max), strconv.Itoa(count),
 		s.Consumer, strconv.Itoa(promote)}
+	if s.Marker != "" {
+		args = append(args, h.Args()...)
+	}
 	v, err := s.Run(ctx, ScriptStreamClaim, keys, args)
 	if isNoGroup(err) {
 		if err = s.ensureGroup(ctx); err == nil {
@@ -168,6 +171,11 @@ func (s *Stream) claimRound(ctx context.Context, req jobstore.ClaimRequest, coun
 		return activated{}, err
 	}
 	arr, _ := v.([]any)
+	if len(arr) == 7 {
+		item, _ := arr[6].(string)
+		got, err := decodeHandoff(item, req.WorkerID)
+		return activated{claimed: got}, err
+	}
 	if len(arr) != 6 {
 		return activated{}, fmt.Errorf("%s: unexpected reply %T", ScriptStreamClaim, v)
 	}
@@ -221,12 +229,23 @@ func (s *Stream) Claim(ctx context.Context, req jobstore.ClaimRequest, promote i
 	var next, due time.Time // earliest RunAt this pass appended anew; the delayed head
 	count := req.Max
 	// A claim right after one that drained the queue blocks first (see
-	// Core.BlockClaim): its round would find nothing.
-	idle := s.emptied.Swap(false) && req.Wait > 0
+	// Core.BlockClaim): its round would find nothing. Not with the
+	// hand-off: a claimer must register in the call that found nothing.
+	handoff := s.Marker != ""
+	idle := !handoff && s.emptied.Swap(false) && req.Wait > 0
+	var h Handoff
 	for {
 		asked := count
 		var a activated
 		var err error
+		if idle && handoff {
+			got, err := s.waitHanded(ctx, &h, end, due)
+			if err != nil || len(got) > 0 || h.Leave == "" && time.Until(end) <= 0 {
+				return got, err
+			}
+			idle = false
+			continue
+		}
 		if idle {
 			if a, err = s.blockRound(ctx, req, count, end, due, promote); err == nil && a.read == 0 {
 				if time.Until(end) <= 0 {
@@ -236,12 +255,21 @@ func (s *Stream) Claim(ctx context.Context, req jobstore.ClaimRequest, promote i
 				continue
 			}
 		} else {
-			a, err = s.claimRound(ctx, req, count, promote)
+			h.Join, h.Until = "", ""
+			if handoff && req.Wait > 0 && time.Until(end) > minBlock {
+				h.Join, h.Until = waiter(s.TokenBase(), req), Ms(s.Now().Add(req.Wait))
+			}
+			a, err = s.claimRound(ctx, req, count, promote, h)
+			h.Leave = ""
+			if err == nil && a.read == 0 && len(a.claimed) == 0 {
+				h.Leave = h.Join // registered
+			}
 			due = a.due
 		}
 		if err != nil {
 			if req.Wait > 0 && ctx.Err() != nil {
-				return nil, nil // the wait ended with the context, as PollClaim's does
+				// the wait ended with the context, as PollClaim's does
+				return s.blockFailed(ctx, h.Leave, err)
 			}
 			return nil, err
 		}
@@ -253,6 +281,9 @@ func (s *Stream) Claim(ctx context.Context, req jobstore.ClaimRequest, promote i
 		}
 		if a.read == 0 {
 			if time.Until(end) <= 0 {
+				if h.Leave != "" {
+					return s.leave(ctx, h.Leave)
+				}
 				return nil, nil
 			}
 			idle = true
@@ -302,6 +333,30 @@ func (s *Stream) blockRound(ctx context.Context, req jobstore.ClaimRequest, coun
 		return activated{}, err
 	}
 	return s.activate(ctx, req, es, promote)
+}
+
+// waitHanded is blockRound for dual's hand-off: it blocks on the inbox of
+// registration h.Leave and the marker until end, or until due (when not
+// zero) with OnDue armed for that instant (Core.blockHanded), and returns
+// the jobs an enqueue handed it. h.Leave is cleared when the registration
+// is over; else the next claim round ends it.
+func (s *Stream) waitHanded(ctx context.Context, h *Handoff, end, due time.Time) ([]jobstore.Claimed, error) {
+	block := time.Until(end)
+	if !due.IsZero() {
+		block = min(block, s.Real(due.Sub(s.Now())))
+		if s.OnDue != nil {
+			s.WakeAt(due, s.OnDue)
+		}
+	}
+	if block <= 0 {
+		return nil, nil
+	}
+	secs := strconv.FormatFloat(max(block, minBlock).Seconds(), 'f', 3, 64)
+	got, done, err := s.blockHanded(ctx, h.Leave, s.Marker, secs, end)
+	if done {
+		h.Leave = ""
+	}
+	return got, err
 }
 
 // streamIDLess orders stream entry ids "<ms>-<seq>".

@@ -46,36 +46,56 @@ const minBlock = time.Millisecond
 // decides what is due; the block is real time, so under a controlled clock
 // it only bounds how soon try runs again.
 //
+// Hand-off (lib.lua's, see Handoff): each try that may be followed by a
+// block registers the claimer as a waiter when it finds nothing (h.Join),
+// and the next try ends that registration (h.Leave); the block is then on
+// the claimer's inbox and the marker together, and returns the jobs an
+// enqueue handed it. A claimer whose wait ends after a block runs one more
+// try without registering; one whose context ends leaves with ScriptLeave.
+//
 // A claim that took work and saw the queue left empty (NoteEmptied) lets
 // the next waiting BlockClaim block first and try after: the try would find
 // nothing, since every write that places a job due now, or ahead of an
 // empty queue's head, sets the marker, and a marker set in between ends
 // the block at once. That saves an empty claim script per job at a low
-// rate, where each claimer otherwise tries, finds nothing, then blocks.
-func (c *Core) BlockClaim(ctx context.Context, wait time.Duration, marker string, try func() ([]jobstore.Claimed, time.Time, error)) ([]jobstore.Claimed, error) {
-	end := time.Now().Add(c.Real(wait))
+// rate, where each claimer otherwise tries, finds nothing, then blocks. It
+// registers with a plain ZADD then: a due job placed before that was not
+// handed, and its wake ends the block.
+func (c *Core) BlockClaim(ctx context.Context, req jobstore.ClaimRequest, marker string, try func(Handoff) ([]jobstore.Claimed, time.Time, error)) ([]jobstore.Claimed, error) {
+	end := time.Now().Add(c.Real(req.Wait))
 	// A claim that does not wait must look.
-	skip := c.emptied.Swap(false) && wait > 0
+	skip := c.emptied.Swap(false) && req.Wait > 0
+	var h Handoff
 	for {
 		var got []jobstore.Claimed
 		var next time.Time
 		var err error
-		if !skip {
-			got, next, err = try()
+		h.Join, h.Until = "", ""
+		if time.Until(end) > minBlock && ctx.Err() == nil {
+			h.Join, h.Until = waiter(c.TokenBase(), req), Ms(c.Now().Add(req.Wait))
 		}
-		skip = false
+		if skip && h.Join != "" {
+			_, err = c.C.Do(ctx, rclient.Cmd("ZADD", c.Keys.Waiters(), h.Until, h.Join))
+		} else {
+			got, next, err = try(h)
+		}
+		skip, h.Leave = false, ""
 		if err != nil || len(got) > 0 {
 			return got, err
 		}
+		h.Leave = h.Join
 		block := time.Until(end)
 		if dl, ok := ctx.Deadline(); ok {
 			// Leave the reply time to arrive before the caller gives up.
-			block = min(block, time.Until(dl)-50*time.Millisecond)
+			block = min(block, time.Until(dl)-blockMargin)
 		}
 		if !next.IsZero() {
 			block = min(block, max(c.Real(next.Sub(c.Now())), minBlock))
 		}
 		if block <= 0 || ctx.Err() != nil {
+			if h.Leave != "" {
+				return c.leave(ctx, h.Leave)
+			}
 			return nil, nil
 		}
 		if !next.IsZero() {
@@ -84,11 +104,9 @@ func (c *Core) BlockClaim(ctx context.Context, wait time.Duration, marker string
 			c.WakeAt(next, func(ctx context.Context) { _, _ = c.C.Do(ctx, rclient.Cmd("ZADD", marker, "0", "w")) })
 		}
 		secs := strconv.FormatFloat(max(block, minBlock).Seconds(), 'f', 3, 64)
-		if _, err := c.C.DoBlocking(ctx, rclient.Cmd("BZPOPMIN", marker, secs)); err != nil {
-			if ctx.Err() != nil {
-				return nil, nil
-			}
-			return nil, fmt.Errorf("wait for work: %w", err)
+		got, done, err := c.blockHanded(ctx, h.Leave, marker, secs, end)
+		if done {
+			return got, err
 		}
 	}
 }
@@ -173,24 +191,25 @@ func NextDue(v any) time.Time {
 // WaitClaim is Claim for a ZSET-based backend: it checks req, then runs try
 // (one claim attempt at the store's now, leases ending at deadline) until
 // it returns work or req.Wait runs out, blocking on the wake-up marker
-// between attempts when marker names one, polling otherwise.
+// between attempts when marker names one (try then takes part in the
+// hand-off: h, see BlockClaim), polling otherwise (h is zero).
 func (c *Core) WaitClaim(ctx context.Context, req jobstore.ClaimRequest, marker []string,
-	try func(now, deadline time.Time) ([]jobstore.Claimed, time.Time, error)) ([]jobstore.Claimed, error) {
+	try func(now, deadline time.Time, h Handoff) ([]jobstore.Claimed, time.Time, error)) ([]jobstore.Claimed, error) {
 	if err := ValidateClaim(req); err != nil {
 		return nil, err
 	}
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
-	attempt := func() ([]jobstore.Claimed, time.Time, error) {
+	attempt := func(h Handoff) ([]jobstore.Claimed, time.Time, error) {
 		now := c.Now()
-		return try(now, now.Add(req.Lease))
+		return try(now, now.Add(req.Lease), h)
 	}
 	if len(marker) > 0 {
-		return c.BlockClaim(ctx, req.Wait, marker[0], attempt)
+		return c.BlockClaim(ctx, req, marker[0], attempt)
 	}
 	return c.PollClaim(ctx, req.Wait, func() ([]jobstore.Claimed, error) {
-		got, _, err := attempt()
+		got, _, err := attempt(Handoff{})
 		return got, err
 	})
 }

@@ -6,18 +6,28 @@
 -- job_prefix: same hash tag, same slot), since no caller can declare them
 -- before the pop. The head is read only when this claim took nothing (the
 -- caller blocks until then) or a full batch (due jobs may remain: the wake
--- is passed on).
+-- is passed on). When claims block it first ends the caller's registration
+-- as a waiter, returning at once what an enqueue handed to it, and
+-- registers it anew when it finds nothing (lib.lua's hand-off).
 --
 -- KEYS: [1] queue ZSET, [2] active index, [3] the wake-up marker when claims
---   block.
--- ARGV: now, max, lease deadline, token base, worker.
+--   block (the waiters and inboxes are derived from [1]).
+-- ARGV: now, max, lease deadline, token base, worker; when claims block,
+--   then the registration to end, the one to make, and until when (base's
+--   Handoff; '' for none).
 -- Returns: {claimed jobs (lib.lua's view_out: id, token, payload and
---   retries|name each), the head's RunAt ms or ''}.
+--   retries|name each), the head's RunAt ms or ''}, or {{}, '', handed
+--   item} (lib.lua's handoff_give).
 -- Complexity: O(log N + k log A) for k taken.
 local queue, active, marker = KEYS[1], KEYS[2], KEYS[3] or false
 local now, max, deadline = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+if marker then
+  local handed = handoff_leave(queue, ARGV[6])
+  if handed then return { {}, '', handed } end
+end
 local leased = pop_leases(queue, active, now, max, deadline, ARGV[4])
 local out = activate_all(active, job_prefix(queue), leased, ARGV[5], now, deadline)
 local head = ''
 if #leased == 0 or #leased == 2 * max then head = head_after_pop(queue, marker, now) end
+if marker and #out == 0 then handoff_join(queue, ARGV[7], ARGV[8]) end
 return { out, head }

@@ -1,12 +1,15 @@
 -- enqueue: store new jobs and index them by RunAt, all or none. The ZSET
 -- member (the job's Ref) is a seq_member, so jobs with the same RunAt keep
--- enqueue order. A claimer is woken at most once per batch: when a job is
--- due now, or the earliest one goes ahead of the head (lib.lua's
--- batch_wakes, which reads the head only then).
+-- enqueue order. When claims block, due jobs go to registered waiters
+-- first (lib.lua's handoff_new: leased in this call, returned by the
+-- waiter's blocked BZPOPMIN), and a claimer is woken at most once per batch
+-- for the rest: when one of them is due now, or the earliest goes ahead of
+-- the head (lib.lua's batch_wakes, which reads the head only then).
 --
 -- KEYS: [1] queue ZSET, [2] sequence counter, then the wake-up marker when
---   claims block (ARGV[2] = 3) or not (ARGV[2] = 2); the records' keys are
---   derived (lib.lua's read_new_jobs).
+--   claims block (ARGV[2] = 3) or not (ARGV[2] = 2); the records' keys,
+--   the waiters, their inboxes and the active index are derived (lib.lua's
+--   read_new_jobs, handoff_new).
 -- ARGV: now, number of keys, then the read_new_jobs layout.
 -- Returns: the number of jobs stored, or an AE_DUPLICATE error (none stored).
 -- Complexity: O(k log N) for k jobs.
@@ -14,14 +17,20 @@ local fixed = tonumber(ARGV[2])
 local marker = fixed == 3 and KEYS[3]
 local jobs, err = read_new_jobs(3, KEYS[1])
 if not jobs then return err end
-if batch_wakes(marker, jobs.low, ARGV[1], KEYS[1]) then wake(marker) end
 local n = jobs.n
 local first = redis.call('INCRBY', KEYS[2], n) - n
-local add, ids, ats = {}, jobs.id, jobs.at
-for i = 1, n do
-  local ref = seq_member(first + i, ids[i])
-  create_job(jobs, i, ref)
-  add[2 * (n - i) + 1], add[2 * (n - i) + 2] = ats[i], ref -- descending: lib.lua's zadd_desc
+local add, refs, ats, low, m = {}, {}, jobs.at, nil, 0
+for i = 1, n do refs[i] = seq_member(first + i, jobs.id[i]) end
+local handed = marker and handoff_new(KEYS[1], jobs, ARGV[1], function() return zsets_due(ARGV[1], KEYS[1]) end, refs) or {}
+for i = n, 1, -1 do -- descending: lib.lua's zadd_desc
+  if not handed[i] then
+    create_job(jobs, i, refs[i])
+    add[m + 1], add[m + 2], m = ats[i], refs[i], m + 2
+    if not low or not ms_le(low, ats[i]) then low = ats[i] end
+  end
 end
-redis.call('ZADD', KEYS[1], unpack(add))
+if #add > 0 then
+  if batch_wakes(marker, low, ARGV[1], KEYS[1]) then wake(marker) end
+  redis.call('ZADD', KEYS[1], unpack(add))
+end
 return n

@@ -564,3 +564,125 @@ end
 local function head_after_pop(queue, marker, now)
   return pass_wake(marker, zsets_head(queue), now)
 end
+
+-- Hand-off (issue 24's waits). At a low rate a job due now used to reach a
+-- blocked claimer in two trips after its enqueue: the wake (BZPOPMIN of the
+-- marker returns), then the claim script. The floor's BLMOVE returns the
+-- job itself. Here a claimer that found nothing and blocks is first
+-- registered as a waiter (ZSET ae:{queue}:waiters, member
+-- "<token base>|<max>|<lease ms>|<worker>", scored by when its wait ends),
+-- and blocks on BZPOPMIN of its own inbox (ZSET ae:{queue}:inbox:<token
+-- base>) and the marker. An enqueue that finds a waiter and nothing due
+-- ahead of its jobs leases them to the waiter in the same call, as the
+-- waiter's claim would have (active index, Status and Lease), and puts them
+-- in its inbox as one member (handoff_item): the blocked BZPOPMIN returns
+-- the jobs. The waiter leaves the set when it is given jobs (the enqueue
+-- removes it) or in its next claim call (handoff_leave), which also takes
+-- what an enqueue handed it just before: a job handed to a live claimer is
+-- always returned by one of its calls. One handed to a claimer that died
+-- while registered waits for its lease to expire, as any claimed job of a
+-- dead worker does; a registration's score bounds that: a waiter whose wait
+-- has ended on the store's clock is not given jobs.
+local function waiters_key(tagged) return queue_prefix(tagged) .. 'waiters' end
+local function inbox_key(tagged, token_base) return queue_prefix(tagged) .. 'inbox:' .. token_base end
+
+-- handoff_join registers member as a waiter until until_ms ('' member: the
+-- claimer does not block, nothing is written).
+local function handoff_join(tagged, member, until_ms)
+  if member ~= '' then redis.call('ZADD', waiters_key(tagged), until_ms, member) end
+end
+
+-- handoff_leave ends registration member ('': none) and returns the item an
+-- enqueue handed it meanwhile, or false: a member still in the set was
+-- given nothing.
+local function handoff_leave(tagged, member)
+  if member == '' or redis.call('ZREM', waiters_key(tagged), member) == 1 then return false end
+  local inbox = inbox_key(tagged, member:match('^[^|]*'))
+  local item = redis.call('ZRANGE', inbox, 0, 0)[1]
+  if not item then return false end
+  redis.call('DEL', inbox)
+  return item
+end
+
+-- handoff_field is one field of an item: "<length>:<bytes>", '-' for none.
+local function handoff_field(s)
+  if not s then return '-' end
+  return #s .. ':' .. s
+end
+
+-- handoff_waiters returns up to n waiters whose wait has not ended at now,
+-- parsed, without removing them (handoff_give does, for those it uses).
+local function handoff_waiters(tagged, now, n)
+  local ms = redis.call('ZRANGE', waiters_key(tagged), '(' .. now, '+inf', 'BYSCORE', 'LIMIT', 0, n)
+  local out = {}
+  for i, m in ipairs(ms) do
+    local token_base, max, lease, worker = m:match('^([^|]*)|([^|]*)|([^|]*)|(.*)$')
+    out[i] = { member = m, base = token_base, max = tonumber(max), lease = lease, worker = worker }
+  end
+  return out
+end
+
+-- handoff_give leases jobs (a list of {id, key, payload, extra}, records
+-- written and waiting) to waiter w at now, as a claim's activate does, and
+-- puts them in its inbox as one item, which base's decodeHandoff reads:
+-- "<started>|<deadline>|" then id, token, payload and view_extra of each
+-- job as handoff_fields.
+local function handoff_give(tagged, active, w, now, jobs)
+  local deadline = string.format('%.0f', tonumber(now) + tonumber(w.lease))
+  local parts, leases = { now, '|', deadline, '|' }, {}
+  for i, j in ipairs(jobs) do
+    local token = w.base .. '.' .. num_text(i)
+    leases[2 * i - 1], leases[2 * i] = deadline, lease_member(j[1], token)
+    claim_record(j[2], token, w.worker, now, deadline)
+    parts[#parts + 1] = handoff_field(j[1]) .. handoff_field(token) .. handoff_field(j[3]) .. handoff_field(j[4])
+  end
+  redis.call('ZADD', active, unpack(leases))
+  redis.call('ZREM', waiters_key(tagged), w.member)
+  local inbox = inbox_key(tagged, w.base)
+  redis.call('ZADD', inbox, 0, table.concat(parts))
+  redis.call('PEXPIRE', inbox, w.lease)
+end
+
+-- zsets_due says whether a job is due now in the ZSETs named (their
+-- lowest score is at most now): handoff_new's busy for zset and bucket.
+local function zsets_due(now, ...)
+  local head = zsets_head(...)
+  return head ~= nil and ms_le(head, now)
+end
+
+-- handoff_new hands the due jobs of a read_new_jobs batch to waiters when
+-- there are waiters and busy() is false (busy: a job already due waits in
+-- the queue, and goes first). Only a batch whose due jobs are in RunAt
+-- order is handed (a claim takes the oldest first). Each waiter takes up
+-- to its max, in batch order. A handed job's record is written here with
+-- refs[i] as its Ref (the place a claim would have taken it from; '' for
+-- none), then leased; the active index is derived from tagged, as
+-- base.Keys.Active names it. It returns handed, with handed[i] true for
+-- each job it leased: the caller neither writes nor queues those.
+local function handoff_new(tagged, jobs, now, busy, refs)
+  local due, last = {}, nil
+  for i = 1, jobs.n do
+    local at = jobs.at[i]
+    if ms_le(at, now) then
+      if last and not ms_le(last, at) then return {} end
+      due[#due + 1], last = i, at
+    end
+  end
+  if #due == 0 then return {} end
+  local ws = handoff_waiters(tagged, now, #due)
+  if #ws == 0 or busy() then return {} end
+  local handed, k = {}, 1
+  for _, w in ipairs(ws) do
+    if k > #due then break end
+    local give = {}
+    while k <= #due and #give < w.max do
+      local i = due[k]
+      local payload, extra = new_job_view(jobs, i)
+      create_job(jobs, i, refs[i] or '')
+      give[#give + 1] = { jobs.id[i], jobs.key[i], payload, extra }
+      handed[i], k = true, k + 1
+    end
+    handoff_give(tagged, queue_prefix(tagged) .. 'active', w, now, give)
+  end
+  return handed
+end

@@ -25,6 +25,7 @@ for i = 1, #ARGV, 3 do
   elseif is_waiting(f[1]) and ARGV[i + 2] == '1' then
     redis.call('XACK', stream, STREAM_GROUP, entry)
     stream_move(stream, nil, nil, key, id)
+    stream_wake(stream)
     verdict = 'r'
   elseif is_waiting(f[1]) then
     verdict = 'w'

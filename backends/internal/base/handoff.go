@@ -1,0 +1,171 @@
+package base
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/rclient"
+)
+
+// Handoff is one claim call's part in lib.lua's hand-off, which lets an
+// enqueue lease due jobs straight to a blocked claimer, so that the
+// claimer's BZPOPMIN returns the jobs, one trip after the enqueue as the
+// floor's BLMOVE does, instead of a wake and then a claim call. A claim
+// script that takes it ends the registration Leave (handoff_leave: it
+// returns what an enqueue handed to it meanwhile) and, when it finds
+// nothing, registers Join until Until (handoff_join). Empty strings: none.
+type Handoff struct{ Leave, Join, Until string }
+
+// Args is h as a claim script's last three ARGV.
+func (h Handoff) Args() []string { return []string{h.Leave, h.Join, h.Until} }
+
+// waiter is the registration member of a claimer (lib.lua's
+// handoff_waiters parses it): its token base names its inbox and the
+// tokens of the jobs it is handed; the worker id comes last, since it may
+// hold '|'.
+func waiter(tokenBase string, req jobstore.ClaimRequest) string {
+	return tokenBase + "|" + strconv.Itoa(req.Max) + "|" + strconv.FormatInt(req.Lease.Milliseconds(), 10) + "|" + req.WorkerID
+}
+
+// DecodeClaimReply reads a ZSET claim script's reply {claimed jobs
+// (DecodeClaimed), head ms or ”, [handed item]}: the jobs, the head and
+// whether the head was read. A reply with a handed item (handoff_leave
+// found one) holds no other jobs.
+func DecodeClaimReply(v any, worker string, now, deadline time.Time) ([]jobstore.Claimed, any, error) {
+	reply, _ := v.([]any)
+	if len(reply) < 2 {
+		return nil, nil, fmt.Errorf("claim: unexpected reply %v", v)
+	}
+	if len(reply) > 2 {
+		if item, ok := reply[2].(string); ok {
+			got, err := decodeHandoff(item, worker)
+			return got, "", err
+		}
+	}
+	got, err := DecodeClaimed(reply[0], worker, now, deadline)
+	return got, reply[1], err
+}
+
+// decodeHandoff reads an item lib.lua's handoff_give wrote: "<started
+// ms>|<deadline ms>|", then four handoff_fields a job ("<len>:<bytes>",
+// '-' for none): id, token, payload, retries|name. The jobs are the ones
+// DecodeClaimed makes of a claim reply, started and leased at the
+// enqueuer's now.
+func decodeHandoff(item, worker string) ([]jobstore.Claimed, error) {
+	bad := func(why string) error { return fmt.Errorf("handed jobs %.40q: %s", item, why) }
+	started, rest, ok1 := strings.Cut(item, "|")
+	deadline, rest, ok2 := strings.Cut(rest, "|")
+	s, err1 := strconv.ParseInt(started, 10, 64)
+	d, err2 := strconv.ParseInt(deadline, 10, 64)
+	if !ok1 || !ok2 || err1 != nil || err2 != nil {
+		return nil, bad("no started|deadline| head")
+	}
+	var fields []any
+	for rest != "" {
+		if rest[0] == '-' {
+			fields, rest = append(fields, nil), rest[1:]
+			continue
+		}
+		n, tail, ok := strings.Cut(rest, ":")
+		size, err := strconv.Atoi(n)
+		if !ok || err != nil || size < 0 || size > len(tail) {
+			return nil, bad("a field's length is missing or too long")
+		}
+		fields, rest = append(fields, tail[:size]), tail[size:]
+	}
+	if len(fields) == 0 {
+		return nil, bad("no jobs")
+	}
+	return DecodeClaimed(fields, worker, time.UnixMilli(s), time.UnixMilli(d))
+}
+
+// leave ends registration member when the claimer stops waiting with no
+// claim call after its block (the wait or ctx ended), on a context of its
+// own: a job handed to it just before would otherwise wait for its lease
+// to expire. It returns what it was handed.
+func (c *Core) leave(ctx context.Context, member string) ([]jobstore.Claimed, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), alarmTimeout)
+	defer cancel()
+	v, err := c.Run(ctx, ScriptLeave, []string{c.Keys.Waiters()}, []string{member})
+	if err != nil {
+		return nil, fmt.Errorf("leave the waiters: %w", err)
+	}
+	item, ok := v.(string)
+	if !ok {
+		return nil, nil
+	}
+	_, _, worker := cutWaiter(member)
+	return decodeHandoff(item, worker)
+}
+
+// cutWaiter splits a registration member: token base, max|lease, worker.
+func cutWaiter(member string) (string, string, string) {
+	b, rest, _ := strings.Cut(member, "|")
+	m, rest, _ := strings.Cut(rest, "|")
+	l, worker, _ := strings.Cut(rest, "|")
+	return b, m + "|" + l, worker
+}
+
+// blockHanded blocks on the inbox of registration member (empty: none)
+// and the marker for up to secs, and decides what follows: done with the
+// jobs the inbox delivered; done when the block failed or ctx ended
+// (blockFailed); done, after leaving, when the wait is over (it timed out
+// with end reached, or ctx's deadline is too close for another call: a
+// wake it took then is passed on); else not done, and the caller's next
+// claim call ends the registration.
+func (c *Core) blockHanded(ctx context.Context, member, marker, secs string, end time.Time) ([]jobstore.Claimed, bool, error) {
+	tokenBase, _, worker := cutWaiter(member)
+	keys := []string{marker}
+	if member != "" {
+		keys = []string{c.Keys.Inbox(tokenBase), marker}
+	}
+	v, err := c.C.DoBlocking(ctx, rclient.Command{Head: []string{"BZPOPMIN"}, Keys: keys, Args: []string{secs}})
+	r, _ := v.([]any)
+	if err == nil && member != "" && len(r) >= 2 && r[0] == keys[0] {
+		item, _ := r[1].(string)
+		got, err := decodeHandoff(item, worker)
+		return got, true, err
+	}
+	if err != nil || ctx.Err() != nil {
+		got, err := c.blockFailed(ctx, member, err)
+		return got, true, err
+	}
+	woke := len(r) >= 2
+	dl, ok := ctx.Deadline()
+	if ok && time.Until(dl) <= blockMargin || !woke && time.Until(end) <= minBlock {
+		if woke {
+			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), alarmTimeout)
+			_, _ = c.C.Do(wctx, rclient.Cmd("ZADD", marker, "0", "w"))
+			cancel()
+		}
+		if member == "" {
+			return nil, true, nil
+		}
+		got, err := c.leave(ctx, member)
+		return got, true, err
+	}
+	return nil, false, nil
+}
+
+// blockFailed ends a hand-off wait that failed with err (nil: the block
+// returned after ctx ended; a go-redis read blocked in Redis sees a
+// canceled context only when Redis answers), or a claim call after it: it leaves registration
+// member (empty: none), returning what was handed to it, and err unless
+// ctx ended (a wait that ends with its context returns nothing more, as
+// PollClaim's does).
+func (c *Core) blockFailed(ctx context.Context, member string, err error) ([]jobstore.Claimed, error) {
+	var left []jobstore.Claimed
+	var lerr error
+	if member != "" {
+		left, lerr = c.leave(ctx, member)
+	}
+	if ctx.Err() != nil {
+		return left, lerr
+	}
+	return left, errors.Join(fmt.Errorf("wait for work: %w", err), lerr)
+}

@@ -1,0 +1,150 @@
+package base_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/aebench/aebench/backends/bucket"
+	"github.com/aebench/aebench/backends/dual"
+	"github.com/aebench/aebench/backends/internal/base"
+	"github.com/aebench/aebench/backends/internal/base/basetest"
+	"github.com/aebench/aebench/backends/zset"
+	"github.com/aebench/aebench/clock"
+	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/rclient"
+)
+
+// handoffStores builds each backend that hands due jobs to waiting
+// claimers (lib.lua's hand-off), on queue q.
+var handoffStores = []struct {
+	name string
+	new  func(context.Context, rclient.Client, jobstore.Options) (jobstore.Store, error)
+}{
+	{"zset", func(ctx context.Context, c rclient.Client, o jobstore.Options) (jobstore.Store, error) {
+		return zset.New(ctx, c, o)
+	}},
+	{"bucket", func(ctx context.Context, c rclient.Client, o jobstore.Options) (jobstore.Store, error) {
+		return bucket.New(ctx, c, o)
+	}},
+	{"dual", func(ctx context.Context, c rclient.Client, o jobstore.Options) (jobstore.Store, error) {
+		return dual.New(ctx, c, o)
+	}},
+}
+
+// A job handed to a claimer that registered and died is leased to it, as a
+// job a dead worker claimed is: it is not lost, Recover takes it back once
+// the lease ends, and another claimer gets it.
+func TestHandoffToDeadWaiter(t *testing.T) {
+	c := basetest.Client(t)
+	ctx := context.Background()
+	for _, tc := range handoffStores {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
+			o := jobstore.Options{Queue: "handoff-" + tc.name, Clock: clk, PollInterval: time.Millisecond}
+			s, err := tc.new(ctx, c, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			keys := base.NewKeys(o.Queue)
+			// A registration as a claimer's call makes it (base's waiter):
+			// token base, max, lease ms, worker; its wait ends in a minute.
+			until := base.Ms(clk.Now().Add(time.Minute))
+			if _, err := c.Do(ctx, rclient.Cmd("ZADD", keys.Waiters(), until, "ghost-1|5|1000|ghost")); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Enqueue(ctx, jobstore.NewJob{ID: "j1", Payload: []byte("p"), MaxRetries: 3}); err != nil {
+				t.Fatal(err)
+			}
+			j, err := s.Get(ctx, "j1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.Status != jobstore.StatusInProgress || j.WorkerID != "ghost" || j.LeaseToken != "ghost-1.1" ||
+				!j.LeaseDeadline.Equal(clk.Now().Add(time.Second)) {
+				t.Fatalf("after the enqueue: %s worker %q token %q deadline %v, want InProgress, handed to ghost (ghost-1.1) until now+1s",
+					j.Status, j.WorkerID, j.LeaseToken, j.LeaseDeadline)
+			}
+			if n, _ := c.Do(ctx, rclient.Cmd("ZCARD", keys.Waiters())); base.Int(n) != 0 {
+				t.Errorf("the waiter given a job is still registered (%d waiters)", base.Int(n))
+			}
+			if n, _ := c.Do(ctx, rclient.Cmd("ZCARD", keys.Inbox("ghost-1"))); base.Int(n) != 1 {
+				t.Errorf("the ghost's inbox holds %d items, want 1", base.Int(n))
+			}
+			clk.Advance(1001 * time.Millisecond)
+			r, err := s.Recover(ctx, 10)
+			if err != nil || !slices.Equal(r.Requeued, []string{"j1"}) {
+				t.Fatalf("Recover after the lease = %+v, %v; want j1 requeued", r, err)
+			}
+			if m, ok := s.(jobstore.Mover); ok {
+				_, _ = m.Promote(ctx, 10)
+			}
+			got, err := s.Claim(ctx, jobstore.ClaimRequest{WorkerID: "w", Max: 5, Lease: time.Minute})
+			if err != nil || len(got) != 1 || got[0].Job.ID != "j1" || string(got[0].Job.Payload) != "p" {
+				t.Fatalf("Claim after Recover = %v, %v; want j1 with its payload", got, err)
+			}
+		})
+	}
+}
+
+// A waiter's registration ends with its wait, also when its context ends
+// first: a job enqueued afterwards is not handed to it but stays due.
+func TestHandoffWaitEnds(t *testing.T) {
+	c := basetest.Client(t)
+	ctx := context.Background()
+	for _, tc := range handoffStores {
+		t.Run(tc.name, func(t *testing.T) {
+			o := jobstore.Options{Queue: "handoff-end-" + tc.name, PollInterval: time.Millisecond}
+			s, err := tc.new(ctx, c, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			keys := base.NewKeys(o.Queue)
+			for _, end := range []string{"wait", "context"} {
+				// A context deadline shorter than the wait ends it (a go-redis
+				// read blocked in Redis does not see a mere cancel).
+				wctx, cancel := context.WithTimeout(ctx, 400*time.Millisecond)
+				wait := time.Minute
+				if end == "wait" {
+					wctx, wait = ctx, 300*time.Millisecond
+				}
+				done := make(chan error, 1)
+				go func() {
+					got, err := s.Claim(wctx, jobstore.ClaimRequest{WorkerID: "w", Max: 1, Lease: time.Minute, Wait: wait})
+					if len(got) > 0 {
+						t.Errorf("%s: the waiting claim returned %d jobs from an empty queue", end, len(got))
+					}
+					done <- err
+				}()
+				waitFor(t, func() bool { n, _ := c.Do(ctx, rclient.Cmd("ZCARD", keys.Waiters())); return base.Int(n) == 1 })
+				if err := <-done; err != nil {
+					t.Fatalf("%s: Claim: %v", end, err)
+				}
+				cancel()
+				if n, _ := c.Do(ctx, rclient.Cmd("ZCARD", keys.Waiters())); base.Int(n) != 0 {
+					t.Fatalf("%s: %d waiters left registered after the claim returned", end, base.Int(n))
+				}
+			}
+			if err := s.Enqueue(ctx, jobstore.NewJob{ID: "j1"}); err != nil {
+				t.Fatal(err)
+			}
+			if st, err := s.Stats(ctx); err != nil || st.Due != 1 || st.InProgress != 0 {
+				t.Fatalf("Stats after the waits ended = %+v, %v; want the job due, none in progress", st, err)
+			}
+		})
+	}
+}
+
+// waitFor polls cond until it holds, for up to 10s (readiness, not a
+// fixed sleep).
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("condition not reached within 10s")
+		}
+	}
+}
