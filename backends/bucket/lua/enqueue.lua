@@ -24,29 +24,30 @@ local jobs, err = read_new_jobs(3, ready)
 if not jobs then return err end
 local n = jobs.n
 local first = redis.call('INCRBY', KEYS[4], n) - n
--- Each job's place: ready, or the bucket Go computed.
-local members, places, refs, bucketed = {}, {}, {}, 0
-for i = 1, n do
-  members[i], places[i] = seq_member(first + i, jobs.id[i]), ready
-  if not ms_le(jobs.at[i], now) then
-    bucketed = bucketed + 1
-    places[i] = KEYS[fixed + bucketed]
-  end
-  refs[i] = places[i] .. '|' .. members[i]
+local handed, low = {}, jobs.low
+if marker then
+  handed, low = handoff_new(ready, jobs, now, function() return zsets_due(now, ready, index) end,
+    function(i) return ready .. '|' .. seq_member(first + i, jobs.id[i]) end)
 end
-local handed = marker and handoff_new(ready, jobs, now, function() return zsets_due(now, ready, index) end, refs) or {}
+-- One wake at most per batch, for the jobs not handed: when one is due
+-- now, or the earliest goes ahead of the head blocked claimers wait for at
+-- the latest (the earliest of ready and the bucket scores, read only then).
+if batch_wakes(marker, low, now, ready, index) then wake(marker) end
 -- Writes are gathered by key: one ZADD of ready, and per bucket one HSET
 -- and one ZADD LT of the index, and one INCRBY of the counter, for the
 -- whole batch (a ZADD a due job was one command a job).
-local due, buckets, order, low = {}, {}, {}, nil
+local due, buckets, order, bucketed = {}, {}, {}, 0
 for i = 1, n do
-  local run_at, member, place = jobs.at[i], members[i], places[i]
-  if handed[i] then
-    -- leased to a waiter: in neither ready nor a bucket
-  elseif place == ready then
-    due[#due + 1] = run_at
-    due[#due + 1] = member
+  local id, run_at = jobs.id[i], jobs.at[i]
+  local member, place = seq_member(first + i, id), ready
+  if ms_le(run_at, now) then
+    if not handed[i] then
+      due[#due + 1] = run_at
+      due[#due + 1] = member
+    end
   else
+    bucketed = bucketed + 1
+    place = KEYS[fixed + bucketed]
     local b = buckets[place]
     if not b then
       b = { low = run_at, pairs = {} }
@@ -57,15 +58,8 @@ for i = 1, n do
     b.pairs[#b.pairs + 1] = run_at
     if not ms_le(b.low, run_at) then b.low = run_at end
   end
-  if not handed[i] then
-    create_job(jobs, i, refs[i])
-    if not low or not ms_le(low, run_at) then low = run_at end
-  end
+  if not handed[i] then create_job(jobs, i, place .. '|' .. member) end
 end
--- One wake at most per batch, for the jobs not handed: when one is due
--- now, or the earliest goes ahead of the head blocked claimers wait for at
--- the latest (the earliest of ready and the bucket scores, read only then).
-if batch_wakes(marker, low, now, ready, index) then wake(marker) end
 if #due > 0 then zadd_desc(ready, due) end
 for _, place in ipairs(order) do
   local b = buckets[place]

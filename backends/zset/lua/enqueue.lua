@@ -19,18 +19,19 @@ local jobs, err = read_new_jobs(3, KEYS[1])
 if not jobs then return err end
 local n = jobs.n
 local first = redis.call('INCRBY', KEYS[2], n) - n
-local add, refs, ats, low, m = {}, {}, jobs.at, nil, 0
-for i = 1, n do refs[i] = seq_member(first + i, jobs.id[i]) end
-local handed = marker and handoff_new(KEYS[1], jobs, ARGV[1], function() return zsets_due(ARGV[1], KEYS[1]) end, refs) or {}
+local handed, low = {}, jobs.low
+if marker then
+  handed, low = handoff_new(KEYS[1], jobs, ARGV[1], function() return zsets_due(ARGV[1], KEYS[1]) end,
+    function(i) return seq_member(first + i, jobs.id[i]) end)
+end
+if batch_wakes(marker, low, ARGV[1], KEYS[1]) then wake(marker) end
+local add, ids, ats, m = {}, jobs.id, jobs.at, 0
 for i = n, 1, -1 do -- descending: lib.lua's zadd_desc
   if not handed[i] then
-    create_job(jobs, i, refs[i])
-    add[m + 1], add[m + 2], m = ats[i], refs[i], m + 2
-    if not low or not ms_le(low, ats[i]) then low = ats[i] end
+    local ref = seq_member(first + i, ids[i])
+    create_job(jobs, i, ref)
+    add[m + 1], add[m + 2], m = ats[i], ref, m + 2
   end
 end
-if #add > 0 then
-  if batch_wakes(marker, low, ARGV[1], KEYS[1]) then wake(marker) end
-  redis.call('ZADD', KEYS[1], unpack(add))
-end
+if m > 0 then redis.call('ZADD', KEYS[1], unpack(add)) end
 return n
