@@ -19,6 +19,8 @@
 //
 //	stream     STREAM entries {id, at, p, x} of due jobs (lib_stream.lua's stream_xadd); group "workers", one consumer per store instance
 //	voided     SET   unread entries whose jobs were canceled (the claim skips them)
+//	wake       ZSET  wake-up marker for blocked claimers
+//	waiters    ZSET  claimers blocked for work; inbox:<b> a waiter's handed jobs (zset's hand-off)
 //	delayed    ZSET  "<seq 12 hex>:<id>" -> RunAt ms (jobs not yet due)
 //	seq        STRING counter behind the delayed members' sequence
 //	active     ZSET  "<id>|<token>" -> lease deadline ms (the lease index)
@@ -32,8 +34,8 @@
 //	operation  script(s)                             round trips        complexity (B batch, N delayed, A active, P pending)
 //	Enqueue    enqueue                               1 per batch        O(B log N)
 //	Claim      stream_claim (promotes first in       1 per round        O(B log A), promotion O(B log N)
-//	           claim mode); idle: XREADGROUP BLOCK,  (+2 after a wait)
-//	           stream_activate
+//	           claim mode); idle: BZPOPMIN of its    (+1 after a wait)
+//	           inbox and the marker
 //	Promote    2 ZRANGE pipelined, promote           1-2                O(B log N)
 //	Extend     extend                                1                  O(log A)
 //	Complete   complete                              1                  O(log A)
@@ -59,11 +61,28 @@
 // Mover modes. "claim": every Claim round first promotes up to Option
 // "batch" due jobs in the same call as the read and the activation
 // (stream_claim, record keys derived: see base's package doc), and a
-// blocking read waits no longer than the next delayed RunAt, so no loop is
-// needed. Redis would time that read out on its hz tick (up to 100ms late
+// blocked claimer waits no longer than the next delayed RunAt, so no loop is
+// needed. Redis would time that block out on its hz tick (up to 100ms late
 // at hz 10), so the claimer also arms the store's alarm (base's
 // Core.WakeAt): at that RunAt the store promotes, and the XADD wakes the
-// blocked read at once. "background": Claim never promotes;
+// blocked claimer at once.
+//
+// Blocking (2026-11-27, issue 24's waits): an idle dual claimer no longer
+// blocks in XREADGROUP BLOCK, whose entries then needed a second call
+// (stream_activate) to be leased: two trips after the enqueue, where the
+// floor takes one. Its claim call that reads nothing registers it as a
+// waiter, and it blocks on BZPOPMIN of its inbox and the marker
+// ae:{queue}:wake, zset's hand-off (zset's package doc): an enqueue that
+// finds waiters, nothing unread in the stream and nothing due in the
+// delayed ZSET leases its due jobs to them (an empty Ref: in no stream), and the
+// block returns them. Every script that appends a due entry (enqueue,
+// promote, fail, recover, the orphan sweep) sets the marker when anyone
+// waits (lib_stream.lua's stream_wake: one EXISTS a call otherwise).
+// latency.yaml, four repeats: queue-wait p50 0.74-1.30x the floor's, p99
+// 0.48-1.41x, where it was 1.27-1.64x and 0.85-1.25x. Package stream keeps
+// XREADGROUP BLOCK. The seed variant keeps its own polling claim.
+//
+// Mover mode "background": Claim never promotes;
 // due jobs stay in the ZSET until something calls Promote (the harness in a
 // loop, the conformance suite before each claim), and the mover's XADD wakes
 // blocked claimers. Both modes implement jobstore.Mover.

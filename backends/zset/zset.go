@@ -11,6 +11,8 @@
 //	completed  STRING completion counter
 //	expire     ZSET  id -> when a record CompleteMany finished may go (base's retire)
 //	wake       ZSET  wake-up marker for blocked claimers (wait "block" only)
+//	waiters    ZSET  claimers blocked for work (hand-off, wait "block" only)
+//	inbox:<b>  ZSET  one waiter's handed jobs, b its token base (hand-off)
 //	job:<id>   HASH or STRING (JSON) the job record
 //
 // Scripts (lua/, each built on the shared library in backends/internal/base):
@@ -112,6 +114,30 @@
 // block at once. At a low rate that saves an empty claim script per job
 // (latency.yaml at 1000 jobs/s, 2026-11-26: 4.12 FCALLs and 157 µs of Redis
 // CPU a job before, 3.22 and 111 µs after).
+//
+// Hand-off (lib.lua's, base's Handoff; 2026-11-27, issue 24's waits). Woken
+// by the marker, a claimer still needed a claim call: two trips after the
+// enqueue where the floor's BLMOVE takes one, which put queue-wait p50 at
+// 1.1-1.6x the floor's at 1000 jobs/s (latency.yaml, three repeats). Now a
+// claim that finds nothing registers the claimer as a waiter in the same
+// call (ae:{queue}:waiters: token base, max, lease, worker; scored by the
+// end of its wait), and the claimer blocks on BZPOPMIN of its own inbox
+// and the marker together. An enqueue that finds waiters and no job due
+// in the queue (a due job goes first: strict FIFO) leases its due jobs to
+// them in the same call, as a claim would (active index, Status and
+// Lease), and puts them in the waiter's inbox as one member, which the
+// blocked BZPOPMIN returns: one trip, as the floor. The waiter's next
+// call, or the leave script when its wait or context ends, ends the
+// registration and takes what was handed to it meanwhile, so a live
+// claimer never strands a job. A claimer that dies while registered may
+// be handed jobs until its wait's end: they are leased to it and come
+// back by Recover when the lease ends, as any job a dead worker claimed
+// (base's TestHandoffToDeadWaiter). Measured (latency.yaml, floor, zset,
+// bucket and dual, four repeats, 2026-11-27): zset queue-wait p50 0.95-1.06x
+// the floor's and p99 0.47-1.16x, where it was 1.32-1.58x and 0.89-1.45x
+// (docs/results.md). At speed a claim rarely finds nothing, and the
+// enqueue's cost is one ZRANGE of the empty waiters a batch (capacity.yaml's
+// 100/100 cell under the meter: 103.0k instructions a job, unchanged).
 // "poll" is the seeds' way: a waiting Claim pops every
 // Options.PollInterval and the scripts touch no marker.
 package zset
