@@ -56,6 +56,11 @@ func Build(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[
 		maxLen = n
 	}
 	s, err := New(ctx, c, o)
+	if err == nil && v != base.VariantOff {
+		// The seed's claimers block in XREADGROUP BLOCK, and its enqueue
+		// hands nothing over (base's Handoff).
+		s.Marker = ""
+	}
 	switch {
 	case err != nil:
 		return nil, err

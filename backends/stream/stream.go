@@ -166,6 +166,7 @@ func New(ctx context.Context, c rclient.Client, o jobstore.Options) (*Store, err
 	if err != nil {
 		return nil, fmt.Errorf("stream: %w", err)
 	}
+	s.Marker = s.Keys.Wake()
 	return &Store{Stream: s}, nil
 }
 

@@ -13,6 +13,15 @@ type RefFigures struct {
 	Key, Label            string
 	throughput, cpu, cmds float64
 	kept                  float64
+	wait50, wait99        float64 // queue-wait p50 and p99, ns
+	// Repeats is how many measured runs the figures average.
+	Repeats int
+}
+
+// queueWait returns a run's queue-wait p50 and p99 in ns (0 when absent).
+func queueWait(r summary.RunSummary) (float64, float64) {
+	m := r.LatencyNs["queue_wait"]
+	return m["p50"], m["p99"]
 }
 
 // measured says a run has numbers to compare.
@@ -48,10 +57,14 @@ func Averaged(runs []summary.RunSummary, cell int, kind registry.Kind) []RefFigu
 			f.cpu += r.Cost.RedisCPUMicros
 			f.cmds += r.Cost.Commands
 		}
+		w50, w99 := queueWait(r)
+		f.wait50 += w50
+		f.wait99 += w99
 	}
 	for i := range out {
 		k := n[out[i].Label]
 		out[i].throughput, out[i].cpu, out[i].cmds, out[i].kept = out[i].throughput/k, out[i].cpu/k, out[i].cmds/k, out[i].kept/k
+		out[i].wait50, out[i].wait99, out[i].Repeats = out[i].wait50/k, out[i].wait99/k, int(k)
 	}
 	return out
 }
@@ -105,6 +118,8 @@ func SetRatios(sum *summary.Summary) {
 			if r.Cost != nil {
 				x.RedisCPUPerJob, x.CommandsPerJob = Ratio(r.Cost.RedisCPUMicros, f.cpu), Ratio(r.Cost.Commands, f.cmds)
 			}
+			w50, w99 := queueWait(*r)
+			x.QueueWaitP50, x.QueueWaitP99 = Ratio(w50, f.wait50), Ratio(w99, f.wait99)
 			r.Ratios[f.Key] = x
 		}
 	}

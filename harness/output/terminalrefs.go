@@ -98,6 +98,7 @@ func (t *terminal) referenceNotes(w io.Writer, cell int, runs []summary.RunSumma
 	refs := analysis.References(t.sum.Runs, cell)
 	if len(runs) > 1 {
 		t.sideBySide(w, refs, runs)
+		t.queueWaits(w, refs, runs)
 	}
 	seen := map[string]bool{}
 	for _, r := range t.sum.Runs {
@@ -154,6 +155,59 @@ func (t *terminal) sideBySide(w io.Writer, refs []analysis.RefFigures, runs []su
 	}
 	fmt.Fprintf(w, "side by side (same Redis, same load, one ledger%s):\n", note)
 	_ = report.Table(w, header, rows)
+}
+
+// queueWaits prints, when the cell has a floor, each job store's
+// queue-wait p50 and p99 over the floor's (its mean over its repeats),
+// run by run and as the median over the store's repeats (the upper one
+// of an even count, as every median of this output): how much a
+// store's wait for work adds to the least a job waits (issue 24's target
+// for blocking strategies at a low rate: at most 1.3x).
+func (t *terminal) queueWaits(w io.Writer, refs []analysis.RefFigures, runs []summary.RunSummary) {
+	var floor *analysis.RefFigures
+	for i := range refs {
+		if refs[i].Key == analysis.RefFloor {
+			floor = &refs[i]
+		}
+	}
+	if floor == nil {
+		return
+	}
+	type figs struct{ p50, p99 []float64 }
+	byLabel := map[string]*figs{}
+	var order []string
+	for _, r := range runs {
+		x := r.Ratios[analysis.RefFloor]
+		if r.Kind != string(registry.KindJobStore) || x.QueueWaitP50 == 0 {
+			continue
+		}
+		f, ok := byLabel[r.Label]
+		if !ok {
+			f = &figs{}
+			byLabel[r.Label] = f
+			order = append(order, r.Label)
+		}
+		f.p50, f.p99 = append(f.p50, x.QueueWaitP50), append(f.p99, x.QueueWaitP99)
+	}
+	if len(order) == 0 {
+		return
+	}
+	var rows [][]string
+	for _, l := range order {
+		f := byLabel[l]
+		rows = append(rows, []string{l, fmtRatio(median(f.p50)), fmtRatio(median(f.p99)), ratioList(f.p50), ratioList(f.p99)})
+	}
+	fmt.Fprintf(w, "\nqueue wait over the floor's (its mean over %d repeat(s); above 1 waits longer):\n", floor.Repeats)
+	_ = report.Table(w, []string{"backend", "p50 x floor", "p99 x floor", "p50 by repeat", "p99 by repeat"}, rows)
+}
+
+// ratioList is xs as fmtRatio texts, space-separated.
+func ratioList(xs []float64) string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = fmtRatio(x)
+	}
+	return strings.Join(out, " ")
 }
 
 // notJobStore marks a reference in its limits line: it never enters the

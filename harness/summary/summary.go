@@ -236,6 +236,12 @@ type Ratio struct {
 	Throughput     float64 `json:"throughput"`
 	RedisCPUPerJob float64 `json:"redis_cpu_per_job"`
 	CommandsPerJob float64 `json:"commands_per_job"`
+	// QueueWaitP50 and QueueWaitP99 are the run's queue-wait percentiles
+	// over the reference's (its mean over its repeats; absent when either
+	// has none): issue 24 asks each blocking strategy for at most 1.3x the
+	// floor's at a low rate (scenarios/latency.yaml).
+	QueueWaitP50 float64 `json:"queue_wait_p50,omitempty"`
+	QueueWaitP99 float64 `json:"queue_wait_p99,omitempty"`
 }
 
 // RunFiles names a run's files, relative to the results folder.

@@ -10,6 +10,7 @@ import (
 	"github.com/aebench/aebench/backends/dual"
 	"github.com/aebench/aebench/backends/internal/base"
 	"github.com/aebench/aebench/backends/internal/base/basetest"
+	"github.com/aebench/aebench/backends/stream"
 	"github.com/aebench/aebench/backends/zset"
 	"github.com/aebench/aebench/clock"
 	"github.com/aebench/aebench/jobstore"
@@ -30,6 +31,9 @@ var handoffStores = []struct {
 	}},
 	{"dual", func(ctx context.Context, c rclient.Client, o jobstore.Options) (jobstore.Store, error) {
 		return dual.New(ctx, c, o)
+	}},
+	{"stream", func(ctx context.Context, c rclient.Client, o jobstore.Options) (jobstore.Store, error) {
+		return stream.New(ctx, c, o)
 	}},
 }
 

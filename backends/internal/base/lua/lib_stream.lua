@@ -270,23 +270,23 @@ local function stream_promote(delayed, stream, prefix, now, max, members)
   return moved
 end
 
--- dual's hand-off (lib.lua's): a dual claimer that finds nothing registers
+-- The streams' hand-off (lib.lua's): a claimer that finds nothing registers
 -- as a waiter in its claim script and blocks on BZPOPMIN of its inbox and
 -- the marker ae:{queue}:wake, not on XREADGROUP BLOCK. So an entry appended
 -- while claimers wait must set the marker: each script that may append a
 -- due entry ends with stream_wake, which sets it when anyone waits (one
--- EXISTS a call otherwise; package stream's claimers never register).
+-- EXISTS a call otherwise; the seed variants' claimers never register).
 local function stream_wake(stream)
   local p = queue_prefix(stream)
   if redis.call('EXISTS', p .. 'waiters') == 1 then redis.call('ZADD', p .. 'wake', 0, 'w') end
 end
 
--- stream_busy is handoff_new's busy for dual: a job handed now would
--- overtake one already due, unread in the stream (its last entry is past
--- the group's last delivered one; a voided entry counts, which only
--- forgoes a hand-off) or due in the delayed ZSET.
+-- stream_busy is handoff_new's busy for the streams: a job handed now
+-- would overtake one unread in the stream (its last entry is past the
+-- group's last delivered one; a voided or not yet due entry counts, which
+-- only forgoes a hand-off) or due in dual's delayed ZSET (nil: none).
 local function stream_busy(stream, delayed, now)
-  if zsets_due(now, delayed) then return true end
+  if delayed and zsets_due(now, delayed) then return true end
   local tail = stream_tail(stream)
   return tail ~= '' and stream_id_lt(stream_last_delivered(stream), tail)
 end
