@@ -1,7 +1,7 @@
 // Package stream is the pure Redis Streams strategy of seed 003: every
 // waiting job, due or not, is an entry of one stream read by one consumer
-// group, and XREADGROUP is the claim (blocking in Redis when the caller
-// waits). It fixes the seed's flaws: a job is leased (active index) in the
+// group, and XREADGROUP is the claim (a claimer that waits blocks in
+// Redis, on its inbox and a wake marker: see the hand-off below). It fixes the seed's flaws: a job is leased (active index) in the
 // same atomic call that reads its entry (the seed acknowledged at claim
 // time with nothing else covering the job, so a crashed worker's job was
 // lost), entries are never trimmed before the group has read them, every
@@ -16,6 +16,8 @@
 //	dead       ZSET  id -> dead-letter time ms
 //	completed  STRING completion counter
 //	expiring   LIST  "<at>|<id>|<id>..." of the records CompleteMany finished (base's expiry list)
+//	wake       ZSET  wake-up marker for blocked claimers
+//	waiters    ZSET  claimers blocked for work; inbox:<b> a waiter's handed jobs (zset's hand-off)
 //	job:<id>   HASH or STRING (JSON) the job record; Ref is the job's entry id
 //
 // Scripts (base/lua/shared/ unless named here, all built on the shared
@@ -24,8 +26,8 @@
 //	operation  script(s)                          round trips       complexity (B batch, A active, P pending, W waiting)
 //	Enqueue    enqueue (lua/)                     1 per batch       O(B)
 //	Claim      stream_claim                       1 per round       O(B log A); a job read too early: see below
-//	           (idle: XREADGROUP BLOCK,           +2 after a wait
-//	           stream_activate)
+//	           (idle: BZPOPMIN of its inbox       +1 after a wait
+//	           and the marker)
 //	Extend     extend                             1                 O(log A)
 //	Complete   complete                           1                 O(log A)
 //	CompleteMany complete_many                    1 per batch       O(B log A)
@@ -41,14 +43,24 @@
 // read, deriving the record keys from the stream key (base's package doc
 // says why). The read and the leases are one atomic call, so no entry it
 // reads can be orphaned and none needs to stay pending: from the claim on,
-// the lease covers the job, as in every backend. Only a claim that found
-// nothing blocks in XREADGROUP BLOCK (entries pending from here) and then
-// leases what that read returned with stream_activate (one more call),
-// which acknowledges them. A claim whose job was the last unread entry
-// (base's drained) lets the store's next Claim block first, since its
-// round would find nothing: at a low rate that saves an empty stream_claim
-// per job (latency.yaml at 1000 jobs/s, 2026-11-26: 4.00 FCALLs a job
-// before, 3.12 after). An entry carries the claim's view (RunAt, payload,
+// the lease covers the job, as in every backend. A claim that found
+// nothing registers the claimer as a waiter in the same call and blocks
+// on BZPOPMIN of its inbox and the marker ae:{queue}:wake (zset's
+// hand-off, its package doc): an enqueue that finds waiters and no unread
+// entry leases its due jobs to them (an empty Ref: in no stream) and the
+// block returns them, one trip after the enqueue as the floor's BLMOVE;
+// a job appended while anyone waits sets the marker (lib_stream.lua's
+// stream_wake), and the woken claimer reads it with stream_claim. Until
+// 2026-11-27 the idle claimer blocked in XREADGROUP BLOCK and leased what
+// it read with stream_activate, one more call: queue-wait p50 1.25-1.56x
+// the floor's at 1000 jobs/s, 0.85-1.19x since (latency.yaml, four
+// repeats; docs/results.md). The seed variants keep that blocking read
+// (stream_activate, entries pending until it acknowledges them), and a
+// variant's claim whose job was the last unread entry (base's drained)
+// lets its store's next Claim block first (latency.yaml at 1000 jobs/s,
+// 2026-11-26: 4.00 FCALLs a job before, 3.12 after); with the hand-off a
+// claimer must register in the call that found nothing, so it tries
+// first. An entry carries the claim's view (RunAt, payload,
 // retries and name), so a claim that reads entries in its own script reads
 // no record: per claimed job it runs one HSET, and the leases of a batch
 // are one ZADD. Complete and CompleteMany are the shared ones: a finished
@@ -107,8 +119,8 @@
 // in one claim's batch come back oldest RunAt first; across claims the
 // order is stream order.
 //
-// Capabilities: blocking-claim (XREADGROUP BLOCK, bounded by the wait and
-// the context deadline, on a connection of its own) and store-clock-leases.
+// Capabilities: blocking-claim (BZPOPMIN, bounded by the wait and the
+// context deadline, on a connection of its own) and store-clock-leases.
 // Not strict-fifo: concurrent claimers re-append delayed jobs in whatever
 // order their scripts run, so jobs of equal RunAt can change places. Not
 // exact-stats: telling due from delayed would mean reading every entry, so
