@@ -120,7 +120,9 @@
 // enqueue stopped sending a bucket key for a due job, about 1,100
 // instructions each, and derived the records' keys). Also bucket's own:
 // enqueue gathers its writes by key, one ZADD of ready and one HSET per
-// bucket a batch, where a due job cost a ZADD of its own.
+// bucket a batch, where a due job cost a ZADD of its own. With the
+// hand-off (Waiting for work above): 108.8k/109.1k/109.7k in three runs,
+// 4.22 commands a job.
 package bucket
 
 import (

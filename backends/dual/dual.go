@@ -97,9 +97,11 @@
 // 100, go-redis, Redis under callgrind, instructions a job): 280.9k at
 // c0ecb20 (7.26 commands a job), 245.0k at 99f4bec, 168.5k-184.4k (median
 // 182.1k) after base's changes of 2026-11-27 morning (zset's package doc
-// lists them), and 131.9k (median of three, 127.5k-132.3k) with the stream's entries read with NOACK,
+// lists them), 131.9k (median of three, 127.5k-132.3k) with the stream's entries read with NOACK,
 // never deleted one by one and trimmed by whole nodes (package stream's
-// doc; docs/results.md has the runs). Commands a job at speed in that cell:
+// doc; docs/results.md has the runs), and 122.2k (121.8k-122.4k) with the
+// hand-off, which spares a job handed when the stream ran dry its entry.
+// Commands a job at speed in that cell:
 // about 4.2 (4.7 under callgrind, where jobs enqueued between a claim's
 // clock reading and its script are re-appended).
 package dual

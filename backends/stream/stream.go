@@ -141,7 +141,8 @@
 // shares; 180.5k before entries carried the claim's view), and 125.0k
 // (median of three, 124.1k-125.8k; 0.45x the filed figure) with no XDEL, no PEL for jobs claimed in the claim's own script (NOACK), no
 // XACK on completion, and whole nodes trimmed (2026-11-27 afternoon;
-// docs/results.md has the medians). Commands a job at speed in that cell:
+// docs/results.md has the medians); 121.7k (120.5k-126.1k) with the
+// hand-off. Commands a job at speed in that cell:
 // about 4.3 (a little more under callgrind, where more jobs are
 // re-appended: a claim's clock reading precedes its script, so a job
 // enqueued in between has a RunAt after the claim's now and goes back to

@@ -55,7 +55,8 @@
 //	                               commands/job  instructions/job  bytes out/job
 //	c0ecb20 (issue 24 filed)       6.28          220.6k            430
 //	99f4bec (2026-11-27, early)    4.29          169.1k (165.8k)   348
-//	now (2026-11-27)               4.30          104.7k            187
+//	2026-11-27 afternoon           4.30          104.7k            187
+//	with the hand-off (below)      4.20          103.0k            186
 //
 // (165.8k: 99f4bec re-measured today.) Checked against the filed build
 // itself: c0ecb20 and this build interleaved, three runs each, same
