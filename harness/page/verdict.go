@@ -103,6 +103,9 @@ func thresholdsText(ts []summary.ThresholdResult) (string, string, []string) {
 // headlineRow is one backend's headline numbers in a cell.
 type headlineRow struct {
 	Backend, Kind, Done, E2E50, E2E99, CPU, Lost, Dup, XFloor, XBest string
+	// WaitXFloor is queue-wait p50 / p99 over the floor's (medians over
+	// the repeats; "-" without a floor).
+	WaitXFloor string
 	// XPeers are jobs/s as a ratio to each peer of the cell (cellView.Peers'
 	// order), from the medians over the repeats.
 	XPeers []string
@@ -131,7 +134,7 @@ func headline(s *verdict.Set, ci int, gs []stats.Group) []headlineRow {
 		row := headlineRow{Backend: g.Backend, Done: med(g, "throughput"), E2E50: med(g, "e2e.p50"),
 			E2E99: med(g, "e2e.p99"), CPU: med(g, "redis_cpu_us_per_job")}
 		var lost, dup int64
-		var xf, xb []float64
+		var xf, xb, w50, w99 []float64
 		for _, r := range s.Runs {
 			if r.Cell != ci || r.Label != g.Backend || r.Client != g.Client || r.Calibration {
 				continue
@@ -143,12 +146,19 @@ func headline(s *verdict.Set, ci int, gs []stats.Group) []headlineRow {
 			if x, ok := r.Ratios["floor"]; ok && x.Throughput > 0 {
 				xf = append(xf, x.Throughput)
 			}
+			if x, ok := r.Ratios["floor"]; ok && x.QueueWaitP50 > 0 && x.QueueWaitP99 > 0 {
+				w50, w99 = append(w50, x.QueueWaitP50), append(w99, x.QueueWaitP99)
+			}
 			if x, ok := r.Ratios["best strategy"]; ok && x.Throughput > 0 {
 				xb = append(xb, x.Throughput)
 			}
 		}
 		row.Lost, row.Dup = fmt.Sprint(lost), fmt.Sprint(dup)
 		row.XFloor, row.XBest = ratioText(xf), ratioText(xb)
+		row.WaitXFloor = "-"
+		if len(w50) > 0 {
+			row.WaitXFloor = ratioText(w50) + " / " + ratioText(w99)
+		}
 		for _, p := range peers {
 			mine, ok1 := g.Metric("throughput")
 			theirs, ok2 := p.Metric("throughput")
