@@ -255,15 +255,7 @@ func (s *Stream) Claim(ctx context.Context, req jobstore.ClaimRequest, promote i
 				continue
 			}
 		} else {
-			h.Join, h.Until = "", ""
-			if handoff && req.Wait > 0 && time.Until(end) > minBlock {
-				h.Join, h.Until = waiter(s.TokenBase(), req), Ms(s.Now().Add(req.Wait))
-			}
-			a, err = s.claimRound(ctx, req, count, promote, h)
-			h.Leave = ""
-			if err == nil && a.read == 0 && len(a.claimed) == 0 {
-				h.Leave = h.Join // registered
-			}
+			a, err = s.round(ctx, req, count, promote, end, &h)
 			due = a.due
 		}
 		if err != nil {
@@ -300,18 +292,45 @@ func (s *Stream) Claim(ctx context.Context, req jobstore.ClaimRequest, promote i
 			}
 			continue // nothing appended yet, or entries left to look at
 		}
-		pause := min(time.Until(end), s.PollPause(), max(s.Real(next.Sub(s.Now())), time.Millisecond))
+		if !s.pause(ctx, end, next) {
+			return nil, nil
+		}
 		next, count = time.Time{}, req.Max
-		if pause <= 0 {
-			return nil, nil
-		}
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, nil
-		case <-t.C:
-		}
+	}
+}
+
+// round is one stream_claim call of Claim's loop. With the hand-off
+// (Marker set) it ends the registration h.Leave and, when the wait leaves
+// time to block, registers h.Join, which holds if the call read nothing
+// (h.Leave is then the new registration).
+func (s *Stream) round(ctx context.Context, req jobstore.ClaimRequest, count, promote int, end time.Time, h *Handoff) (activated, error) {
+	h.Join, h.Until = "", ""
+	if s.Marker != "" && req.Wait > 0 && time.Until(end) > minBlock {
+		h.Join, h.Until = waiter(s.TokenBase(), req), Ms(s.Now().Add(req.Wait))
+	}
+	a, err := s.claimRound(ctx, req, count, promote, *h)
+	h.Leave = ""
+	if err == nil && a.read == 0 && len(a.claimed) == 0 {
+		h.Leave = h.Join
+	}
+	return a, err
+}
+
+// pause waits between two passes over jobs read too early: PollPause, or
+// until next (the earliest RunAt the pass saw), or end; false when the
+// wait or ctx is over.
+func (s *Stream) pause(ctx context.Context, end, next time.Time) bool {
+	d := min(time.Until(end), s.PollPause(), max(s.Real(next.Sub(s.Now())), time.Millisecond))
+	if d <= 0 {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
