@@ -138,7 +138,11 @@
 // the floor's and p99 0.47-1.16x, where it was 1.32-1.58x and 0.89-1.45x
 // (docs/results.md). At speed a claim rarely finds nothing, and the
 // enqueue's cost is one ZRANGE of the empty waiters a batch (capacity.yaml's
-// 100/100 cell under the meter: 103.0k instructions a job, unchanged).
+// 100/100 cell under the meter: 103.0k instructions a job, unchanged). At a
+// low rate, where claimers mostly wait, it costs Redis more a job: ci-cost.yaml
+// (20 jobs/s, Redis under callgrind) 447k instructions and 23.5 commands a
+// job against 366k and 21.4 before (the waiters and head read, the record
+// written twice, the inbox and its PEXPIRE; docs/results.md).
 // "poll" is the seeds' way: a waiting Claim pops every
 // Options.PollInterval and the scripts touch no marker.
 package zset
