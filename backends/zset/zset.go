@@ -139,10 +139,11 @@
 // (docs/results.md). At speed a claim rarely finds nothing, and the
 // enqueue's cost is one ZRANGE of the empty waiters a batch (capacity.yaml's
 // 100/100 cell under the meter: 103.0k instructions a job, unchanged). At a
-// low rate, where claimers mostly wait, it costs Redis more a job: ci-cost.yaml
-// (20 jobs/s, Redis under callgrind) 447k instructions and 23.5 commands a
-// job against 366k and 21.4 before (the waiters and head read, the record
-// written twice, the inbox and its PEXPIRE; docs/results.md).
+// low rate, where claimers mostly wait: ci-cost.yaml (20 jobs/s, Redis
+// under callgrind) 368k instructions and 20.0 commands a job against 366k
+// and 21.4 before, once a claimer handed jobs blocks first on its next
+// Claim (base's BlockClaim); 447k and 23.5 while it ran a claim call just
+// to register again (docs/results.md).
 // "poll" is the seeds' way: a waiting Claim pops every
 // Options.PollInterval and the scripts touch no marker.
 package zset
