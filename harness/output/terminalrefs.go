@@ -197,7 +197,8 @@ func (t *terminal) queueWaits(w io.Writer, refs []analysis.RefFigures, runs []su
 		f := byLabel[l]
 		rows = append(rows, []string{l, fmtRatio(median(f.p50)), fmtRatio(median(f.p99)), ratioList(f.p50), ratioList(f.p99)})
 	}
-	fmt.Fprintf(w, "\nqueue wait over the floor's (its mean over %d repeat(s); above 1 waits longer):\n", floor.Repeats)
+	fmt.Fprintf(w, "\nqueue wait over the floor's (handler start minus when the job became due, histogram queue_wait;"+
+		" the floor's mean over its %d repeat(s); above 1 waits longer):\n", floor.Repeats)
 	_ = report.Table(w, []string{"backend", "p50 x floor", "p99 x floor", "p50 by repeat", "p99 by repeat"}, rows)
 }
 

@@ -99,31 +99,39 @@ func (c *Core) leave(ctx context.Context, member string) ([]jobstore.Claimed, er
 	if !ok {
 		return nil, nil
 	}
-	_, _, worker := cutWaiter(member)
+	_, worker := cutWaiter(member)
 	return decodeHandoff(item, worker)
 }
 
-// cutWaiter splits a registration member: token base, max|lease, worker.
-func cutWaiter(member string) (string, string, string) {
-	b, rest, _ := strings.Cut(member, "|")
-	m, rest, _ := strings.Cut(rest, "|")
-	l, worker, _ := strings.Cut(rest, "|")
-	return b, m + "|" + l, worker
+// cutWaiter returns a registration member's token base and worker (waiter
+// lays it out).
+func cutWaiter(member string) (tokenBase, worker string) {
+	tokenBase, rest, _ := strings.Cut(member, "|")
+	_, rest, _ = strings.Cut(rest, "|")   // max
+	_, worker, _ = strings.Cut(rest, "|") // lease ms
+	return tokenBase, worker
+}
+
+// wakeMarker sets the wake-up marker (lib.lua's wake) from Go: the alarm's
+// wake, and one a claimer took and passes on.
+func (c *Core) wakeMarker(ctx context.Context, marker string) {
+	_, _ = c.C.Do(ctx, rclient.Cmd("ZADD", marker, "0", "w"))
 }
 
 // blockHanded blocks on the inbox of registration member (empty: none)
-// and the marker for up to secs, and decides what follows: done with the
+// and the marker for up to block, and decides what follows: done with the
 // jobs the inbox delivered; done when the block failed or ctx ended
 // (blockFailed); done, after leaving, when the wait is over (it timed out
 // with end reached, or ctx's deadline is too close for another call: a
 // wake it took then is passed on); else not done, and the caller's next
 // claim call ends the registration.
-func (c *Core) blockHanded(ctx context.Context, member, marker, secs string, end time.Time) ([]jobstore.Claimed, bool, error) {
-	tokenBase, _, worker := cutWaiter(member)
+func (c *Core) blockHanded(ctx context.Context, member, marker string, block time.Duration, end time.Time) ([]jobstore.Claimed, bool, error) {
+	tokenBase, worker := cutWaiter(member)
 	keys := []string{marker}
 	if member != "" {
 		keys = []string{c.Keys.Inbox(tokenBase), marker}
 	}
+	secs := strconv.FormatFloat(max(block, minBlock).Seconds(), 'f', 3, 64)
 	v, err := c.C.DoBlocking(ctx, rclient.Command{Head: []string{"BZPOPMIN"}, Keys: keys, Args: []string{secs}})
 	r, _ := v.([]any)
 	if err == nil && member != "" && len(r) >= 2 && r[0] == keys[0] {
@@ -140,7 +148,7 @@ func (c *Core) blockHanded(ctx context.Context, member, marker, secs string, end
 	if ok && time.Until(dl) <= blockMargin || !woke && time.Until(end) <= minBlock {
 		if woke {
 			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), alarmTimeout)
-			_, _ = c.C.Do(wctx, rclient.Cmd("ZADD", marker, "0", "w"))
+			c.wakeMarker(wctx, marker)
 			cancel()
 		}
 		if member == "" {
@@ -152,12 +160,12 @@ func (c *Core) blockHanded(ctx context.Context, member, marker, secs string, end
 	return nil, false, nil
 }
 
-// blockFailed ends a hand-off wait that failed with err (nil: the block
-// returned after ctx ended; a go-redis read blocked in Redis sees a
-// canceled context only when Redis answers), or a claim call after it: it leaves registration
-// member (empty: none), returning what was handed to it, and err unless
-// ctx ended (a wait that ends with its context returns nothing more, as
-// PollClaim's does).
+// blockFailed ends a hand-off wait that failed with err, in its block or
+// in a claim call after it (err nil: the block returned after ctx ended; a
+// go-redis read blocked in Redis sees a canceled context only when Redis
+// answers). It leaves registration member (empty: none), returning what
+// was handed to it, and err unless ctx ended (a wait that ends with its
+// context returns nothing more, as PollClaim's does).
 func (c *Core) blockFailed(ctx context.Context, member string, err error) ([]jobstore.Claimed, error) {
 	var left []jobstore.Claimed
 	var lerr error

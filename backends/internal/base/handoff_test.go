@@ -18,7 +18,7 @@ import (
 )
 
 // handoffStores builds each backend that hands due jobs to waiting
-// claimers (lib.lua's hand-off), on queue q.
+// claimers (lib.lua's hand-off).
 var handoffStores = []struct {
 	name string
 	new  func(context.Context, rclient.Client, jobstore.Options) (jobstore.Store, error)

@@ -61,15 +61,16 @@ type Stream struct {
 	// instead of voiding it (lib_stream.lua's stream_void).
 	Seeded bool
 	// OnDue, when set (dual in mover mode "claim"), runs when the delayed
-	// job a blocked Claim waits for falls due: it promotes, and the XADD
-	// wakes the blocked read at once (see Core.WakeAt).
+	// job a blocked Claim waits for falls due: it promotes, which wakes
+	// the blocked claimer at once (see Core.WakeAt; lib_stream.lua's
+	// stream_wake).
 	OnDue func(context.Context)
-	// Marker, when set (dual, not its seed variant), is the wake-up
-	// marker of lib.lua's hand-off: a Claim that reads nothing registers
-	// as a waiter in the same call and blocks on BZPOPMIN of its inbox
-	// and this marker, not in XREADGROUP BLOCK, so an enqueue can hand it
-	// due jobs leased (see Handoff); every script that appends a due
-	// entry sets the marker when anyone waits (lib_stream.lua's
+	// Marker, when set (stream and dual, not their seed variants), is the
+	// wake-up marker of lib.lua's hand-off: a Claim that reads nothing
+	// registers as a waiter in the same call and blocks on BZPOPMIN of its
+	// inbox and this marker, not in XREADGROUP BLOCK, so an enqueue can
+	// hand it due jobs leased (see Handoff); every script that appends a
+	// due entry sets the marker when anyone waits (lib_stream.lua's
 	// stream_wake).
 	Marker string
 

@@ -337,13 +337,7 @@ func (s *Stream) pause(ctx context.Context, end, next time.Time) bool {
 // blockRound waits in XREADGROUP BLOCK until end, or until due (when not
 // zero) with OnDue armed for that instant, then activates what it read.
 func (s *Stream) blockRound(ctx context.Context, req jobstore.ClaimRequest, count int, end, due time.Time, promote int) (activated, error) {
-	block := time.Until(end)
-	if !due.IsZero() {
-		block = min(block, s.Real(due.Sub(s.Now())))
-		if s.OnDue != nil {
-			s.WakeAt(due, s.OnDue)
-		}
-	}
+	block := s.blockFor(end, due)
 	if block <= 0 {
 		return activated{}, nil
 	}
@@ -354,12 +348,9 @@ func (s *Stream) blockRound(ctx context.Context, req jobstore.ClaimRequest, coun
 	return s.activate(ctx, req, es, promote)
 }
 
-// waitHanded is blockRound for dual's hand-off: it blocks on the inbox of
-// registration h.Leave and the marker until end, or until due (when not
-// zero) with OnDue armed for that instant (Core.blockHanded), and returns
-// the jobs an enqueue handed it. h.Leave is cleared when the registration
-// is over; else the next claim round ends it.
-func (s *Stream) waitHanded(ctx context.Context, h *Handoff, end, due time.Time) ([]jobstore.Claimed, error) {
+// blockFor is how long an idle claim blocks: until end, or until due (when
+// not zero), with OnDue armed for that instant.
+func (s *Stream) blockFor(end, due time.Time) time.Duration {
 	block := time.Until(end)
 	if !due.IsZero() {
 		block = min(block, s.Real(due.Sub(s.Now())))
@@ -367,11 +358,20 @@ func (s *Stream) waitHanded(ctx context.Context, h *Handoff, end, due time.Time)
 			s.WakeAt(due, s.OnDue)
 		}
 	}
+	return block
+}
+
+// waitHanded is blockRound for the streams' hand-off: it blocks on the inbox of
+// registration h.Leave and the marker until end, or until due (when not
+// zero) with OnDue armed for that instant (Core.blockHanded), and returns
+// the jobs an enqueue handed it. h.Leave is cleared when the registration
+// is over; else the next claim round ends it.
+func (s *Stream) waitHanded(ctx context.Context, h *Handoff, end, due time.Time) ([]jobstore.Claimed, error) {
+	block := s.blockFor(end, due)
 	if block <= 0 {
 		return nil, nil
 	}
-	secs := strconv.FormatFloat(max(block, minBlock).Seconds(), 'f', 3, 64)
-	got, done, err := s.blockHanded(ctx, h.Leave, s.Marker, secs, end)
+	got, done, err := s.blockHanded(ctx, h.Leave, s.Marker, block, end)
 	if done {
 		h.Leave = ""
 	}

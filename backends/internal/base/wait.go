@@ -82,11 +82,11 @@ func (c *Core) BlockClaim(ctx context.Context, req jobstore.ClaimRequest, marker
 		} else {
 			got, next, err = try(h)
 		}
-		skip, h.Leave = false, ""
+		skip = false
 		if err != nil || len(got) > 0 {
 			return got, err
 		}
-		h.Leave = h.Join
+		h.Leave = h.Join // registered: by the try, or by the ZADD
 		block := time.Until(end)
 		if dl, ok := ctx.Deadline(); ok {
 			// Leave the reply time to arrive before the caller gives up.
@@ -104,10 +104,9 @@ func (c *Core) BlockClaim(ctx context.Context, req jobstore.ClaimRequest, marker
 		if !next.IsZero() {
 			// Redis times the block out on its hz tick, up to 1/hz late
 			// when idle; the alarm wakes a claimer at next itself.
-			c.WakeAt(next, func(ctx context.Context) { _, _ = c.C.Do(ctx, rclient.Cmd("ZADD", marker, "0", "w")) })
+			c.WakeAt(next, func(ctx context.Context) { c.wakeMarker(ctx, marker) })
 		}
-		secs := strconv.FormatFloat(max(block, minBlock).Seconds(), 'f', 3, 64)
-		got, done, err := c.blockHanded(ctx, h.Leave, marker, secs, end)
+		got, done, err := c.blockHanded(ctx, h.Leave, marker, block, end)
 		if len(got) > 0 && err == nil {
 			// An enqueue handed them over because nothing was due, and
 			// queued the rest with a wake: the next claim blocks first.

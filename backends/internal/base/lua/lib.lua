@@ -575,7 +575,7 @@ end
 -- base>) and the marker. An enqueue that finds a waiter and nothing due
 -- ahead of its jobs leases them to the waiter in the same call, as the
 -- waiter's claim would have (active index, Status and Lease), and puts them
--- in its inbox as one member (handoff_item): the blocked BZPOPMIN returns
+-- in its inbox as one member (handoff_give): the blocked BZPOPMIN returns
 -- the jobs. The waiter leaves the set when it is given jobs (the enqueue
 -- removes it) or in its next claim call (handoff_leave), which also takes
 -- what an enqueue handed it just before: a job handed to a live claimer is

@@ -4,16 +4,17 @@
 -- are one atomic call, so no pending entry is needed) and put up to take
 -- of the entries read under a lease (lib_stream.lua's stream_take, which derives the
 -- record keys: see job_prefix). A claim that finds nothing blocks with
--- XREADGROUP BLOCK outside, then runs stream_activate; dual's claim (with
--- ARGV[9..11]) instead first ends its registration as a waiter, returning
--- at once what an enqueue handed to it, and registers anew when it reads
--- nothing, then blocks on its inbox and the marker (lib.lua's hand-off).
+-- XREADGROUP BLOCK outside, then runs stream_activate (the seed
+-- variants); stream's and dual's claims (with ARGV[9..11]) instead first
+-- end the claimer's registration as a waiter, returning at once what an
+-- enqueue handed to it, and register it anew when they read nothing; it
+-- then blocks on its inbox and the marker (lib.lua's hand-off).
 --
 -- KEYS: [1] active index, [2] stream, [3] dual's delayed ZSET when this call
 --   promotes.
 -- ARGV: now, lease deadline, worker, token base, take, read count, consumer,
---   promote max (0: none), and for dual the registration to end, the one to
---   make, and until when (base's Handoff; '' for none).
+--   promote max (0: none), and with the hand-off the registration to end,
+--   the one to make, and until when (base's Handoff; '' for none).
 -- Returns: {claimed jobs (lib.lua's view_out), the stream's last entry id before any append,
 --   earliest RunAt appended for not being due or '', entries read, the last
 --   one's id or '', the delayed ZSET's head score or '' (with KEYS[3])}, and

@@ -1,7 +1,7 @@
 -- stream_fail: Fail for the stream backends: a retry is placed anew
 -- (lib_stream.lua's stream_move), a dead-lettered job is not. The entry the
 -- job was read from needs nothing: the claim acknowledged it. A retry
--- appended due wakes a waiting dual claimer (lib_stream.lua's stream_wake).
+-- appended due wakes a waiting claimer (lib_stream.lua's stream_wake).
 --
 -- KEYS: active index, dead ZSET, record, stream, and for dual the delayed ZSET
 --   and its sequence.

@@ -10,8 +10,11 @@
 local np = tonumber(ARGV[3])
 local stream, delayed, seq = KEYS[3], nil, nil
 if np == 3 then delayed, seq = KEYS[4], KEYS[5] end
-return recover_leases(KEYS[1], KEYS[2], 3 + np, 4, ARGV[1], ARGV[2],
+local moved = false
+local out = recover_leases(KEYS[1], KEYS[2], 3 + np, 4, ARGV[1], ARGV[2],
   function(key, id, run_at)
     stream_move(stream, delayed, seq, key, id, run_at, ARGV[1])
-    stream_wake(stream)
+    moved = true
   end)
+if moved then stream_wake(stream) end -- once a call (lib_stream.lua)
+return out
