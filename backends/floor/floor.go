@@ -300,8 +300,13 @@ func (s *Store) CompleteMany(ctx context.Context, cs []jobstore.Completion) ([]e
 			continue
 		}
 		id := c.Lease.JobID
-		cmds = append(cmds, rclient.Cmd("LREM", s.Processing, "-1", id),
-			rclient.Cmd("HSET", s.job(id), "Status", status, "Result", string(c.Result), "CompletedAt", ms, "LastUpdatedAt", ms))
+		// Only what changed: LastUpdatedAt reads as the latest of the
+		// record's times, and a missing Result as an empty one.
+		fields := []string{"Status", status, "CompletedAt", ms}
+		if len(c.Result) > 0 {
+			fields = append(fields, "Result", string(c.Result))
+		}
+		cmds = append(cmds, rclient.Cmd("LREM", s.Processing, "-1", id), rclient.Cmd("HSET", s.job(id), fields...))
 	}
 	if len(cmds) == 0 {
 		return errs, nil

@@ -30,8 +30,9 @@ a handler that counts; bench/plain/list: the floor's Redis commands on
 go-redis), on one embedded Redis, in the shape of scenarios/peer-check.yaml:
 a prefilled backlog drained by 16 consumers, unbatched, 64-byte payloads,
 jobs/s and client CPU per job over 2 s after a 1 s warm-up. Each round runs
-the plain program, then aebench's run of the same backend (Redis flushed
-before each); the ratios are the medians of the rounds'. Targets (issue 24):
+the plain program and aebench's run of the same backend (Redis flushed
+before each; odd rounds run aebench first); the ratios are the medians of
+the rounds'. Targets (issue 24):
 aebench at least 0.9x the plain program's jobs/s, client CPU per job within
 1.2x; below them: exit 4. Needs the go toolchain (it builds the plain
 programs) and the repository (run it from the checkout).
@@ -58,7 +59,7 @@ func cmdPeerCheck(ctx context.Context, args []string, opts Options) int {
 	fs := flag.NewFlagSet("peer-check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, peerCheckHelp) }
-	rounds := fs.Int("rounds", 3, "rounds of each pair")
+	rounds := fs.Int("rounds", 5, "rounds of each pair")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -111,8 +112,8 @@ type peerEnv struct {
 	stdout, stderr                  io.Writer
 }
 
-// pair builds p's plain program, runs the rounds (the plain program, then
-// aebench's run of the same backend, Redis flushed before each) and prints
+// pair builds p's plain program, runs the rounds (the plain program and
+// aebench's run of the same backend, in turns, Redis flushed before each) and prints
 // the pair's line; it returns the exit code the pair asks for.
 func (e peerEnv) pair(ctx context.Context, p peerPair, rounds int) int {
 	bin := filepath.Join(e.tmp, filepath.Base(p.plain))
@@ -127,16 +128,31 @@ func (e peerEnv) pair(ctx context.Context, p peerPair, rounds int) int {
 			fmt.Fprintf(e.stderr, "aebench peer-check: FLUSHALL: %v\n", err)
 			return exitInfra
 		}
-		pl, err := runPlain(ctx, bin, e.addr, e.password, fmt.Sprintf("-jobs %d %s", p.jobs, p.args))
-		if err == nil {
-			_ = e.rdb.FlushAll(ctx).Err()
-			var ae plainResult
+		var pl, ae plainResult
+		plain := func() (err error) {
+			pl, err = runPlain(ctx, bin, e.addr, e.password, fmt.Sprintf("-jobs %d %s", p.jobs, p.args))
+			return err
+		}
+		aebench := func() (err error) {
 			ae, err = runAebench(ctx, e.self, e.root, filepath.Join(e.tmp, fmt.Sprintf("%s-%d", p.backend, i)), redisURL(e.addr, e.password), p.backend, p.jobs)
-			if err == nil {
-				plainPS, aePS = append(plainPS, pl.JobsPS), append(aePS, ae.JobsPS)
-				plainCPU, aeCPU = append(plainCPU, pl.CPU), append(aeCPU, ae.CPU)
-				jobRatios, cpuRatios = append(jobRatios, ae.JobsPS/pl.JobsPS), append(cpuRatios, ae.CPU/pl.CPU)
+			return err
+		}
+		// Odd rounds run aebench first, so that a host getting busier or
+		// quieter over the check weighs on both sides alike.
+		first, second := plain, aebench
+		if i%2 == 1 {
+			first, second = aebench, plain
+		}
+		err := first()
+		if err == nil {
+			if err = e.rdb.FlushAll(ctx).Err(); err == nil {
+				err = second()
 			}
+		}
+		if err == nil {
+			plainPS, aePS = append(plainPS, pl.JobsPS), append(aePS, ae.JobsPS)
+			plainCPU, aeCPU = append(plainCPU, pl.CPU), append(aeCPU, ae.CPU)
+			jobRatios, cpuRatios = append(jobRatios, ae.JobsPS/pl.JobsPS), append(cpuRatios, ae.CPU/pl.CPU)
 		}
 		if err != nil {
 			fmt.Fprintf(e.stdout, "%-7s  error: %v\n", p.backend, err)

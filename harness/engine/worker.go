@@ -117,23 +117,36 @@ func (e *engine) startWorker(ctx context.Context, wg *sync.WaitGroup, idx, gen i
 		e.local.add(w)
 	}
 	slots := make(chan struct{}, wc.Concurrency)
-	work := make(chan workItem, wc.Concurrency)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer close(work)
-		e.fetch(w, slots, work)
-	}()
+	if wc.AckBatch > 1 {
+		w.acks = e.startAcker(w, wg)
+	}
 	var executors sync.WaitGroup
-	for x := 0; x < wc.Concurrency; x++ {
+	if wc.Concurrency == 1 {
+		// One slot: the claim loop runs each job itself, as a worker of
+		// concurrency 1 is written (the plain programs' loops). Handing
+		// it to an executor goroutine cost two goroutine wake-ups a job.
 		executors.Add(1)
 		go func() {
 			defer executors.Done()
-			e.execute(ctx, w, slots, work)
+			timer := clock.NewSleeper(w.stop)
+			defer timer.Close()
+			e.fetch(w, slots, func(it workItem) { e.runJob(ctx, w, slots, timer, it) })
 		}()
-	}
-	if wc.AckBatch > 1 {
-		w.acks = e.startAcker(w, wg)
+	} else {
+		work := make(chan workItem, wc.Concurrency)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(work)
+			e.fetch(w, slots, func(it workItem) { work <- it })
+		}()
+		for x := 0; x < wc.Concurrency; x++ {
+			executors.Add(1)
+			go func() {
+				defer executors.Done()
+				e.execute(ctx, w, slots, work)
+			}()
+		}
 	}
 	wg.Add(1)
 	go func() {
@@ -188,15 +201,16 @@ func (e *engine) abandon(w *worker, id string, slots <-chan struct{}) {
 // slot, which a job waiting in the acker has already freed).
 func (e *engine) drop(w *worker, id string) {
 	w.untrack(id)
-	e.c.inFlight.Add(-1)
+	e.c.inFlight.at(w.idx).Add(-1)
 }
 
 // claimTimeout bounds a Claim in a run with faults: a black-holed or
 // paused Redis must not hang a worker past its wait.
 const claimTimeout = 5 * time.Second
 
-// fetch claims jobs while the worker has free slots.
-func (e *engine) fetch(w *worker, slots chan struct{}, work chan<- workItem) {
+// fetch claims jobs while the worker has free slots and passes each to
+// run: an executor's channel, or the job itself when run inline.
+func (e *engine) fetch(w *worker, slots chan struct{}, run func(workItem)) {
 	wc := e.cfg.Workers
 	ctx := w.ctx
 	release := func(n int) {
@@ -228,7 +242,7 @@ func (e *engine) fetch(w *worker, slots chan struct{}, work chan<- workItem) {
 		got, err := e.wstore.Claim(cctx, jobstore.ClaimRequest{WorkerID: w.id, Max: n, Lease: wc.Lease, Wait: wc.ClaimWait})
 		cancel()
 		t1 := time.Now()
-		e.c.claimCalls.Add(1)
+		e.c.claimCalls.at(w.idx).Add(1)
 		if err != nil {
 			release(n)
 			if ctx.Err() != nil {
@@ -242,14 +256,14 @@ func (e *engine) fetch(w *worker, slots chan struct{}, work chan<- workItem) {
 		}
 		release(n - len(got))
 		if len(got) == 0 {
-			e.c.claimEmpty.Add(1)
+			e.c.claimEmpty.at(w.idx).Add(1)
 			continue
 		}
 		if e.measuring(t0) {
 			w.rec.Record(TagClaim, t1.Sub(t0))
 		}
-		e.c.claimed.Add(int64(len(got)))
-		e.c.inFlight.Add(int64(len(got)))
+		e.c.claimed.at(w.idx).Add(int64(len(got)))
+		e.c.inFlight.at(w.idx).Add(int64(len(got)))
 		w.track(got)
 		e.events.Claimed(got, t1)
 		if e.crashAt(w, faults.AfterClaim) {
@@ -259,7 +273,7 @@ func (e *engine) fetch(w *worker, slots chan struct{}, work chan<- workItem) {
 			return
 		}
 		for _, c := range got {
-			work <- workItem{c: c, claimedAt: t1}
+			run(workItem{c: c, claimedAt: t1})
 		}
 	}
 }
@@ -316,7 +330,7 @@ func (e *engine) runJob(ctx context.Context, w *worker, slots <-chan struct{}, t
 	default:
 		err := e.wstore.Complete(e.calls.at(he), lease, nil)
 		ce := time.Now()
-		e.c.completeCalls.Add(1)
+		e.c.completeCalls.at(w.idx).Add(1)
 		if e.measuring(he) {
 			w.rec.Record(TagComplete, ce.Sub(he))
 		}
@@ -329,7 +343,7 @@ func (e *engine) runJob(ctx context.Context, w *worker, slots <-chan struct{}, t
 		w.rec.Record(TagBookkeeping, book)
 	}
 	w.untrack(id)
-	e.c.inFlight.Add(-1)
+	e.c.inFlight.at(w.idx).Add(-1)
 	<-slots
 }
 
@@ -341,7 +355,7 @@ func (e *engine) jobStarted(w *worker, it workItem) (measured bool, book time.Du
 	start := time.Now()
 	jt := e.events.Started(id, attempt, start)
 	book = time.Since(start)
-	e.c.started.Add(1)
+	e.c.started.at(w.idx).Add(1)
 	if e.ft != nil {
 		w.markStarted(id)
 		e.ft.tracker.Started(id, start)
@@ -389,6 +403,9 @@ func (e *engine) failJob(w *worker, p pendingAck) {
 // when heartbeats are on; false when the run was hard-stopped or the
 // worker crashed meanwhile.
 func (e *engine) runHandler(ctx context.Context, w *worker, timer *clock.Sleeper, d time.Duration, lease *jobstore.Lease) bool {
+	if d <= 0 {
+		return true // a 0ms handler: no clock reads
+	}
 	wc := e.cfg.Workers
 	interval := time.Duration(math.MaxInt64)
 	if wc.Heartbeat {
@@ -454,7 +471,7 @@ func (e *engine) acked(w *worker, p pendingAck, err error, ce time.Time, book *t
 			jt = e.events.Completed(id, attempt, ce)
 		}
 		*book += time.Since(b0)
-		e.c.completed.Add(1)
+		e.c.completed.at(w.idx).Add(1)
 		if jt.Known && jt.Measured {
 			rec.Record(TagAckWait, ce.Sub(p.he))
 		}
