@@ -82,8 +82,26 @@ type Store struct {
 	keys base.Keys
 	// Ready and Processing are the two lists' keys.
 	Ready, Processing string
-	done              atomic.Int64
-	closed            atomic.Bool
+	w                 words
+	// secs caches the last BLMOVE's arguments (its timeout in seconds).
+	secs   atomic.Pointer[blockArgs]
+	done   atomic.Int64
+	closed atomic.Bool
+}
+
+// words are the fixed parts of the floor's commands, built once: a
+// []string literal in a call is an allocation a job. rclient only reads
+// them.
+type words struct {
+	blmove, lmove, hget, lrem, hset []string
+	moveKeys, processing            []string
+	moveArgs, payload               []string
+	completed                       string // Status of a completed job
+}
+
+type blockArgs struct {
+	d    time.Duration
+	args []string
 }
 
 var (
@@ -104,7 +122,21 @@ func New(_ context.Context, c rclient.Client, o jobstore.Options) (*Store, error
 		return nil, fmt.Errorf("%w: floor: no Redis client", jobstore.ErrInvalid)
 	}
 	k := base.NewKeys(o.Queue)
-	return &Store{c: c, o: o, keys: k, Ready: k.FloorReady(), Processing: k.FloorProcessing()}, nil
+	s := &Store{c: c, o: o, keys: k, Ready: k.FloorReady(), Processing: k.FloorProcessing()}
+	s.w = words{blmove: []string{"BLMOVE"}, lmove: []string{"LMOVE"}, hget: []string{"HGET"}, lrem: []string{"LREM"}, hset: []string{"HSET"},
+		moveKeys: []string{s.Ready, s.Processing}, processing: []string{s.Processing},
+		moveArgs: []string{"RIGHT", "LEFT"}, payload: []string{"Payload"}, completed: strconv.Itoa(int(jobstore.StatusCompleted))}
+	return s, nil
+}
+
+// blmoveArgs is BLMOVE's arguments for a block of d.
+func (s *Store) blmoveArgs(d time.Duration) []string {
+	if b := s.secs.Load(); b != nil && b.d == d {
+		return b.args
+	}
+	b := &blockArgs{d: d, args: []string{"RIGHT", "LEFT", strconv.FormatFloat(max(d, time.Millisecond).Seconds(), 'f', 3, 64)}}
+	s.secs.Store(b)
+	return b.args
 }
 
 func (s *Store) job(id string) string { return s.keys.FloorJob(id) }
@@ -190,6 +222,9 @@ func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstor
 			return nil, nil
 		}
 	}
+	if req.Max == 1 {
+		return s.claimOne(ctx, req, block)
+	}
 	ids, payloads, err := s.take(ctx, req.Max, block)
 	if err != nil {
 		if ctx.Err() != nil && len(ids) == 0 {
@@ -198,16 +233,46 @@ func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstor
 		return nil, fmt.Errorf("floor: Claim: %w", err)
 	}
 	now := s.o.Clock.Now()
-	deadline := now.Add(req.Lease)
 	out := make([]jobstore.Claimed, len(ids))
 	for i, id := range ids {
-		out[i] = jobstore.Claimed{
-			Job: jobstore.Job{ID: id, Payload: payloadAt(payloads, i), Status: jobstore.StatusInProgress, WorkerID: req.WorkerID,
-				StartedAt: now, LastUpdatedAt: now, LeaseToken: token, LeaseDeadline: deadline},
-			Lease: jobstore.Lease{JobID: id, Token: token, Deadline: deadline},
-		}
+		out[i] = claimed(id, payloadAt(payloads, i), req, now)
 	}
 	return out, nil
+}
+
+func claimed(id string, payload []byte, req jobstore.ClaimRequest, now time.Time) jobstore.Claimed {
+	deadline := now.Add(req.Lease)
+	return jobstore.Claimed{
+		Job: jobstore.Job{ID: id, Payload: payload, Status: jobstore.StatusInProgress, WorkerID: req.WorkerID,
+			StartedAt: now, LastUpdatedAt: now, LeaseToken: token, LeaseDeadline: deadline},
+		Lease: jobstore.Lease{JobID: id, Token: token, Deadline: deadline},
+	}
+}
+
+// claimOne is Claim of one job: LMOVE (BLMOVE when block > 0), then HGET
+// of its payload.
+func (s *Store) claimOne(ctx context.Context, req jobstore.ClaimRequest, block time.Duration) ([]jobstore.Claimed, error) {
+	var v any
+	var err error
+	if block > 0 {
+		v, err = s.c.DoBlocking(ctx, rclient.Command{Head: s.w.blmove, Keys: s.w.moveKeys, Args: s.blmoveArgs(block)})
+	} else {
+		v, err = s.c.Do(ctx, rclient.Command{Head: s.w.lmove, Keys: s.w.moveKeys, Args: s.w.moveArgs})
+	}
+	id, ok := v.(string)
+	if err != nil || !ok {
+		if err == nil || ctx.Err() != nil {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("floor: Claim: %w", err)
+	}
+	// The id is in processing now: read its payload even if ctx ends.
+	p, err := s.c.Do(context.WithoutCancel(ctx), rclient.Command{Head: s.w.hget, Keys: []string{s.job(id)}, Args: s.w.payload})
+	if err != nil {
+		return nil, fmt.Errorf("floor: Claim: read the payload of %s: %w", id, err)
+	}
+	ps, _ := p.(string)
+	return []jobstore.Claimed{claimed(id, []byte(ps), req, s.o.Clock.Now())}, nil
 }
 
 func payloadAt(ps [][]byte, i int) []byte {
@@ -220,24 +285,6 @@ func payloadAt(ps [][]byte, i int) []byte {
 // take returns the ids it moved into processing, with their payloads.
 func (s *Store) take(ctx context.Context, most int, block time.Duration) ([]string, [][]byte, error) {
 	secs := strconv.FormatFloat(max(block, time.Millisecond).Seconds(), 'f', 3, 64)
-	if most == 1 {
-		var v any
-		var err error
-		if block > 0 {
-			v, err = s.c.DoBlocking(ctx, rclient.Command{Head: []string{"BLMOVE"}, Keys: []string{s.Ready, s.Processing}, Args: []string{"RIGHT", "LEFT", secs}})
-		} else {
-			v, err = s.c.Do(ctx, rclient.Command{Head: []string{"LMOVE"}, Keys: []string{s.Ready, s.Processing}, Args: []string{"RIGHT", "LEFT"}})
-		}
-		if id, ok := v.(string); ok && err == nil {
-			p, perr := s.c.Do(context.WithoutCancel(ctx), rclient.Cmd("HGET", s.job(id), "Payload"))
-			if perr != nil {
-				return []string{id}, nil, fmt.Errorf("read the payload of %s: %w", id, perr)
-			}
-			ps, _ := p.(string)
-			return []string{id}, [][]byte{[]byte(ps)}, nil
-		}
-		return nil, nil, err
-	}
 	n := strconv.Itoa(most)
 	var v any
 	var err error
@@ -292,7 +339,6 @@ func (s *Store) CompleteMany(ctx context.Context, cs []jobstore.Completion) ([]e
 	}
 	errs := make([]error, len(cs))
 	ms := base.Ms(s.o.Clock.Now())
-	status := strconv.Itoa(int(jobstore.StatusCompleted))
 	cmds := make([]rclient.Command, 0, 2*len(cs))
 	for i, c := range cs {
 		if err := base.ValidateLease(c.Lease); err != nil {
@@ -302,11 +348,12 @@ func (s *Store) CompleteMany(ctx context.Context, cs []jobstore.Completion) ([]e
 		id := c.Lease.JobID
 		// Only what changed: LastUpdatedAt reads as the latest of the
 		// record's times, and a missing Result as an empty one.
-		fields := []string{"Status", status, "CompletedAt", ms}
+		fields := []string{"Status", s.w.completed, "CompletedAt", ms}
 		if len(c.Result) > 0 {
 			fields = append(fields, "Result", string(c.Result))
 		}
-		cmds = append(cmds, rclient.Cmd("LREM", s.Processing, "-1", id), rclient.Cmd("HSET", s.job(id), fields...))
+		cmds = append(cmds, rclient.Command{Head: s.w.lrem, Keys: s.w.processing, Args: []string{"-1", id}},
+			rclient.Command{Head: s.w.hset, Keys: []string{s.job(id)}, Args: fields})
 	}
 	if len(cmds) == 0 {
 		return errs, nil

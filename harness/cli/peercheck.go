@@ -31,8 +31,10 @@ go-redis), on one embedded Redis, in the shape of scenarios/peer-check.yaml:
 a prefilled backlog drained by 16 consumers, unbatched, 64-byte payloads,
 jobs/s and client CPU per job over 2 s after a 1 s warm-up. Each round runs
 the plain program and aebench's run of the same backend (Redis flushed
-before each; odd rounds run aebench first); the ratios are the medians of
-the rounds'. Targets (issue 24):
+before each, the order rotating by round); the ratios are the medians of
+the rounds'. For the floor, each round also runs bench/plain/store:
+aebench's floor Store in the plain loop without the harness, printed (not
+judged) to split the gap into the store's part and the harness's. Targets (issue 24):
 aebench at least 0.9x the plain program's jobs/s, client CPU per job within
 1.2x; below them: exit 4. Needs the go toolchain (it builds the plain
 programs) and the repository (run it from the checkout).
@@ -46,11 +48,14 @@ programs) and the repository (run it from the checkout).
 type peerPair struct {
 	plain, backend, args string
 	jobs                 int
+	// store, when set, is a program that runs aebench's Store of backend
+	// in the plain program's loop without the harness: it splits the gap.
+	store string
 }
 
 var peerPairs = []peerPair{
-	{"bench/plain/asynq", "asynq", "-concurrency 16", 100000},
-	{"bench/plain/list", "floor", "-workers 16", 200000},
+	{"bench/plain/asynq", "asynq", "-concurrency 16", 100000, ""},
+	{"bench/plain/list", "floor", "-workers 16", 200000, "bench/plain/store"},
 }
 
 // cmdPeerCheck is `aebench peer-check`.
@@ -112,68 +117,105 @@ type peerEnv struct {
 	stdout, stderr                  io.Writer
 }
 
-// pair builds p's plain program, runs the rounds (the plain program and
-// aebench's run of the same backend, in turns, Redis flushed before each) and prints
-// the pair's line; it returns the exit code the pair asks for.
+// pair builds p's programs, runs the rounds (the plain program, aebench's
+// run of the same backend and, for the floor, bench/plain/store, in an
+// order that rotates by round, Redis flushed before each) and prints the
+// pair's line; it returns the exit code the pair asks for.
 func (e peerEnv) pair(ctx context.Context, p peerPair, rounds int) int {
-	bin := filepath.Join(e.tmp, filepath.Base(p.plain))
-	if out, err := goBuild(ctx, e.root, bin, "./"+p.plain); err != nil {
-		fmt.Fprintf(e.stdout, "%-7s  error: building %s: %v: %s\n", p.backend, p.plain, err, lastLineOf(out))
-		return exitInfra
+	bin, code := e.build(ctx, p.backend, p.plain)
+	storeBin := ""
+	if code == exitOK && p.store != "" {
+		storeBin, code = e.build(ctx, p.backend, p.store)
 	}
-	code := exitOK
-	var jobRatios, cpuRatios, plainPS, aePS, plainCPU, aeCPU []float64
+	if code != exitOK {
+		return code
+	}
+	var r peerRounds
 	for i := range rounds {
-		if err := e.rdb.FlushAll(ctx).Err(); err != nil {
-			fmt.Fprintf(e.stderr, "aebench peer-check: FLUSHALL: %v\n", err)
-			return exitInfra
+		var pl, ae, st plainResult
+		sides := []func() error{
+			func() (err error) { pl, err = runPlain(ctx, bin, e.addr, e.password, p.plainArgs()); return err },
+			func() (err error) {
+				ae, err = runAebench(ctx, e.self, e.root, filepath.Join(e.tmp, fmt.Sprintf("%s-%d", p.backend, i)), redisURL(e.addr, e.password), p.backend, p.jobs)
+				return err
+			},
 		}
-		var pl, ae plainResult
-		plain := func() (err error) {
-			pl, err = runPlain(ctx, bin, e.addr, e.password, fmt.Sprintf("-jobs %d %s", p.jobs, p.args))
-			return err
+		if storeBin != "" {
+			sides = append(sides, func() (err error) { st, err = runPlain(ctx, storeBin, e.addr, e.password, p.plainArgs()); return err })
 		}
-		aebench := func() (err error) {
-			ae, err = runAebench(ctx, e.self, e.root, filepath.Join(e.tmp, fmt.Sprintf("%s-%d", p.backend, i)), redisURL(e.addr, e.password), p.backend, p.jobs)
-			return err
-		}
-		// Odd rounds run aebench first, so that a host getting busier or
-		// quieter over the check weighs on both sides alike.
-		first, second := plain, aebench
-		if i%2 == 1 {
-			first, second = aebench, plain
-		}
-		err := first()
-		if err == nil {
-			if err = e.rdb.FlushAll(ctx).Err(); err == nil {
-				err = second()
+		// The order rotates by round, so that a host getting busier or
+		// quieter over the check weighs on every side alike.
+		var err error
+		for k := range sides {
+			if err = e.rdb.FlushAll(ctx).Err(); err != nil {
+				err = fmt.Errorf("FLUSHALL: %w", err)
+				break
 			}
-		}
-		if err == nil {
-			plainPS, aePS = append(plainPS, pl.JobsPS), append(aePS, ae.JobsPS)
-			plainCPU, aeCPU = append(plainCPU, pl.CPU), append(aeCPU, ae.CPU)
-			jobRatios, cpuRatios = append(jobRatios, ae.JobsPS/pl.JobsPS), append(cpuRatios, ae.CPU/pl.CPU)
+			if err = sides[(i+k)%len(sides)](); err != nil {
+				break
+			}
 		}
 		if err != nil {
 			fmt.Fprintf(e.stdout, "%-7s  error: %v\n", p.backend, err)
 			code = exitInfra
 			break
 		}
+		r.add(pl, ae, st, storeBin != "")
 	}
-	if len(jobRatios) == 0 {
+	if len(r.jobs) == 0 {
 		return code
 	}
-	jr, cr := medianOf(jobRatios), medianOf(cpuRatios)
+	return max(code, r.print(e.stdout, p))
+}
+
+// build compiles the program at pkg (a folder of the checkout) into the
+// check's temporary folder.
+func (e peerEnv) build(ctx context.Context, backend, pkg string) (string, int) {
+	bin := filepath.Join(e.tmp, filepath.Base(pkg))
+	if out, err := goBuild(ctx, e.root, bin, "./"+pkg); err != nil {
+		fmt.Fprintf(e.stdout, "%-7s  error: building %s: %v: %s\n", backend, pkg, err, lastLineOf(out))
+		return "", exitInfra
+	}
+	return bin, exitOK
+}
+
+func (p peerPair) plainArgs() string { return fmt.Sprintf("-jobs %d %s", p.jobs, p.args) }
+
+// peerRounds collects a pair's rounds: aebench's ratios to the plain
+// program, and the store program's when it ran.
+type peerRounds struct {
+	jobs, cpu, plainPS, aePS, plainCPU, aeCPU []float64
+	storeJobs, storeCPU                       []float64
+}
+
+func (r *peerRounds) add(pl, ae, st plainResult, store bool) {
+	r.plainPS, r.aePS = append(r.plainPS, pl.JobsPS), append(r.aePS, ae.JobsPS)
+	r.plainCPU, r.aeCPU = append(r.plainCPU, pl.CPU), append(r.aeCPU, ae.CPU)
+	r.jobs, r.cpu = append(r.jobs, ae.JobsPS/pl.JobsPS), append(r.cpu, ae.CPU/pl.CPU)
+	if store {
+		r.storeJobs, r.storeCPU = append(r.storeJobs, st.JobsPS/pl.JobsPS), append(r.storeCPU, st.CPU/pl.CPU)
+	}
+}
+
+// print writes the pair's line (and the store program's, which is not
+// judged) and returns exitThreshold when the medians miss the targets.
+func (r *peerRounds) print(w io.Writer, p peerPair) int {
+	code := exitOK
+	jr, cr := medianOf(r.jobs), medianOf(r.cpu)
 	verdict := "ok: at least 0.9x the jobs/s, at most 1.2x the CPU per job"
-	if slices.Min(jobRatios) < 0.9 || slices.Max(cpuRatios) > 1.2 {
+	if slices.Min(r.jobs) < 0.9 || slices.Max(r.cpu) > 1.2 {
 		// The gate reads the medians; the word says when a round fell outside.
 		verdict = "ok on the medians; some rounds fell outside (more --rounds)"
 	}
 	if jr < 0.9 || cr > 1.2 {
-		verdict, code = "BELOW the targets (0.9x jobs/s, 1.2x CPU per job)", max(code, exitThreshold)
+		verdict, code = "BELOW the targets (0.9x jobs/s, 1.2x CPU per job)", exitThreshold
 	}
-	fmt.Fprintf(e.stdout, "%-7s  %-18s  %11.0f  %11.0f  %5.2fx (%s)  %11.1fµs  %11.1fµs  %5.2fx (%s)  %s\n", p.backend, p.plain,
-		medianOf(plainPS), medianOf(aePS), jr, rangeOf(jobRatios), medianOf(plainCPU), medianOf(aeCPU), cr, rangeOf(cpuRatios), verdict)
+	fmt.Fprintf(w, "%-7s  %-18s  %11.0f  %11.0f  %5.2fx (%s)  %11.1fµs  %11.1fµs  %5.2fx (%s)  %s\n", p.backend, p.plain,
+		medianOf(r.plainPS), medianOf(r.aePS), jr, rangeOf(r.jobs), medianOf(r.plainCPU), medianOf(r.aeCPU), cr, rangeOf(r.cpu), verdict)
+	if len(r.storeJobs) > 0 {
+		fmt.Fprintf(w, "%-7s  %s (aebench's %s Store in the plain loop, no harness; not judged): %.2fx (%s) the jobs/s, %.2fx (%s) the CPU per job of %s\n",
+			"", p.store, p.backend, medianOf(r.storeJobs), rangeOf(r.storeJobs), medianOf(r.storeCPU), rangeOf(r.storeCPU), p.plain)
+	}
 	return code
 }
 
