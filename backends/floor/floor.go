@@ -83,8 +83,8 @@ type Store struct {
 	// Ready and Processing are the two lists' keys.
 	Ready, Processing string
 	w                 words
-	// secs caches the last BLMOVE's arguments (its timeout in seconds).
-	secs   atomic.Pointer[blockArgs]
+	// block caches the last blocking claim's timeout, formatted.
+	block  atomic.Pointer[blockArgs]
 	done   atomic.Int64
 	closed atomic.Bool
 }
@@ -99,9 +99,12 @@ type words struct {
 	completed                       string // Status of a completed job
 }
 
+// blockArgs is a block of d as BLMPOP's timeout (secs) and BLMOVE's
+// arguments.
 type blockArgs struct {
-	d    time.Duration
-	args []string
+	d      time.Duration
+	secs   string
+	blmove []string
 }
 
 var (
@@ -129,14 +132,16 @@ func New(_ context.Context, c rclient.Client, o jobstore.Options) (*Store, error
 	return s, nil
 }
 
-// blmoveArgs is BLMOVE's arguments for a block of d.
-func (s *Store) blmoveArgs(d time.Duration) []string {
-	if b := s.secs.Load(); b != nil && b.d == d {
-		return b.args
+// blockArgs is a block of d, formatted once for as long as d stays the
+// same (a claim wait without a context deadline).
+func (s *Store) blockArgs(d time.Duration) *blockArgs {
+	if b := s.block.Load(); b != nil && b.d == d {
+		return b
 	}
-	b := &blockArgs{d: d, args: []string{"RIGHT", "LEFT", strconv.FormatFloat(max(d, time.Millisecond).Seconds(), 'f', 3, 64)}}
-	s.secs.Store(b)
-	return b.args
+	secs := strconv.FormatFloat(max(d, time.Millisecond).Seconds(), 'f', 3, 64)
+	b := &blockArgs{d: d, secs: secs, blmove: []string{"RIGHT", "LEFT", secs}}
+	s.block.Store(b)
+	return b
 }
 
 func (s *Store) job(id string) string { return s.keys.FloorJob(id) }
@@ -255,7 +260,7 @@ func (s *Store) claimOne(ctx context.Context, req jobstore.ClaimRequest, block t
 	var v any
 	var err error
 	if block > 0 {
-		v, err = s.c.DoBlocking(ctx, rclient.Command{Head: s.w.blmove, Keys: s.w.moveKeys, Args: s.blmoveArgs(block)})
+		v, err = s.c.DoBlocking(ctx, rclient.Command{Head: s.w.blmove, Keys: s.w.moveKeys, Args: s.blockArgs(block).blmove})
 	} else {
 		v, err = s.c.Do(ctx, rclient.Command{Head: s.w.lmove, Keys: s.w.moveKeys, Args: s.w.moveArgs})
 	}
@@ -284,12 +289,11 @@ func payloadAt(ps [][]byte, i int) []byte {
 
 // take returns the ids it moved into processing, with their payloads.
 func (s *Store) take(ctx context.Context, most int, block time.Duration) ([]string, [][]byte, error) {
-	secs := strconv.FormatFloat(max(block, time.Millisecond).Seconds(), 'f', 3, 64)
 	n := strconv.Itoa(most)
 	var v any
 	var err error
 	if block > 0 {
-		v, err = s.c.DoBlocking(ctx, rclient.Command{Head: []string{"BLMPOP", secs, "1"}, Keys: []string{s.Ready}, Args: []string{"RIGHT", "COUNT", n}})
+		v, err = s.c.DoBlocking(ctx, rclient.Command{Head: []string{"BLMPOP", s.blockArgs(block).secs, "1"}, Keys: []string{s.Ready}, Args: []string{"RIGHT", "COUNT", n}})
 	} else {
 		v, err = s.c.Do(ctx, rclient.Command{Head: []string{"LMPOP", "1"}, Keys: []string{s.Ready}, Args: []string{"RIGHT", "COUNT", n}})
 	}
@@ -308,7 +312,7 @@ func (s *Store) take(ctx context.Context, most int, block time.Duration) ([]stri
 	cmds := make([]rclient.Command, 0, 1+len(ids))
 	cmds = append(cmds, rclient.Cmd("LPUSH", s.Processing, ids...))
 	for _, id := range ids {
-		cmds = append(cmds, rclient.Cmd("HGET", s.job(id), "Payload"))
+		cmds = append(cmds, rclient.Command{Head: s.w.hget, Keys: []string{s.job(id)}, Args: s.w.payload})
 	}
 	rs := s.c.DoMulti(context.WithoutCancel(ctx), cmds...)
 	if err := firstError("record popped ids as processing and read their payloads", rs); err != nil {

@@ -138,7 +138,7 @@ func (a *acker) flush() {
 	t0 := time.Now()
 	errs, err := jobstore.CompleteAll(e.calls.at(t0), e.wstore, cs)
 	ce := time.Now()
-	e.c.completeCalls.Add(1)
+	e.c.completeCalls.at(w.idx).Add(1)
 	if e.measuring(t0) {
 		w.rec.Record(TagComplete, ce.Sub(t0))
 	}
@@ -167,6 +167,6 @@ func (a *acker) flush() {
 			w.rec.Record(TagBookkeeping, book)
 		}
 		w.untrack(p.lease.JobID)
-		e.c.inFlight.Add(-1)
+		e.c.inFlight.at(w.idx).Add(-1)
 	}
 }

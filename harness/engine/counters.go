@@ -86,7 +86,10 @@ func (s *striped) at(i int) *atomic.Int64 { return &s.cells[i%stripes].Int64 }
 // Add adds n on the first stripe, for callers that are not a worker.
 func (s *striped) Add(n int64) { s.cells[0].Add(n) }
 
-// Load is the counter's value: the sum of the stripes.
+// Load is the counter's value: the sum of the stripes, read one after
+// another, so not a snapshot across them. Its readers (the status line,
+// the series, the drain's quiet check, which asks again) take a value a
+// few jobs off; a worker's own +1 and -1 go to its one stripe.
 func (s *striped) Load() int64 {
 	var n int64
 	for i := range s.cells {
