@@ -23,7 +23,7 @@ local marker = fixed == 5 and KEYS[5]
 local jobs, err = read_new_jobs(3, ready)
 if not jobs then return err end
 local n = jobs.n
-local first = redis.call('INCRBY', KEYS[4], n) - n
+local first = redis.call('INCRBY', KEYS[4], num_text(n)) - n
 local handed, low = {}, jobs.low
 if marker then
   handed, low = handoff_new(ready, jobs, now, function() return zsets_due(now, ready, index) end,
@@ -66,5 +66,5 @@ for _, place in ipairs(order) do
   redis.call('HSET', place, unpack(b.pairs))
   redis.call('ZADD', index, 'LT', b.low, place)
 end
-if bucketed > 0 then redis.call('INCRBY', KEYS[3], bucketed) end
+if bucketed > 0 then redis.call('INCRBY', KEYS[3], num_text(bucketed)) end
 return n

@@ -61,7 +61,7 @@ for i, d in ipairs(due) do
 end
 if #add > 0 then
   zadd_desc(ready, add)
-  redis.call('DECRBY', KEYS[4], #add / 2)
+  redis.call('DECRBY', KEYS[4], num_text(#add / 2))
 end
 -- Each visited bucket is rescored by the earliest RunAt it still holds, or
 -- leaves the index when empty.
@@ -78,14 +78,14 @@ end
 -- still waiting in a bucket: that keeps oldest RunAt first and FIFO among
 -- equal RunAt across the two structures.
 local upto = ARGV[1]
-local lowest = redis.call('ZRANGE', index, 0, 0, 'WITHSCORES')[2]
+local lowest = redis.call('ZRANGE', index, '0', '0', 'WITHSCORES')[2]
 if lowest and tonumber(lowest) <= now then upto = '(' .. lowest end
 local leased = pop_leases(ready, active, upto, max, ARGV[4], ARGV[5])
 local out = activate_all(active, job_prefix(ready), leased, ARGV[9], ARGV[1], ARGV[4])
 
 local report = {}
 if rmax > 0 and #leased < 2 * max and upto ~= ARGV[1] then
-  report = redis.call('ZRANGE', index, '-inf', now, 'BYSCORE', 'LIMIT', 0, rmax)
+  report = redis.call('ZRANGE', index, '-inf', now, 'BYSCORE', 'LIMIT', '0', ARGV[6])
 end
 
 -- Wake-ups (claims that block). A report means Go promotes those buckets

@@ -19,7 +19,7 @@ local handed = handoff_new(KEYS[1], jobs, now, function() return stream_busy(KEY
   function() return '' end)
 -- The delayed head, read once per batch, spares a due job the look-up
 -- for a delayed twin of its RunAt (stream_place).
-local dhead = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')[2] or false
+local dhead = redis.call('ZRANGE', KEYS[2], '0', '0', 'WITHSCORES')[2] or false
 local woke = false
 for i = 1, jobs.n do
   if not handed[i] then

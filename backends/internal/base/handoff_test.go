@@ -152,3 +152,57 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 	}
 }
+
+// A claim right after one that drained the queue registers before it looks
+// (BlockClaim's plain ZADD, the streams' stream_join). A job enqueued in
+// between, while no one waited, set no marker for the streams: the
+// registration must see it and the claim take it, not block past it.
+func TestHandoffJoinFirstSeesJobBetween(t *testing.T) {
+	c := basetest.Client(t)
+	ctx := context.Background()
+	for _, tc := range handoffStores {
+		t.Run(tc.name, func(t *testing.T) {
+			o := jobstore.Options{Queue: "handoff-join-" + tc.name, PollInterval: time.Millisecond}
+			s, err := tc.new(ctx, c, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			req := jobstore.ClaimRequest{WorkerID: "w", Max: 1, Lease: time.Minute}
+			for i, id := range []string{"j1", "j2", "j3"} {
+				if err := s.Enqueue(ctx, jobstore.NewJob{ID: id, Payload: []byte(id)}); err != nil {
+					t.Fatal(err)
+				}
+				// The first claim drains the queue; the next ones wait, so
+				// they join first.
+				req.Wait = time.Duration(min(i, 1)) * 2 * time.Second
+				got, err := s.Claim(ctx, req)
+				if err != nil || len(got) != 1 || got[0].Job.ID != id {
+					t.Fatalf("claim %d = %v, %v; want %s", i+1, got, err, id)
+				}
+			}
+			keys := base.NewKeys(o.Queue)
+			if n, _ := c.Do(ctx, rclient.Cmd("ZCARD", keys.Waiters())); base.Int(n) != 0 {
+				t.Fatalf("%d waiters left registered", base.Int(n))
+			}
+			// Now one blocks registered (it joined first), and is handed
+			// the next job.
+			done := make(chan []jobstore.Claimed, 1)
+			go func() {
+				req.Wait = 10 * time.Second
+				got, err := s.Claim(ctx, req)
+				if err != nil {
+					t.Error(err)
+				}
+				done <- got
+			}()
+			waitFor(t, func() bool { n, _ := c.Do(ctx, rclient.Cmd("ZCARD", keys.Waiters())); return base.Int(n) == 1 })
+			if err := s.Enqueue(ctx, jobstore.NewJob{ID: "j4", Payload: []byte("j4")}); err != nil {
+				t.Fatal(err)
+			}
+			if got := <-done; len(got) != 1 || got[0].Job.ID != "j4" || string(got[0].Job.Payload) != "j4" {
+				t.Fatalf("the registered claimer got %v; want j4 with its payload", got)
+			}
+		})
+	}
+}

@@ -41,6 +41,7 @@ var (
 	ScriptStreamCancel   = NewScript("stream_cancel")
 	ScriptStreamPeek     = NewScript("stream_peek")
 	ScriptStreamSweep    = NewScript("stream_sweep")
+	ScriptStreamJoin     = NewScript("stream_join")
 )
 
 // Stream is Core plus a queue's ready stream, read by StreamGroup as a
@@ -86,7 +87,7 @@ type Stream struct {
 func NewStream(ctx context.Context, c rclient.Client, o jobstore.Options, bodies embed.FS, places func(Keys) []string) (*Stream, error) {
 	core, err := NewCore(ctx, c, o, func(enc jobstore.Encoding) (Scripts, error) {
 		return ComposeScripts(ctx, c, enc, bodies, ScriptExtend, ScriptStreamActivate, ScriptStreamClaim,
-			ScriptComplete, ScriptCompleteMany, ScriptStreamFail, ScriptStreamRecover, ScriptStreamCancel, ScriptStreamPeek, ScriptStreamSweep, ScriptLocate)
+			ScriptComplete, ScriptCompleteMany, ScriptStreamFail, ScriptStreamRecover, ScriptStreamCancel, ScriptStreamPeek, ScriptStreamSweep, ScriptStreamJoin, ScriptLocate)
 	})
 	if err != nil {
 		return nil, err

@@ -207,7 +207,9 @@ func (a *activated) decode(arr []any, worker string, now, deadline time.Time) er
 // claim mode); after a round that read nothing, the claim blocks in
 // XREADGROUP BLOCK (no longer than until the delayed head falls due, when
 // the round reported one; OnDue then also fires at that instant) and
-// activates what it reads with stream_activate.
+// activates what it reads with stream_activate. With the hand-off (Marker)
+// it blocks on its inbox and the marker instead, and a waiting claim after
+// one that drained the queue or was handed jobs registers first (join).
 //
 // A round that found only jobs read before their RunAt (appended anew by
 // the script) starts a pass: the claim reads on, scanCount entries a round,
@@ -226,18 +228,17 @@ func (s *Stream) Claim(ctx context.Context, req jobstore.ClaimRequest, promote i
 	if dl, ok := ctx.Deadline(); ok && req.Wait > 0 && dl.Add(-blockMargin).Before(end) {
 		end = dl.Add(-blockMargin)
 	}
-	var next, due time.Time // earliest RunAt this pass appended anew; the delayed head
+	var next time.Time // earliest RunAt this pass appended anew
 	count := req.Max
-	// A claim right after one that drained the queue blocks first (see
-	// Core.BlockClaim): its round would find nothing. Not with the
-	// hand-off: a claimer must register in the call that found nothing.
 	handoff := s.Marker != ""
-	idle := !handoff && s.emptied.Swap(false) && req.Wait > 0
 	var h Handoff
+	idle, due, err := s.blockFirst(ctx, req, end, promote, &h) // due: the delayed head
+	if err != nil {
+		return s.blockFailed(ctx, h.Leave, err) // the registration may stand
+	}
 	for {
 		asked := count
 		var a activated
-		var err error
 		if idle && handoff {
 			got, err := s.waitHanded(ctx, &h, end, due)
 			if err != nil || len(got) > 0 || h.Leave == "" && time.Until(end) <= 0 {
@@ -316,6 +317,53 @@ func (s *Stream) round(ctx context.Context, req jobstore.ClaimRequest, count, pr
 	return a, err
 }
 
+// blockFirst says whether a claim starts by blocking (see Core.BlockClaim):
+// right after a claim that drained the queue, its round would find
+// nothing. With the hand-off it registers first (join), which stream_join
+// refuses when an entry waits unread, since an entry appended while no one
+// waited set no marker; due is then the delayed head (see join).
+func (s *Stream) blockFirst(ctx context.Context, req jobstore.ClaimRequest, end time.Time, promote int, h *Handoff) (bool, time.Time, error) {
+	if !s.emptied.Swap(false) || req.Wait <= 0 {
+		return false, time.Time{}, nil
+	}
+	if s.Marker == "" {
+		return true, time.Time{}, nil
+	}
+	return s.join(ctx, req, end, promote, h)
+}
+
+// join registers the claimer as a waiter without a claim call
+// (stream_join), when the wait leaves time to block: true when it did
+// (h.Leave is the registration), with the delayed ZSET's head when claims
+// promote (zero: none); false when an entry waits unread or a delayed job
+// is due, and the claimer must run a round. On an error h.Leave names the
+// registration, which may stand.
+func (s *Stream) join(ctx context.Context, req jobstore.ClaimRequest, end time.Time, promote int, h *Handoff) (bool, time.Time, error) {
+	if time.Until(end) <= minBlock || ctx.Err() != nil {
+		return false, time.Time{}, nil
+	}
+	member, until := waiter(s.TokenBase(), req), Ms(s.Now().Add(req.Wait))
+	keys := []string{s.Ready}
+	if promote > 0 {
+		keys = append(keys, s.PlaceKeys[1])
+	}
+	h.Leave = member
+	v, err := s.Run(ctx, ScriptStreamJoin, keys, []string{Ms(s.Now()), member, until})
+	if err != nil {
+		return false, time.Time{}, fmt.Errorf("%s: %w", ScriptStreamJoin, err)
+	}
+	arr, _ := v.([]any)
+	if len(arr) == 0 || Int(arr[0]) != 1 {
+		h.Leave = ""
+		return false, time.Time{}, nil
+	}
+	var due time.Time
+	if len(arr) > 1 {
+		due = NextDue(arr[1])
+	}
+	return true, due, nil
+}
+
 // pause waits between two passes over jobs read too early: PollPause, or
 // until next (the earliest RunAt the pass saw), or end; false when the
 // wait or ctx is over.
@@ -365,7 +413,8 @@ func (s *Stream) blockFor(end, due time.Time) time.Duration {
 // registration h.Leave and the marker until end, or until due (when not
 // zero) with OnDue armed for that instant (Core.blockHanded), and returns
 // the jobs an enqueue handed it. h.Leave is cleared when the registration
-// is over; else the next claim round ends it.
+// is over; else the next claim round ends it. Jobs handed make the next
+// Claim join first.
 func (s *Stream) waitHanded(ctx context.Context, h *Handoff, end, due time.Time) ([]jobstore.Claimed, error) {
 	block := s.blockFor(end, due)
 	if block <= 0 {
@@ -374,6 +423,11 @@ func (s *Stream) waitHanded(ctx context.Context, h *Handoff, end, due time.Time)
 	got, done, err := s.blockHanded(ctx, h.Leave, s.Marker, block, end)
 	if done {
 		h.Leave = ""
+	}
+	if len(got) > 0 && err == nil {
+		// Handed because nothing waited unread: the next claim joins
+		// first (join; as Core.BlockClaim's).
+		s.NoteEmptied()
 	}
 	return got, err
 }

@@ -18,7 +18,7 @@ local marker = fixed == 3 and KEYS[3]
 local jobs, err = read_new_jobs(3, KEYS[1])
 if not jobs then return err end
 local n = jobs.n
-local first = redis.call('INCRBY', KEYS[2], n) - n
+local first = redis.call('INCRBY', KEYS[2], num_text(n)) - n
 local handed, low = {}, jobs.low
 if marker then
   handed, low = handoff_new(KEYS[1], jobs, ARGV[1], function() return zsets_due(ARGV[1], KEYS[1]) end,

@@ -15,36 +15,6 @@ local function err_not_found(id) return redis.error_reply('AE_NOT_FOUND ' .. id)
 local function err_duplicate(id) return redis.error_reply('AE_DUPLICATE ' .. id) end
 local function err_not_cancelable(id, st) return redis.error_reply('AE_NOT_CANCELABLE ' .. id .. ' status ' .. tostring(st)) end
 
--- Derived record keys. A claim cannot know which jobs it takes before it
--- runs, so it cannot declare their records in KEYS without a round trip of
--- its own (the old pop, then activate). Claim scripts therefore build the
--- record key of a job they took from the queue key they were given: the
--- same "ae:{queue}:" prefix, so the same hash tag and the same Cluster slot,
--- which Redis Cluster accepts for keys a script did not declare (as BullMQ's
--- and asynq's scripts do). base.Keys.Job builds the same names in Go. Every
--- other script still receives its record keys in KEYS.
--- queue_prefix is "ae:{queue}:" out of any key of the queue; the names
--- derived from it (job_prefix here, expire_index, lib_stream.lua's
--- stream_voided) are the ones base.Keys builds in Go.
-local function queue_prefix(tagged)
-  return tagged:match('^(.-{[^}]*}:)')
-end
-
-local function job_prefix(tagged)
-  return queue_prefix(tagged) .. 'job:'
-end
-
--- Millisecond times stay text in the scripts. tonumber costs about 1,900
--- instructions under callgrind (Lua parses with strtod), and a Lua number
--- handed to redis.call is formatted with printf, which together were about
--- 5% of a batched job's Redis instructions. ms_le(a, b) is a <= b for the
--- integer texts Go and Redis write (no leading zeros): equal lengths, both
--- non-negative (a digit sorts after '/', '-' before it), compare as text.
-local function ms_le(a, b)
-  if #a == #b and a > '/' and b > '/' then return a <= b end
-  return tonumber(a) <= tonumber(b)
-end
-
 -- memoized(f) is f with its results kept for the library's life (its
 -- locals outlive a call), for the few values a hot path converts again and
 -- again. small_num is tonumber for the small counts a layout repeats (a
@@ -65,6 +35,35 @@ end
 -- not reach them.)
 local small_num = memoized(function(s) return tonumber(s) end)
 local num_text = memoized(function(i) return tostring(i) end)
+
+-- Derived record keys. A claim cannot know which jobs it takes before it
+-- runs, so it cannot declare their records in KEYS without a round trip of
+-- its own (the old pop, then activate). Claim scripts therefore build the
+-- record key of a job they took from the queue key they were given: the
+-- same "ae:{queue}:" prefix, so the same hash tag and the same Cluster slot,
+-- which Redis Cluster accepts for keys a script did not declare (as BullMQ's
+-- and asynq's scripts do). base.Keys.Job builds the same names in Go. Every
+-- other script still receives its record keys in KEYS.
+-- queue_prefix is "ae:{queue}:" out of any key of the queue; the names
+-- derived from it (job_prefix here, expire_index, lib_stream.lua's
+-- stream_voided) are the ones base.Keys builds in Go.
+-- They are memoized (so the caches hold a few names a queue): a pattern
+-- match and a concatenation cost about 2,300 and 1,000 instructions under
+-- callgrind, and a call derived several (ci-cost.yaml).
+local queue_prefix = memoized(function(tagged) return tagged:match('^(.-{[^}]*}:)') end)
+
+local job_prefix = memoized(function(tagged) return queue_prefix(tagged) .. 'job:' end)
+
+-- Millisecond times stay text in the scripts. tonumber costs about 1,900
+-- instructions under callgrind (Lua parses with strtod), and a Lua number
+-- handed to redis.call is formatted with printf, which together were about
+-- 5% of a batched job's Redis instructions. ms_le(a, b) is a <= b for the
+-- integer texts Go and Redis write (no leading zeros): equal lengths, both
+-- non-negative (a digit sorts after '/', '-' before it), compare as text.
+local function ms_le(a, b)
+  if #a == #b and a > '/' and b > '/' then return a <= b end
+  return tonumber(a) <= tonumber(b)
+end
 
 -- read_new_jobs parses the enqueue layout that base.EnqueueArgs writes, from
 -- ARGV[at]: n, then per job: id, runAt, payload, npairs, then npairs
@@ -279,9 +278,7 @@ end
 -- instructions under callgrind, about what the PEXPIRE it replaced cost);
 -- a list entry a batch costs a few hundred a job. Complete, Fail, Cancel
 -- and Recover's dead letters still set a PEXPIRE: they are one job a call.
-local function expire_index(tagged)
-  return queue_prefix(tagged) .. 'expiring'
-end
+local expire_index = memoized(function(tagged) return queue_prefix(tagged) .. 'expiring' end)
 
 -- sweep_expired deletes the records of the expiry list's due entries,
 -- oldest first, until max records went (a whole entry at a time, so up to
@@ -289,7 +286,7 @@ end
 local function sweep_expired(index, prefix, now, max)
   local n = 0
   while n < max do
-    local e = redis.call('LINDEX', index, 0)
+    local e = redis.call('LINDEX', index, '0')
     if not e or not ms_le(e:match('^[^|]*'), now) then break end
     local keys = {}
     for id in e:gmatch('|([^|]+)') do keys[#keys + 1] = prefix .. id end
@@ -363,7 +360,7 @@ local function complete_many(active, completed, at, now, retention_ms, done)
     end
   end
   if #ids > 0 then
-    redis.call('INCRBY', completed, #ids)
+    redis.call('INCRBY', completed, num_text(#ids))
     retire(active, ids, now, retention_ms)
   end
   return table.concat(out)
@@ -489,7 +486,7 @@ local function seq_member_id(member) return member:sub(14) end
 local function pop_leases(queue, active, upto, max, deadline, token_base)
   local out = {}
   if max < 1 then return out end
-  local members = redis.call('ZRANGE', queue, '-inf', upto, 'BYSCORE', 'LIMIT', 0, max)
+  local members = redis.call('ZRANGE', queue, '-inf', upto, 'BYSCORE', 'LIMIT', '0', num_text(max))
   if #members == 0 then return out end
   local leases, n = {}, #members
   for i, m in ipairs(members) do
@@ -512,7 +509,7 @@ end
 -- waits for the next claimer. A pop that leaves due jobs behind sets it
 -- again, so one wake chains to as many claimers as there is work.
 -- A backend that polls passes no marker (false): nothing is woken.
-local function wake(marker) if marker then redis.call('ZADD', marker, 0, 'w') end end
+local function wake(marker) if marker then redis.call('ZADD', marker, '0', 'w') end end
 
 -- zsets_head returns the lowest score (as Redis wrote it) among the given
 -- ZSETs, or nil when they are all empty: the head of a queue kept in one
@@ -520,7 +517,7 @@ local function wake(marker) if marker then redis.call('ZADD', marker, 0, 'w') en
 local function zsets_head(...)
   local head
   for _, key in ipairs({ ... }) do
-    local s = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]
+    local s = redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')[2]
     if s and (not head or not ms_le(head, s)) then head = s end
   end
   return head
@@ -583,7 +580,9 @@ end
 -- while registered waits for its lease to expire, as any claimed job of a
 -- dead worker does; a registration's score bounds that: a waiter whose wait
 -- has ended on the store's clock is not given jobs.
-local function waiters_key(tagged) return queue_prefix(tagged) .. 'waiters' end
+local waiters_key = memoized(function(tagged) return queue_prefix(tagged) .. 'waiters' end)
+local wake_key = memoized(function(tagged) return queue_prefix(tagged) .. 'wake' end)
+local active_key = memoized(function(tagged) return queue_prefix(tagged) .. 'active' end)
 local function inbox_key(tagged, token_base) return queue_prefix(tagged) .. 'inbox:' .. token_base end
 
 -- handoff_join registers member as a waiter until until_ms ('' member: the
@@ -598,7 +597,7 @@ end
 local function handoff_leave(tagged, member)
   if member == '' or redis.call('ZREM', waiters_key(tagged), member) == 1 then return false end
   local inbox = inbox_key(tagged, member:match('^[^|]*'))
-  local item = redis.call('ZRANGE', inbox, 0, 0)[1]
+  local item = redis.call('ZRANGE', inbox, '0', '0')[1]
   if not item then return false end
   redis.call('DEL', inbox)
   return item
@@ -615,7 +614,7 @@ end
 -- handoff_waiters returns up to n waiters whose wait has not ended at now,
 -- parsed, without removing them (handoff_give does, for those it uses).
 local function handoff_waiters(tagged, now, n)
-  local ms = redis.call('ZRANGE', waiters_key(tagged), '(' .. now, '+inf', 'BYSCORE', 'LIMIT', 0, n)
+  local ms = redis.call('ZRANGE', waiters_key(tagged), '(' .. now, '+inf', 'BYSCORE', 'LIMIT', '0', num_text(n))
   local out = {}
   for i, m in ipairs(ms) do
     local token_base, max, lease, worker = m:match('^([^|]*)|([^|]*)|([^|]*)|(.*)$')
@@ -641,7 +640,7 @@ local function handoff_give(tagged, active, w, now, jobs)
   redis.call('ZADD', active, unpack(leases))
   redis.call('ZREM', waiters_key(tagged), w.member)
   local inbox = inbox_key(tagged, w.base)
-  redis.call('ZADD', inbox, 0, table.concat(parts))
+  redis.call('ZADD', inbox, '0', table.concat(parts))
   redis.call('PEXPIRE', inbox, w.lease)
 end
 
@@ -687,7 +686,7 @@ local function handoff_new(tagged, jobs, now, busy, ref)
       give[#give + 1] = { jobs.id[i], jobs.key[i], payload, extra }
       handed[i], k = true, k + 1
     end
-    handoff_give(tagged, queue_prefix(tagged) .. 'active', w, now, give)
+    handoff_give(tagged, active_key(tagged), w, now, give)
   end
   local low
   for i = 1, jobs.n do

@@ -32,9 +32,7 @@ end
 -- stream_voided is the SET of unread entries whose jobs were canceled,
 -- derived from a key of the queue as job_prefix derives records
 -- (base.Keys.Voided names it in Go).
-local function stream_voided(tagged)
-  return queue_prefix(tagged) .. 'voided'
-end
+local stream_voided = memoized(function(tagged) return queue_prefix(tagged) .. 'voided' end)
 
 -- stream_id_lt orders entry ids "<ms>-<seq>".
 local function stream_id_lt(a, b)
@@ -81,7 +79,7 @@ end
 -- by the caller), and not voided.
 local function stream_unread(stream, entry, last)
   if #redis.call('XRANGE', stream, entry, entry) == 0 then return false end
-  if #redis.call('XPENDING', stream, STREAM_GROUP, entry, entry, 1) > 0 then return true end
+  if #redis.call('XPENDING', stream, STREAM_GROUP, entry, entry, '1') > 0 then return true end
   return stream_id_lt(last, entry) and redis.call('SISMEMBER', stream_voided(stream), entry) == 0
 end
 
@@ -121,7 +119,7 @@ end
 local function stream_place(stream, delayed, seq, id, run_at, now, dhead, payload, extra)
   if delayed and (not ms_le(run_at, now) or
       ((dhead == nil or (dhead and ms_le(dhead, run_at))) and
-      #redis.call('ZRANGE', delayed, run_at, run_at, 'BYSCORE', 'LIMIT', 0, 1) > 0)) then
+      #redis.call('ZRANGE', delayed, run_at, run_at, 'BYSCORE', 'LIMIT', '0', '1') > 0)) then
     local member = seq_member(redis.call('INCR', seq), id)
     redis.call('ZADD', delayed, run_at, member)
     return member
@@ -167,7 +165,7 @@ end
 
 -- stream_tail is the stream's last entry id ('' when empty).
 local function stream_tail(stream)
-  local t = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)[1]
+  local t = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', '1')[1]
   return t and t[1] or ''
 end
 
@@ -254,7 +252,7 @@ end
 -- given, are what a plain read found due (each is checked again); else the
 -- ZSET itself is read. Record keys are derived (job_prefix).
 local function stream_promote(delayed, stream, prefix, now, max, members)
-  members = members or redis.call('ZRANGE', delayed, '-inf', now, 'BYSCORE', 'LIMIT', 0, max)
+  members = members or redis.call('ZRANGE', delayed, '-inf', now, 'BYSCORE', 'LIMIT', '0', num_text(max))
   local moved = 0
   for _, member in ipairs(members) do
     local score = redis.call('ZSCORE', delayed, member)
@@ -277,8 +275,7 @@ end
 -- due entry ends with stream_wake, which sets it when anyone waits (one
 -- EXISTS a call otherwise; the seed variants' claimers never register).
 local function stream_wake(stream)
-  local p = queue_prefix(stream)
-  if redis.call('EXISTS', p .. 'waiters') == 1 then redis.call('ZADD', p .. 'wake', 0, 'w') end
+  if redis.call('EXISTS', waiters_key(stream)) == 1 then redis.call('ZADD', wake_key(stream), '0', 'w') end
 end
 
 -- stream_busy is handoff_new's busy for the streams: a job handed now

@@ -19,5 +19,5 @@ for i = 6, #ARGV do entries[#entries + 1] = ARGV[i] end
 local out, next_at = stream_take(active, stream, job_prefix(stream), entries, ARGV[1], ARGV[2], ARGV[3], ARGV[4],
   tonumber(ARGV[5]))
 local head = false
-if delayed then head = redis.call('ZRANGE', delayed, 0, 0, 'WITHSCORES')[2] or '' end
+if delayed then head = redis.call('ZRANGE', delayed, '0', '0', 'WITHSCORES')[2] or '' end
 return { out, tail, next_at, head }

@@ -42,7 +42,7 @@ local out, next_at = stream_take(active, stream, prefix, entries, now, ARGV[2], 
   fields)
 local next_delayed = ''
 if delayed then
-  next_delayed = redis.call('ZRANGE', delayed, 0, 0, 'WITHSCORES')[2] or ''
+  next_delayed = redis.call('ZRANGE', delayed, '0', '0', 'WITHSCORES')[2] or ''
 end
 if ARGV[10] and #entries == 0 then handoff_join(stream, ARGV[10], ARGV[11]) end
 return { out, tail, next_at, #entries / 2, entries[#entries - 1] or '', next_delayed }
