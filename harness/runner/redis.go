@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/aebench/aebench/harness/scenario"
@@ -114,20 +115,39 @@ func (p *redisPool) fresh(ctx context.Context, rc scenario.RedisConfig) (*pooled
 }
 
 // flush empties a Redis that aebench spawned, so each run starts from the
-// same empty server (memory, keyspace). It refuses a server given by URL.
+// same empty server (memory, keyspace, and the Lua state: FLUSHALL keeps
+// function libraries and cached scripts, and a run after others would pay
+// for theirs, since Redis's Lua garbage collector walks every library
+// loaded; each run's stores load their own again). It refuses a server
+// given by URL.
 func (pr *pooledRedis) flush(ctx context.Context) error {
 	if !pr.info.Owned {
 		return errors.New("refusing to flush a Redis given by URL")
 	}
 	for _, addr := range pr.r.Addrs {
-		c, err := rclient.New(rclient.GoRedis, rclient.Options{Addrs: []string{addr}, Password: pr.r.Password})
-		if err != nil {
-			return fmt.Errorf("flush %s: %w", addr, err)
+		if err := flushNode(ctx, addr, pr.r.Password); err != nil {
+			return err
 		}
-		_, err = c.Do(ctx, rclient.Command{Head: []string{"FLUSHALL"}})
-		c.Close()
+	}
+	return nil
+}
+
+// flushNode runs FLUSHALL, FUNCTION FLUSH and SCRIPT FLUSH on one server;
+// a server too old for FUNCTION (before Redis 7) has no libraries to drop.
+func flushNode(ctx context.Context, addr, password string) error {
+	c, err := rclient.New(rclient.GoRedis, rclient.Options{Addrs: []string{addr}, Password: password})
+	if err != nil {
+		return fmt.Errorf("flush %s: %w", addr, err)
+	}
+	defer c.Close()
+	for _, cmd := range [][]string{{"FLUSHALL"}, {"FUNCTION", "FLUSH"}, {"SCRIPT", "FLUSH"}} {
+		_, err := c.Do(ctx, rclient.Command{Head: cmd})
+		var re *rclient.RedisError
+		if errors.As(err, &re) && cmd[0] == "FUNCTION" && strings.Contains(strings.ToLower(re.Msg), "unknown command") {
+			continue
+		}
 		if err != nil {
-			return fmt.Errorf("FLUSHALL %s: %w", addr, err)
+			return fmt.Errorf("%s %s: %w", strings.Join(cmd, " "), addr, err)
 		}
 	}
 	return nil
