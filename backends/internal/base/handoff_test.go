@@ -3,6 +3,7 @@ package base_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,54 +43,61 @@ var handoffStores = []struct {
 // the lease ends, and another claimer gets it.
 func TestHandoffToDeadWaiter(t *testing.T) {
 	c := basetest.Client(t)
-	ctx := context.Background()
 	for _, tc := range handoffStores {
-		t.Run(tc.name, func(t *testing.T) {
-			clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
-			o := jobstore.Options{Queue: "handoff-" + tc.name, Clock: clk, PollInterval: time.Millisecond}
-			s, err := tc.new(ctx, c, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			keys := base.NewKeys(o.Queue)
-			// A registration as a claimer's call makes it (base's waiter):
-			// token base, max, lease ms, worker; its wait ends in a minute.
-			until := base.Ms(clk.Now().Add(time.Minute))
-			if _, err := c.Do(ctx, rclient.Cmd("ZADD", keys.Waiters(), until, "ghost-1|5|1000|ghost")); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Enqueue(ctx, jobstore.NewJob{ID: "j1", Payload: []byte("p"), MaxRetries: 3}); err != nil {
-				t.Fatal(err)
-			}
-			j, err := s.Get(ctx, "j1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if j.Status != jobstore.StatusInProgress || j.WorkerID != "ghost" || j.LeaseToken != "ghost-1.1" ||
-				!j.LeaseDeadline.Equal(clk.Now().Add(time.Second)) {
-				t.Fatalf("after the enqueue: %s worker %q token %q deadline %v, want InProgress, handed to ghost (ghost-1.1) until now+1s",
-					j.Status, j.WorkerID, j.LeaseToken, j.LeaseDeadline)
-			}
-			if n, _ := c.Do(ctx, rclient.Cmd("ZCARD", keys.Waiters())); base.Int(n) != 0 {
-				t.Errorf("the waiter given a job is still registered (%d waiters)", base.Int(n))
-			}
-			if n, _ := c.Do(ctx, rclient.Cmd("ZCARD", keys.Inbox("ghost-1"))); base.Int(n) != 1 {
-				t.Errorf("the ghost's inbox holds %d items, want 1", base.Int(n))
-			}
-			clk.Advance(1001 * time.Millisecond)
-			r, err := s.Recover(ctx, 10)
-			if err != nil || !slices.Equal(r.Requeued, []string{"j1"}) {
-				t.Fatalf("Recover after the lease = %+v, %v; want j1 requeued", r, err)
-			}
-			if m, ok := s.(jobstore.Mover); ok {
-				_, _ = m.Promote(ctx, 10)
-			}
-			got, err := s.Claim(ctx, jobstore.ClaimRequest{WorkerID: "w", Max: 5, Lease: time.Minute})
-			if err != nil || len(got) != 1 || got[0].Job.ID != "j1" || string(got[0].Job.Payload) != "p" {
-				t.Fatalf("Claim after Recover = %v, %v; want j1 with its payload", got, err)
-			}
-		})
+		for _, enc := range []jobstore.Encoding{jobstore.EncodingHash, jobstore.EncodingJSON} {
+			t.Run(tc.name+"/"+string(enc), func(t *testing.T) { handoffToDeadWaiter(t, c, tc.new, enc) })
+		}
+	}
+}
+
+// handoffToDeadWaiter is TestHandoffToDeadWaiter for one store and record
+// encoding: the handed job's record is written once, already leased.
+func handoffToDeadWaiter(t *testing.T, c rclient.Client, newStore func(context.Context, rclient.Client, jobstore.Options) (jobstore.Store, error),
+	enc jobstore.Encoding) {
+	ctx := context.Background()
+	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
+	o := jobstore.Options{Queue: "handoff-" + strings.ReplaceAll(t.Name(), "/", "-"), Clock: clk, PollInterval: time.Millisecond, Encoding: enc}
+	s, err := newStore(ctx, c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	keys := base.NewKeys(o.Queue)
+	// A registration as a claimer's call makes it (base's waiter):
+	// token base, max, lease ms, worker; its wait ends in a minute.
+	until := base.Ms(clk.Now().Add(time.Minute))
+	if _, err := c.Do(ctx, rclient.Cmd("ZADD", keys.Waiters(), until, "ghost-1|5|1000|ghost")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Enqueue(ctx, jobstore.NewJob{ID: "j1", Payload: []byte("p"), MaxRetries: 3}); err != nil {
+		t.Fatal(err)
+	}
+	j, err := s.Get(ctx, "j1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Status != jobstore.StatusInProgress || j.WorkerID != "ghost" || j.LeaseToken != "ghost-1.1" ||
+		!j.LeaseDeadline.Equal(clk.Now().Add(time.Second)) {
+		t.Fatalf("after the enqueue: %s worker %q token %q deadline %v, want InProgress, handed to ghost (ghost-1.1) until now+1s",
+			j.Status, j.WorkerID, j.LeaseToken, j.LeaseDeadline)
+	}
+	if n, _ := c.Do(ctx, rclient.Cmd("ZCARD", keys.Waiters())); base.Int(n) != 0 {
+		t.Errorf("the waiter given a job is still registered (%d waiters)", base.Int(n))
+	}
+	if n, _ := c.Do(ctx, rclient.Cmd("ZCARD", keys.Inbox("ghost-1"))); base.Int(n) != 1 {
+		t.Errorf("the ghost's inbox holds %d items, want 1", base.Int(n))
+	}
+	clk.Advance(1001 * time.Millisecond)
+	r, err := s.Recover(ctx, 10)
+	if err != nil || !slices.Equal(r.Requeued, []string{"j1"}) {
+		t.Fatalf("Recover after the lease = %+v, %v; want j1 requeued", r, err)
+	}
+	if m, ok := s.(jobstore.Mover); ok {
+		_, _ = m.Promote(ctx, 10)
+	}
+	got, err := s.Claim(ctx, jobstore.ClaimRequest{WorkerID: "w", Max: 5, Lease: time.Minute})
+	if err != nil || len(got) != 1 || got[0].Job.ID != "j1" || string(got[0].Job.Payload) != "p" {
+		t.Fatalf("Claim after Recover = %v, %v; want j1 with its payload", got, err)
 	}
 }
 

@@ -121,10 +121,12 @@ end
 
 -- create_job writes job i of a read_new_jobs batch: the producer's fields
 -- (RunAt, Payload and the pairs after it in ARGV) plus Status Queued and the
--- backend's Ref (its handle on the job in its own index).
-local function create_job(jobs, i, ref)
+-- backend's Ref (its handle on the job in its own index); with lease (a
+-- lease_field), Status InProgress and that Lease instead, as claim_record
+-- would write them after (handoff_new: one write of the record, not two).
+local function create_job(jobs, i, ref, lease)
   local a = jobs.arg[i]
-  rec_create(jobs.key[i], ST_QUEUED, ref, jobs.at[i], ARGV[a], a + 2, jobs.to[i])
+  rec_create(jobs.key[i], lease and ST_INPROGRESS or ST_QUEUED, ref, jobs.at[i], ARGV[a], a + 2, jobs.to[i], lease)
 end
 
 -- Leases. The active index (a ZSET scored by lease deadline) holds one member
@@ -623,19 +625,16 @@ local function handoff_waiters(tagged, now, n)
   return out
 end
 
--- handoff_give leases jobs (a list of {id, key, payload, extra}, records
--- written and waiting) to waiter w at now, as a claim's activate does, and
--- puts them in its inbox as one item, which base's decodeHandoff reads:
--- "<started>|<deadline>|" then id, token, payload and view_extra of each
--- job as handoff_fields.
-local function handoff_give(tagged, active, w, now, jobs)
-  local deadline = string.format('%.0f', tonumber(now) + tonumber(w.lease))
+-- handoff_give leases jobs (a list of {id, token, payload, extra}, their
+-- records written under those leases: handoff_new) to waiter w from now
+-- until deadline, as a claim's activate does, and puts them in its inbox
+-- as one item, which base's decodeHandoff reads: "<started>|<deadline>|"
+-- then id, token, payload and view_extra of each job as handoff_fields.
+local function handoff_give(tagged, active, w, now, deadline, jobs)
   local parts, leases = { now, '|', deadline, '|' }, {}
   for i, j in ipairs(jobs) do
-    local token = w.base .. '.' .. num_text(i)
-    leases[2 * i - 1], leases[2 * i] = deadline, lease_member(j[1], token)
-    claim_record(j[2], token, w.worker, now, deadline)
-    parts[#parts + 1] = handoff_field(j[1]) .. handoff_field(token) .. handoff_field(j[3]) .. handoff_field(j[4])
+    leases[2 * i - 1], leases[2 * i] = deadline, lease_member(j[1], j[2])
+    parts[#parts + 1] = handoff_field(j[1]) .. handoff_field(j[2]) .. handoff_field(j[3]) .. handoff_field(j[4])
   end
   redis.call('ZADD', active, unpack(leases))
   redis.call('ZREM', waiters_key(tagged), w.member)
@@ -655,9 +654,12 @@ end
 -- there are waiters and busy() is false (busy: a job already due waits in
 -- the queue, and goes first). Only a batch whose due jobs are in RunAt
 -- order is handed (a claim takes the oldest first). Each waiter takes up
--- to its max, in batch order. A handed job's record is written here with
--- ref(i) as its Ref (the place a claim would have taken it from; '' for
--- none), then leased; the active index is derived from tagged, as
+-- to its max, in batch order. A handed job's record is written here, once,
+-- with ref(i) as its Ref (the place a claim would have taken it from; ''
+-- for none) and already under its lease (Status InProgress and Lease, as
+-- claim_record writes them; written Queued then leased, it was two HSETs:
+-- ci-cost.yaml, one run each, 0.8 commands and 2,600-3,500 instructions a
+-- job more); the active index is derived from tagged, as
 -- base.Keys.Active names it. It returns handed, with handed[i] true for
 -- each job it leased (the caller neither writes nor queues those), and
 -- the earliest RunAt of the jobs it did not hand (jobs.low when it handed
@@ -678,15 +680,17 @@ local function handoff_new(tagged, jobs, now, busy, ref)
   local handed, k = {}, 1
   for _, w in ipairs(ws) do
     if k > #due then break end
+    local deadline = string.format('%.0f', tonumber(now) + tonumber(w.lease))
     local give = {}
     while k <= #due and #give < w.max do
       local i = due[k]
       local payload, extra = new_job_view(jobs, i)
-      create_job(jobs, i, ref(i))
-      give[#give + 1] = { jobs.id[i], jobs.key[i], payload, extra }
+      local token = w.base .. '.' .. num_text(#give + 1)
+      create_job(jobs, i, ref(i), lease_field(token, deadline, now, w.worker))
+      give[#give + 1] = { jobs.id[i], token, payload, extra }
       handed[i], k = true, k + 1
     end
-    handoff_give(tagged, active_key(tagged), w, now, give)
+    handoff_give(tagged, active_key(tagged), w, now, deadline, give)
   end
   local low
   for i = 1, jobs.n do

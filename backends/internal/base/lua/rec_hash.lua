@@ -15,12 +15,19 @@ local function rec_set(key, ...)
 end
 
 -- rec_create writes a new record: Status, Ref, RunAt, Payload (left out
--- when empty) and the field/value pairs in ARGV[from..to], in one HSET that
--- reads them straight from ARGV. (No write tells a hash that exists apart
--- without overwriting it, so read_new_jobs checks that none exists first:
--- a batch is all or nothing.)
-local function rec_create(key, status, ref, run_at, payload, from, to)
-  if payload == '' then
+-- when empty), Lease when given, and the field/value pairs in
+-- ARGV[from..to], in one HSET that reads them straight from ARGV. (No
+-- write tells a hash that exists apart without overwriting it, so
+-- read_new_jobs checks that none exists first: a batch is all or nothing.)
+local function rec_create(key, status, ref, run_at, payload, from, to, lease)
+  if lease then
+    if payload == '' then
+      redis.call('HSET', key, 'Status', status, 'Ref', ref, 'RunAt', run_at, 'Lease', lease, unpack(ARGV, from, to))
+    else
+      redis.call('HSET', key, 'Status', status, 'Ref', ref, 'RunAt', run_at, 'Payload', payload, 'Lease', lease,
+        unpack(ARGV, from, to))
+    end
+  elseif payload == '' then
     redis.call('HSET', key, 'Status', status, 'Ref', ref, 'RunAt', run_at, unpack(ARGV, from, to))
   else
     redis.call('HSET', key, 'Status', status, 'Ref', ref, 'RunAt', run_at, 'Payload', payload, unpack(ARGV, from, to))

@@ -40,8 +40,8 @@ local function rec_set(key, ...)
   redis.call('SET', key, s, 'KEEPTTL')
 end
 
-local function rec_create(key, status, ref, run_at, payload, from, to)
-  local r = { Status = status, Ref = ref, RunAt = run_at }
+local function rec_create(key, status, ref, run_at, payload, from, to, lease)
+  local r = { Status = status, Ref = ref, RunAt = run_at, Lease = lease }
   if payload ~= '' then r.Payload = payload end
   for i = from, to, 2 do r[ARGV[i]] = ARGV[i + 1] end
   local s = cjson.encode(r)
