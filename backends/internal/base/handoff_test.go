@@ -57,11 +57,7 @@ func handoffToDeadWaiter(t *testing.T, c rclient.Client, newStore func(context.C
 	ctx := context.Background()
 	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
 	o := jobstore.Options{Queue: "handoff-" + strings.ReplaceAll(t.Name(), "/", "-"), Clock: clk, PollInterval: time.Millisecond, Encoding: enc}
-	s, err := newStore(ctx, c, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t, c, newStore, o)
 	keys := base.NewKeys(o.Queue)
 	// A registration as a claimer's call makes it (base's waiter):
 	// token base, max, lease ms, worker; its wait ends in a minute.
@@ -109,11 +105,7 @@ func TestHandoffWaitEnds(t *testing.T) {
 	for _, tc := range handoffStores {
 		t.Run(tc.name, func(t *testing.T) {
 			o := jobstore.Options{Queue: "handoff-end-" + tc.name, PollInterval: time.Millisecond}
-			s, err := tc.new(ctx, c, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := openStore(t, c, tc.new, o)
 			keys := base.NewKeys(o.Queue)
 			for _, end := range []string{"wait", "context"} {
 				// A context deadline shorter than the wait ends it (a go-redis
@@ -171,11 +163,7 @@ func TestHandoffJoinFirstSeesJobBetween(t *testing.T) {
 	for _, tc := range handoffStores {
 		t.Run(tc.name, func(t *testing.T) {
 			o := jobstore.Options{Queue: "handoff-join-" + tc.name, PollInterval: time.Millisecond}
-			s, err := tc.new(ctx, c, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := openStore(t, c, tc.new, o)
 			req := jobstore.ClaimRequest{WorkerID: "w", Max: 1, Lease: time.Minute}
 			for i, id := range []string{"j1", "j2", "j3"} {
 				if err := s.Enqueue(ctx, jobstore.NewJob{ID: id, Payload: []byte(id)}); err != nil {
@@ -213,4 +201,16 @@ func TestHandoffJoinFirstSeesJobBetween(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openStore builds a store on c for a test, closed when the test ends.
+func openStore(t *testing.T, c rclient.Client, newStore func(context.Context, rclient.Client, jobstore.Options) (jobstore.Store, error),
+	o jobstore.Options) jobstore.Store {
+	t.Helper()
+	s, err := newStore(context.Background(), c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
