@@ -32,6 +32,13 @@ func waiter(tokenBase string, req jobstore.ClaimRequest) string {
 	return tokenBase + "|" + strconv.Itoa(req.Max) + "|" + strconv.FormatInt(req.Lease.Milliseconds(), 10) + "|" + req.WorkerID
 }
 
+// registration is a new registration of a claimer for req made at now on
+// the store's clock: its member (waiter, with a fresh token base) and
+// until when it waits.
+func (c *Core) registration(req jobstore.ClaimRequest, now time.Time) (member, until string) {
+	return waiter(c.TokenBase(), req), Ms(now.Add(req.Wait))
+}
+
 // DecodeClaimReply reads a ZSET claim script's reply {claimed jobs
 // (DecodeClaimed), head ms or ”, [handed item]}: the jobs, the head and
 // whether the head was read. A reply with a handed item (handoff_leave

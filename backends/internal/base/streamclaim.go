@@ -307,7 +307,7 @@ func (s *Stream) Claim(ctx context.Context, req jobstore.ClaimRequest, promote i
 func (s *Stream) round(ctx context.Context, req jobstore.ClaimRequest, count, promote int, end time.Time, h *Handoff) (activated, error) {
 	h.Join, h.Until = "", ""
 	if s.Marker != "" && req.Wait > 0 && time.Until(end) > minBlock {
-		h.Join, h.Until = waiter(s.TokenBase(), req), Ms(s.Now().Add(req.Wait))
+		h.Join, h.Until = s.registration(req, s.Now())
 	}
 	a, err := s.claimRound(ctx, req, count, promote, *h)
 	h.Leave = ""
@@ -342,13 +342,14 @@ func (s *Stream) join(ctx context.Context, req jobstore.ClaimRequest, end time.T
 	if time.Until(end) <= minBlock || ctx.Err() != nil {
 		return false, time.Time{}, nil
 	}
-	member, until := waiter(s.TokenBase(), req), Ms(s.Now().Add(req.Wait))
+	now := s.Now()
+	member, until := s.registration(req, now)
 	keys := []string{s.Ready}
 	if promote > 0 {
 		keys = append(keys, s.PlaceKeys[1])
 	}
 	h.Leave = member
-	v, err := s.Run(ctx, ScriptStreamJoin, keys, []string{Ms(s.Now()), member, until})
+	v, err := s.Run(ctx, ScriptStreamJoin, keys, []string{Ms(now), member, until})
 	if err != nil {
 		return false, time.Time{}, fmt.Errorf("%s: %w", ScriptStreamJoin, err)
 	}

@@ -75,7 +75,7 @@ func (c *Core) BlockClaim(ctx context.Context, req jobstore.ClaimRequest, marker
 		var err error
 		h.Join, h.Until = "", ""
 		if time.Until(end) > minBlock && ctx.Err() == nil {
-			h.Join, h.Until = waiter(c.TokenBase(), req), Ms(c.Now().Add(req.Wait))
+			h.Join, h.Until = c.registration(req, c.Now())
 		}
 		if skip && h.Join != "" {
 			_, err = c.C.Do(ctx, rclient.Cmd("ZADD", c.Keys.Waiters(), h.Until, h.Join))

@@ -14,9 +14,10 @@
 --   due or the stream is missing (the claim call creates its group again):
 --   nothing was written.
 -- Complexity: O(G + log W) for G consumer groups and W waiters.
-local stream, delayed = KEYS[1], KEYS[2]
-if redis.call('EXISTS', stream) == 0 or stream_busy(stream, delayed, ARGV[1]) then return { 0 } end
+local stream, now = KEYS[1], ARGV[1]
+local head = KEYS[2] and zsets_head(KEYS[2]) -- read once: busy's check and the reply
+if (head and ms_le(head, now)) or redis.call('EXISTS', stream) == 0 or stream_busy(stream, nil, now) then
+  return { 0 }
+end
 handoff_join(stream, ARGV[2], ARGV[3])
-local head = ''
-if delayed then head = redis.call('ZRANGE', delayed, '0', '0', 'WITHSCORES')[2] or '' end
-return { 1, head }
+return { 1, head or '' }
