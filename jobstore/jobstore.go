@@ -338,6 +338,33 @@ type ExternalWorkers interface {
 	WorkerCommand(w WorkerSpec) (*exec.Cmd, error)
 }
 
+// Serving is implemented by a store whose jobs run in its own worker loop
+// in this process (asynq's Server calling its handler). In a run without
+// faults and with every worker in process, the harness then runs no Claim
+// loop: Serve calls h for each job on the goroutine that dequeued it, as
+// the system's users run it. Through Claim, each job would pass from that
+// goroutine to a claimer and back, two goroutine hand-offs a job that the
+// system's users never pay. A Serving store still implements Claim for the
+// runs that need aebench's own workers (crash points, worker processes).
+type Serving interface {
+	// Serve runs the store's worker loop until ctx ends, then stops it and
+	// returns when its handlers have returned. A Serve after a Claim (or a
+	// second Serve) is ErrInvalid: one store runs one loop.
+	Serve(ctx context.Context, h ServeFunc) error
+}
+
+// ServeFunc runs one served job c and ends it with end.Complete or
+// end.Fail; one that returns without either (its ctx ended) leaves the
+// job to the store, as a handler cut off by a shutdown does.
+type ServeFunc func(ctx context.Context, c Claimed, end Ender)
+
+// Ender ends a served job; Complete and Fail mean what they mean on a
+// Store, for the job's attempt.
+type Ender interface {
+	Complete(result []byte) error
+	Fail(reason string) (FailResult, error)
+}
+
 // WorkerSpec is one worker process of an ExternalWorkers store.
 type WorkerSpec struct {
 	Index, Gen  int // worker index in the run, replacement count

@@ -5,9 +5,15 @@
 //	jobstore   asynq
 //	Enqueue    Client.EnqueueContext per job: task id = job id, ProcessAt for a
 //	           RunAt after now, MaxRetry, Retention; a taken id is ErrDuplicateID
-//	Claim      a Server's handler hands each task it dequeues to Claim over a
-//	           channel and blocks until Complete or Fail releases it; Claim
-//	           returns up to Max delivered tasks, waiting up to Wait for the first
+//	Serve      (jobstore.Serving) the Server calls aebench's handler straight
+//	           from its own goroutine, as asynq's users run it; the engine
+//	           uses it for every run without faults whose workers are all in
+//	           process, so asynq's own concurrency option sets the jobs in
+//	           flight and it claims and acknowledges one task at a time
+//	Claim      (runs with crash points or worker processes) a Server's handler
+//	           hands each task it dequeues to Claim over a channel and blocks
+//	           until Complete or Fail releases it; Claim returns up to Max
+//	           delivered tasks, waiting up to Wait for the first
 //	Complete   the handler writes the result (ResultWriter) and returns nil
 //	Fail       the handler returns an error carrying the retry delay, which
 //	           Config.RetryDelayFunc reads back; asynq retries or archives
@@ -76,6 +82,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	hq "github.com/hibiken/asynq"
@@ -134,6 +141,11 @@ type Store struct {
 	newServer func() *hq.Server
 	srvOnce   sync.Once
 	srvErr    error
+	// served: Serve started the server (the harness's handler runs in
+	// asynq's); false: Claim did, or nothing yet.
+	served bool
+	// serving: a Serve call has begun (a second one is refused).
+	serving atomic.Bool
 
 	deliveries chan *delivery // handler -> Claim
 	closing    chan struct{}
@@ -170,7 +182,8 @@ type failure struct {
 func (f *failure) Error() string { return f.reason }
 
 var (
-	_ jobstore.Store = (*Store)(nil)
+	_ jobstore.Store   = (*Store)(nil)
+	_ jobstore.Serving = (*Store)(nil)
 )
 
 // New builds the peer with the default Config.
@@ -220,13 +233,16 @@ func (s *Store) serverConfig() hq.Config {
 	}
 }
 
-// serve starts the asynq server at the first Claim, so a Store that only
-// enqueues, reads or recovers (the producers', a maintenance loop's) runs
-// no server: one would dequeue tasks that no Claim takes.
-func (s *Store) serve() error {
+// serve starts the asynq server once, with handler h: at the first Claim
+// (s.handle, feeding Claim) or at Serve (served: the harness's handler
+// runs in asynq's). A Store that only enqueues, reads or recovers (the
+// producers', a maintenance loop's) runs no server: one would dequeue
+// tasks that no Claim takes.
+func (s *Store) serve(h hq.Handler, served bool) error {
 	s.srvOnce.Do(func() {
+		s.served = served
 		srv := s.newServer()
-		if err := srv.Start(hq.HandlerFunc(s.handle)); err != nil {
+		if err := srv.Start(h); err != nil {
 			s.srvErr = fmt.Errorf("asynq: start server: %w", err)
 			return
 		}
@@ -234,6 +250,9 @@ func (s *Store) serve() error {
 		s.srv = srv
 		s.mu.Unlock()
 	})
+	if s.srvErr == nil && s.served != served {
+		return fmt.Errorf("%w: asynq: one Store runs one loop: Claim and Serve cannot both be used", jobstore.ErrInvalid)
+	}
 	return s.srvErr
 }
 

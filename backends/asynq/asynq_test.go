@@ -212,3 +212,65 @@ func TestBulkEnqueue(t *testing.T) {
 		})
 	}
 }
+
+// Serve runs the handler in asynq's own: a completed job keeps its result,
+// a failed one without retries left is archived, a second End is refused,
+// and the Store, serving, refuses Claim and a second Serve.
+func TestServe(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := newStore(t, fast())
+	if err := s.Enqueue(ctx, jobstore.NewJob{ID: "ok", Payload: []byte("p")}, jobstore.NewJob{ID: "bad"}); err != nil {
+		t.Fatal(err)
+	}
+	type end struct {
+		id, payload    string
+		fail           jobstore.FailResult
+		again, failErr error
+	}
+	ends := make(chan end, 2)
+	served := make(chan error, 1)
+	go func() {
+		served <- s.Serve(ctx, func(_ context.Context, c jobstore.Claimed, e jobstore.Ender) {
+			got := end{id: c.Lease.JobID, payload: string(c.Job.Payload)}
+			if got.id == "bad" {
+				got.fail, got.failErr = e.Fail("boom")
+			} else {
+				got.failErr = e.Complete([]byte("done"))
+			}
+			got.again = e.Complete(nil)
+			ends <- got
+		})
+	}()
+	for range 2 {
+		select {
+		case g := <-ends:
+			if g.failErr != nil || !errors.Is(g.again, jobstore.ErrLeaseLost) {
+				t.Errorf("%s: end %v, second end %v (want nil, ErrLeaseLost)", g.id, g.failErr, g.again)
+			}
+			if g.id == "ok" && g.payload != "p" || g.id == "bad" && g.fail.Status != jobstore.StatusFailed {
+				t.Errorf("%s: payload %q, fail %+v", g.id, g.payload, g.fail)
+			}
+		case err := <-served:
+			t.Fatalf("Serve returned %v before the jobs ran", err)
+		case <-time.After(20 * time.Second):
+			t.Fatal("no job served within 20s")
+		}
+	}
+	if j := waitStatus(t, s, "ok", jobstore.StatusCompleted); string(j.Result) != "done" {
+		t.Errorf("ok: Result %q, want done", j.Result)
+	}
+	if j := waitStatus(t, s, "bad", jobstore.StatusFailed); !strings.Contains(j.Error, "boom") {
+		t.Errorf("bad: %+v, want error boom", j)
+	}
+	if _, err := s.Claim(ctx, jobstore.ClaimRequest{WorkerID: "w", Max: 1, Lease: time.Minute}); !errors.Is(err, jobstore.ErrInvalid) {
+		t.Errorf("Claim while serving: %v, want ErrInvalid", err)
+	}
+	if err := s.Serve(ctx, func(context.Context, jobstore.Claimed, jobstore.Ender) {}); !errors.Is(err, jobstore.ErrInvalid) {
+		t.Errorf("second Serve: %v, want ErrInvalid", err)
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+}

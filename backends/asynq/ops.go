@@ -128,12 +128,8 @@ func (s *Store) task(j jobstore.NewJob, now time.Time) (*hq.Task, error) {
 // Complete or Fail. While the Store closes it keeps waiting, so asynq's
 // shutdown pushes the task back to pending instead of counting a failure.
 func (s *Store) handle(ctx context.Context, t *hq.Task) error {
-	id, _ := hq.GetTaskID(ctx)
-	retried, _ := hq.GetRetryCount(ctx)
-	maxRetry, _ := hq.GetMaxRetry(ctx)
-	j := jobFromTask(id, t.Type(), t.Payload(), t.Headers())
-	j.RetryCount, j.MaxRetries, j.Status = retried, maxRetry, jobstore.StatusInProgress
-	d := &delivery{job: j, token: id + "#" + strconv.Itoa(retried), release: make(chan outcome, 1)}
+	j, token := taskJob(ctx, t)
+	d := &delivery{job: j, token: token, release: make(chan outcome, 1)}
 	select {
 	case s.deliveries <- d:
 	case <-ctx.Done():
@@ -171,6 +167,17 @@ func (s *Store) handle(ctx context.Context, t *hq.Task) error {
 	}
 }
 
+// taskJob is the job a handler's task carries, InProgress, and the token
+// of its attempt.
+func taskJob(ctx context.Context, t *hq.Task) (jobstore.Job, string) {
+	id, _ := hq.GetTaskID(ctx)
+	retried, _ := hq.GetRetryCount(ctx)
+	maxRetry, _ := hq.GetMaxRetry(ctx)
+	j := jobFromTask(id, t.Type(), t.Payload(), t.Headers())
+	j.RetryCount, j.MaxRetries, j.Status = retried, maxRetry, jobstore.StatusInProgress
+	return j, id + "#" + strconv.Itoa(retried)
+}
+
 // untilExpiry is how long the handler of d waits before it checks d's
 // lease again: until its deadline once claimed, a moment before.
 func (s *Store) untilExpiry(d *delivery) time.Duration {
@@ -203,7 +210,7 @@ func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstor
 	if err := req.Check(); err != nil {
 		return nil, err
 	}
-	if err := s.serve(); err != nil {
+	if err := s.serve(hq.HandlerFunc(s.handle), false); err != nil {
 		return nil, err
 	}
 	var got []*delivery
@@ -285,13 +292,20 @@ func (s *Store) Fail(_ context.Context, l jobstore.Lease, reason string) (jobsto
 	if err != nil {
 		return jobstore.FailResult{}, err
 	}
-	if d.job.RetryCount >= d.job.MaxRetries {
-		d.release <- outcome{err: fmt.Errorf("%s: %w", reason, hq.SkipRetry)}
-		return jobstore.FailResult{Status: jobstore.StatusFailed}, nil
+	out, res := s.failOutcome(d.job, reason)
+	d.release <- out
+	return res, nil
+}
+
+// failOutcome is what a handler returns when job fails: asynq's SkipRetry
+// when its retries are spent (asynq archives it), else a failure carrying
+// the retry delay.
+func (s *Store) failOutcome(job jobstore.Job, reason string) (outcome, jobstore.FailResult) {
+	if job.RetryCount >= job.MaxRetries {
+		return outcome{err: fmt.Errorf("%s: %w", reason, hq.SkipRetry)}, jobstore.FailResult{Status: jobstore.StatusFailed}
 	}
-	delay := s.backoff(d.job.RetryCount)
-	d.release <- outcome{err: &failure{reason: reason, delay: delay}}
-	return jobstore.FailResult{Status: jobstore.StatusScheduled, RunAt: s.o.Clock.Now().Add(delay)}, nil
+	delay := s.backoff(job.RetryCount)
+	return outcome{err: &failure{reason: reason, delay: delay}}, jobstore.FailResult{Status: jobstore.StatusScheduled, RunAt: s.o.Clock.Now().Add(delay)}
 }
 
 // backoff is Options.Backoff's delay for retry n, jittered.

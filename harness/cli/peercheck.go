@@ -32,9 +32,14 @@ a prefilled backlog drained by 16 consumers, unbatched, 64-byte payloads,
 jobs/s and client CPU per job over 2 s after a 1 s warm-up. Each round runs
 the plain program and aebench's run of the same backend (Redis flushed
 before each, the order rotating by round); the ratios are the medians of
-the rounds'. For the floor, each round also runs bench/plain/store:
-aebench's floor Store in the plain loop without the harness, printed (not
-judged) to split the gap into the store's part and the harness's. Targets (issue 24):
+the rounds'. The plain asynq program enqueues its tasks as aebench's
+asynq does (Retention 24h, the contract's default: finished records are
+kept; a header carrying CreatedAt), so the ratio is what aebench adds.
+Each round also runs a third program, printed and not judged: for
+asynq, the plain program with asynq's defaults (no retention, no header:
+what keeping records costs asynq); for the floor, bench/plain/store,
+aebench's floor Store in the plain loop without the harness (the gap
+split into the store's part and the harness's). Targets (issue 24):
 aebench at least 0.9x the plain program's jobs/s, client CPU per job within
 1.2x; below them: exit 4. Needs the go toolchain (it builds the plain
 programs) and the repository (run it from the checkout).
@@ -48,14 +53,21 @@ programs) and the repository (run it from the checkout).
 type peerPair struct {
 	plain, backend, args string
 	jobs                 int
-	// store, when set, is a program that runs aebench's Store of backend
-	// in the plain program's loop without the harness: it splits the gap.
-	store string
+	// extra is the third program of each round, printed beside the pair
+	// and not judged.
+	extra peerExtra
 }
 
+// peerExtra is a program run beside a pair: prog (the pair's plain
+// program when empty) with args (the pair's when empty); what says what
+// it is.
+type peerExtra struct{ prog, args, what string }
+
 var peerPairs = []peerPair{
-	{"bench/plain/asynq", "asynq", "-concurrency 16", 100000, ""},
-	{"bench/plain/list", "floor", "-workers 16", 200000, "bench/plain/store"},
+	{"bench/plain/asynq", "asynq", "-concurrency 16 -retention 24h -header", 100000,
+		peerExtra{args: "-concurrency 16", what: "asynq's defaults: no retention, no header"}},
+	{"bench/plain/list", "floor", "-workers 16", 200000,
+		peerExtra{prog: "bench/plain/store", what: "aebench's floor Store in the plain loop, no harness"}},
 }
 
 // cmdPeerCheck is `aebench peer-check`.
@@ -118,14 +130,17 @@ type peerEnv struct {
 }
 
 // pair builds p's programs, runs the rounds (the plain program, aebench's
-// run of the same backend and, for the floor, bench/plain/store, in an
+// run of the same backend and the pair's extra program, in an
 // order that rotates by round, Redis flushed before each) and prints the
 // pair's line; it returns the exit code the pair asks for.
 func (e peerEnv) pair(ctx context.Context, p peerPair, rounds int) int {
 	bin, code := e.build(ctx, p.backend, p.plain)
-	storeBin := ""
-	if code == exitOK && p.store != "" {
-		storeBin, code = e.build(ctx, p.backend, p.store)
+	extraBin, extraArgs := bin, p.plainArgs()
+	if code == exitOK && p.extra.prog != "" {
+		extraBin, code = e.build(ctx, p.backend, p.extra.prog)
+	}
+	if p.extra.args != "" {
+		extraArgs = fmt.Sprintf("-jobs %d %s", p.jobs, p.extra.args)
 	}
 	if code != exitOK {
 		return code
@@ -140,9 +155,7 @@ func (e peerEnv) pair(ctx context.Context, p peerPair, rounds int) int {
 				return err
 			},
 		}
-		if storeBin != "" {
-			sides = append(sides, func() (err error) { st, err = runPlain(ctx, storeBin, e.addr, e.password, p.plainArgs()); return err })
-		}
+		sides = append(sides, func() (err error) { st, err = runPlain(ctx, extraBin, e.addr, e.password, extraArgs); return err })
 		// The order rotates by round, so that a host getting busier or
 		// quieter over the check weighs on every side alike.
 		var err error
@@ -160,7 +173,7 @@ func (e peerEnv) pair(ctx context.Context, p peerPair, rounds int) int {
 			code = exitInfra
 			break
 		}
-		r.add(pl, ae, st, storeBin != "")
+		r.add(pl, ae, st)
 	}
 	if len(r.jobs) == 0 {
 		return code
@@ -182,22 +195,20 @@ func (e peerEnv) build(ctx context.Context, backend, pkg string) (string, int) {
 func (p peerPair) plainArgs() string { return fmt.Sprintf("-jobs %d %s", p.jobs, p.args) }
 
 // peerRounds collects a pair's rounds: aebench's ratios to the plain
-// program, and the store program's when it ran.
+// program, and the extra program's.
 type peerRounds struct {
 	jobs, cpu, plainPS, aePS, plainCPU, aeCPU []float64
-	storeJobs, storeCPU                       []float64
+	extraJobs, extraCPU                       []float64
 }
 
-func (r *peerRounds) add(pl, ae, st plainResult, store bool) {
+func (r *peerRounds) add(pl, ae, st plainResult) {
 	r.plainPS, r.aePS = append(r.plainPS, pl.JobsPS), append(r.aePS, ae.JobsPS)
 	r.plainCPU, r.aeCPU = append(r.plainCPU, pl.CPU), append(r.aeCPU, ae.CPU)
 	r.jobs, r.cpu = append(r.jobs, ae.JobsPS/pl.JobsPS), append(r.cpu, ae.CPU/pl.CPU)
-	if store {
-		r.storeJobs, r.storeCPU = append(r.storeJobs, st.JobsPS/pl.JobsPS), append(r.storeCPU, st.CPU/pl.CPU)
-	}
+	r.extraJobs, r.extraCPU = append(r.extraJobs, st.JobsPS/pl.JobsPS), append(r.extraCPU, st.CPU/pl.CPU)
 }
 
-// print writes the pair's line (and the store program's, which is not
+// print writes the pair's line (and the extra program's, which is not
 // judged) and returns exitThreshold when the medians miss the targets.
 func (r *peerRounds) print(w io.Writer, p peerPair) int {
 	code := exitOK
@@ -212,10 +223,12 @@ func (r *peerRounds) print(w io.Writer, p peerPair) int {
 	}
 	fmt.Fprintf(w, "%-7s  %-18s  %11.0f  %11.0f  %5.2fx (%s)  %11.1fµs  %11.1fµs  %5.2fx (%s)  %s\n", p.backend, p.plain,
 		medianOf(r.plainPS), medianOf(r.aePS), jr, rangeOf(r.jobs), medianOf(r.plainCPU), medianOf(r.aeCPU), cr, rangeOf(r.cpu), verdict)
-	if len(r.storeJobs) > 0 {
-		fmt.Fprintf(w, "%-7s  %s (aebench's %s Store in the plain loop, no harness; not judged): %.2fx (%s) the jobs/s, %.2fx (%s) the CPU per job of %s\n",
-			"", p.store, p.backend, medianOf(r.storeJobs), rangeOf(r.storeJobs), medianOf(r.storeCPU), rangeOf(r.storeCPU), p.plain)
+	prog := p.extra.prog
+	if prog == "" {
+		prog = p.plain
 	}
+	fmt.Fprintf(w, "%-7s  %s (%s; not judged): %.2fx (%s) the jobs/s, %.2fx (%s) the CPU per job of %s %s\n",
+		"", prog, p.extra.what, medianOf(r.extraJobs), rangeOf(r.extraJobs), medianOf(r.extraCPU), rangeOf(r.extraCPU), p.plain, p.args)
 	return code
 }
 

@@ -89,6 +89,7 @@ type engine struct {
 		cpu    time.Duration
 	}
 	stall     *stallMeter  // simulated time only
+	served    bool         // a jobstore.Serving store runs the jobs (served.go)
 	windowEnd atomic.Int64 // unix ns; moves earlier on interrupt
 	payload   []byte
 
@@ -162,6 +163,8 @@ type Result struct {
 	// StallNote flags reruns a stall of the harness may explain
 	// (simulated time only; see stallNote).
 	StallNote string
+	// Served: the store's own worker loop ran the jobs (servedWorkers).
+	Served bool
 }
 
 // audit asks a store that implements jobstore.Auditor for its counts,
@@ -274,6 +277,7 @@ func Run(ctx context.Context, spec scenario.RunSpec, store jobstore.Store, hooks
 	col.stop()
 	res.Harness.MaxStallNs = int64(e.stall.stop())
 	e.finish(res, interrupted)
+	res.Served = e.served
 	res.simulated(hooks.Speed)
 	return res
 }
@@ -316,7 +320,12 @@ func (e *engine) startWorkers(ctx context.Context, wg *sync.WaitGroup) (*faults.
 	}
 	local := newLocalWorkers(e, wg)
 	e.local = local
-	e.groups = append(e.groups, local)
+	if sv, ok := e.servingStore(); ok {
+		e.served = true
+		e.groups = append(e.groups, &servedWorkers{e: e, wg: wg, sv: sv})
+	} else {
+		e.groups = append(e.groups, local)
+	}
 	var procs *procPool
 	if e.hooks.Procs != nil {
 		procs = newProcPool(e, wg, e.hooks.Procs)

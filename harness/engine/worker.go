@@ -320,7 +320,7 @@ func (e *engine) runJob(ctx context.Context, w *worker, slots <-chan struct{}, t
 	p := pendingAck{lease: lease, hs: hs, he: he, measured: measured, book: book}
 	switch {
 	case fail:
-		e.failJob(w, p)
+		e.failJob(w, p, e.wstore.Fail)
 	case w.acks != nil:
 		// Batched acks: the slot frees now, the job stays in flight until
 		// its acker completes it.
@@ -373,10 +373,14 @@ func (e *engine) jobStarted(w *worker, it workItem) (measured bool, book time.Du
 	return measured, book
 }
 
-// failJob sends an injected handler failure and books its outcome.
-func (e *engine) failJob(w *worker, p pendingAck) {
+// failFunc fails a job's attempt: the store's Fail, or a served job's.
+type failFunc func(ctx context.Context, l jobstore.Lease, reason string) (jobstore.FailResult, error)
+
+// failJob sends an injected handler failure through fail and books its
+// outcome.
+func (e *engine) failJob(w *worker, p pendingAck, fail failFunc) {
 	id, attempt := p.lease.JobID, p.lease.Attempt
-	fr, err := e.wstore.Fail(e.calls.at(p.he), p.lease, "aebench: injected handler failure")
+	fr, err := fail(e.calls.at(p.he), p.lease, "aebench: injected handler failure")
 	fe := time.Now()
 	if e.measuring(p.he) {
 		w.rec.Record(TagFail, fe.Sub(p.he))

@@ -225,6 +225,10 @@ type RunSummary struct {
 	// StallNote, on simulated time, flags reruns that a stall of the
 	// harness longer than the lease's real length may explain.
 	StallNote string `json:"stall_note,omitempty"`
+	// Served: the store ran its own worker loop with aebench's handler in
+	// it (jobstore.Serving: asynq's Server), so the scenario's worker
+	// count, concurrency and claim and ack batches did not apply.
+	Served bool `json:"served,omitempty"`
 }
 
 // Ratio is one run's figures divided by a reference run's (repeats

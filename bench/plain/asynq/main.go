@@ -3,7 +3,10 @@
 // aebench code anywhere in its loop. It enqueues -jobs tasks with 16
 // goroutines, then a Server with -concurrency workers drains them with a
 // handler that only counts; bench/plain/window takes jobs/s and CPU per
-// job after the warm-up.
+// job after the warm-up. peer-check gives it -retention 24h -header, the
+// task options aebench's asynq enqueues with (the contract keeps finished
+// records, 24h by default, and a job's CreatedAt rides in a header), and
+// runs it once more without them, as asynq's defaults.
 package main
 
 import (
@@ -14,6 +17,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hibiken/asynq"
 
@@ -22,9 +26,11 @@ import (
 
 func main() {
 	conc := flag.Int("concurrency", 16, "Server concurrency")
+	retention := flag.Duration("retention", 0, "asynq.Retention of each task (0: asynq deletes a task when it completes)")
+	header := flag.Bool("header", false, "give each task one header (NewTaskWithHeaders)")
 	f := window.Parse("asynq", 50000)
 	opt := asynq.RedisClientOpt{Addr: f.Addr, Password: f.Password}
-	if err := fill(opt, f.Jobs, f.Payload); err != nil {
+	if err := fill(opt, f.Jobs, f.Payload, *retention, *header); err != nil {
 		fmt.Fprintln(os.Stderr, "plain asynq: enqueue:", err)
 		os.Exit(1)
 	}
@@ -42,7 +48,7 @@ func main() {
 }
 
 // fill enqueues n tasks from 16 goroutines (asynq has no batch enqueue).
-func fill(opt asynq.RedisClientOpt, n, size int) error {
+func fill(opt asynq.RedisClientOpt, n, size int, retention time.Duration, header bool) error {
 	c := asynq.NewClient(opt)
 	defer c.Close()
 	p := make([]byte, size)
@@ -53,7 +59,15 @@ func fill(opt asynq.RedisClientOpt, n, size int) error {
 		go func() {
 			defer wg.Done()
 			for i := g; i < n; i += 16 {
-				if _, err := c.Enqueue(asynq.NewTask("plain", p), asynq.Queue("plain"), asynq.TaskID("t"+strconv.Itoa(i))); err != nil {
+				t := asynq.NewTask("plain", p)
+				if header {
+					t = asynq.NewTaskWithHeaders("plain", p, map[string]string{"created": strconv.FormatInt(time.Now().UnixMilli(), 10)})
+				}
+				opts := []asynq.Option{asynq.Queue("plain"), asynq.TaskID("t" + strconv.Itoa(i))}
+				if retention > 0 {
+					opts = append(opts, asynq.Retention(retention))
+				}
+				if _, err := c.Enqueue(t, opts...); err != nil {
 					errs <- err
 					return
 				}

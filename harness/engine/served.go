@@ -1,0 +1,108 @@
+package engine
+
+// This file runs a jobstore.Serving store (asynq): its own worker loop
+// calls the engine's handler on the goroutine that dequeued the job, as
+// the system's users run it, instead of aebench's Claim loop. It applies to
+// runs without faults whose workers are all in process: crash points live
+// in aebench's worker loop, and worker processes run their own. The
+// scenario's workers.count, concurrency, claim_batch and ack_batch do not
+// apply: the store's own settings (asynq's concurrency option) set how
+// many jobs run at once, and it claims and acknowledges one job at a time
+// as its users' handlers do. Each job is booked as in runJob: started,
+// queue wait, handler, Complete or Fail and their outcome in the ledger.
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/aebench/aebench/clock"
+	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/jobstore"
+)
+
+// servingStore is the store's Serving side when this run serves it: no
+// faults, no worker processes, no remote workers.
+func (e *engine) servingStore() (jobstore.Serving, bool) {
+	sv, ok := e.wstore.(jobstore.Serving)
+	if !ok || e.hooks.Faults != nil || e.hooks.Procs != nil || e.cfg.Workers.InProcess() != e.cfg.Workers.Count {
+		return nil, false
+	}
+	return sv, true
+}
+
+// servedWorkers is the Workers group of a served run: one Serve call.
+type servedWorkers struct {
+	e  *engine
+	wg *sync.WaitGroup
+	sv jobstore.Serving
+}
+
+func (s *servedWorkers) Start(ctx context.Context) error {
+	e := s.e
+	w := &worker{id: "served", rec: e.newRecorder(), stop: e.hardStop, ctx: ctx, quit: func() {}}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		err := s.sv.Serve(ctx, func(hctx context.Context, c jobstore.Claimed, end jobstore.Ender) {
+			e.serveJob(hctx, w, c, end)
+		})
+		if err != nil {
+			e.noteErr(err)
+		}
+	}()
+	return nil
+}
+
+func (s *servedWorkers) Crash(context.Context, faults.Event) error {
+	return errors.New("a served store's workers are its own: a run with faults uses aebench's workers")
+}
+
+func (s *servedWorkers) InFlight() []faults.Affected { return nil }
+
+func (s *servedWorkers) Stop() {}
+
+// serveJob books and runs one served job: what fetch and runJob do for a
+// claimed one, without crash points (a served run has none) or acks in
+// batches (the store acknowledges each job as its handler ends).
+func (e *engine) serveJob(ctx context.Context, w *worker, c jobstore.Claimed, end jobstore.Ender) {
+	at := time.Now()
+	e.c.claimed.at(0).Add(1)
+	e.c.inFlight.at(0).Add(1)
+	defer e.c.inFlight.at(0).Add(-1)
+	e.events.Claimed([]jobstore.Claimed{c}, at)
+	measured, book := e.jobStarted(w, workItem{c: c, claimedAt: at})
+	d, fail := e.handlerPlan(c.Lease.JobID, c.Lease.Attempt)
+	hs := time.Now()
+	if d > 0 {
+		// The system renews its own lease while its handler runs.
+		sl := clock.NewSleeper(w.stop)
+		ok := sl.For(d)
+		_ = sl.Close()
+		if !ok || ctx.Err() != nil {
+			return // the hard stop: the store gives the job back
+		}
+	}
+	he := time.Now()
+	if measured {
+		w.rec.Record(TagHandler, he.Sub(hs))
+	}
+	p := pendingAck{lease: c.Lease, hs: hs, he: he, measured: measured, book: book}
+	if fail {
+		e.failJob(w, p, func(_ context.Context, _ jobstore.Lease, reason string) (jobstore.FailResult, error) {
+			return end.Fail(reason)
+		})
+		return
+	}
+	err := end.Complete(nil)
+	ce := time.Now()
+	e.c.completeCalls.at(0).Add(1)
+	if e.measuring(he) {
+		w.rec.Record(TagComplete, ce.Sub(he))
+	}
+	e.acked(w, p, err, ce, &book)
+	if measured {
+		w.rec.Record(TagBookkeeping, book)
+	}
+}
