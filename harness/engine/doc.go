@@ -5,4 +5,12 @@
 // series, the fault schedule, and the ledger that checks every job. It
 // knows nothing of Redis servers, files or tables: package runner gives it
 // a store and hooks, and turns its Result into summary.json and plots.
+//
+// A store whose jobs run in its own worker loop in this process
+// (jobstore.Serving: asynq's Server) is served in runs without faults
+// whose workers are all in process: its loop calls the engine's handler,
+// as the system's users run it, and the scenario's worker count,
+// concurrency and claim and ack batches do not apply (served.go). With
+// faults or worker processes it goes through Claim like every store, so
+// that a worker can be crashed mid-job.
 package engine
