@@ -50,6 +50,17 @@ type JobTimes struct {
 	// job or a retry after Fail), so its start-minus-Due is lateness.
 	Scheduled bool
 	Delayed   bool // the job was enqueued with a RunAt in the future
+	// entry is the in-process ledger's entry of the job, set by Started:
+	// the worker completes the job through it (Ledger.completedAt), one
+	// map lookup among every job of the run fewer.
+	entry ledgerRef
+}
+
+// ledgerRef is a job's entry and the shard whose lock guards it. Entries
+// are never removed during a run, so a ref stays valid.
+type ledgerRef struct {
+	s *ledgerShard
+	e *ledgerEntry
 }
 
 // Ledger checks a run the way Jepsen's total-queue checker does: every job
@@ -176,7 +187,11 @@ func (l *Ledger) Planned(jobs []PlannedJob, callStart time.Time) {
 // never planned is skipped, and counted as unexpected when strict (a worker
 // saw it: the store made it up).
 func (l *Ledger) update(id string, strict bool, f func(e *ledgerEntry)) {
-	s := l.shard(id)
+	l.updateIn(l.shard(id), id, strict, f)
+}
+
+// updateIn is update on id's shard s.
+func (l *Ledger) updateIn(s *ledgerShard, id string, strict bool, f func(e *ledgerEntry)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.m[id]
@@ -256,7 +271,8 @@ func (e *ledgerEntry) times() JobTimes {
 // Started implements Events.
 func (l *Ledger) Started(id string, attempt int, at time.Time) JobTimes {
 	var t JobTimes
-	l.update(id, true, func(e *ledgerEntry) {
+	s := l.shard(id)
+	l.updateIn(s, id, true, func(e *ledgerEntry) {
 		a := e.attempt(attempt)
 		a.starts++
 		if a.starts == 1 {
@@ -271,6 +287,7 @@ func (l *Ledger) Started(id string, attempt int, at time.Time) JobTimes {
 		} else if attempt > 0 && e.recoveredAt != 0 {
 			t.Due = time.Unix(0, e.recoveredAt)
 		}
+		t.entry = ledgerRef{s: s, e: e}
 	})
 	return t
 }
@@ -278,12 +295,21 @@ func (l *Ledger) Started(id string, attempt int, at time.Time) JobTimes {
 // Completed implements Events.
 func (l *Ledger) Completed(id string, attempt int, at time.Time) JobTimes {
 	var t JobTimes
-	l.update(id, true, func(e *ledgerEntry) {
-		l.markDone(e, at.UnixNano())
-		e.completions++
-		t = e.times()
-	})
+	l.update(id, true, func(e *ledgerEntry) { t = l.complete(e, at) })
 	return t
+}
+
+// completedAt is Completed of the job whose entry Started returned in r.
+func (l *Ledger) completedAt(r ledgerRef, at time.Time) JobTimes {
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	return l.complete(r.e, at)
+}
+
+func (l *Ledger) complete(e *ledgerEntry, at time.Time) JobTimes {
+	l.markDone(e, at.UnixNano())
+	e.completions++
+	return e.times()
 }
 
 // Failed implements Events.

@@ -221,6 +221,35 @@ func TestLedgerJobTimes(t *testing.T) {
 	}
 }
 
+// TestLedgerCompletedAt: completing through the entry Started returned
+// books the job as Completed by id does, and an unknown id has no entry.
+func TestLedgerCompletedAt(t *testing.T) {
+	for _, byEntry := range []bool{false, true} {
+		l := NewLedger()
+		l.Planned([]PlannedJob{{ID: "a", Intended: ms(0), Measured: true}}, ms(1))
+		l.Acked([]string{"a"})
+		jt := l.Started("a", 0, ms(5))
+		if jt.entry.e == nil || jt.entry.s == nil {
+			t.Fatalf("Started returned no entry: %+v", jt)
+		}
+		var done JobTimes
+		if byEntry {
+			done = l.completedAt(jt.entry, ms(9))
+		} else {
+			done = l.Completed("a", 0, ms(9))
+		}
+		if !done.Known || !done.Measured || !done.Intended.Equal(ms(0)) || l.Outstanding() != 0 {
+			t.Errorf("by entry %v: completed times %+v, outstanding %d", byEntry, done, l.Outstanding())
+		}
+		if r := l.Check(); r.Completed != 1 || r.Lost != 0 || !r.OK {
+			t.Errorf("by entry %v: report %+v", byEntry, r)
+		}
+	}
+	if jt := NewLedger().Started("nope", 0, ms(1)); jt.entry.e != nil {
+		t.Errorf("unknown id has an entry")
+	}
+}
+
 // TestLedgerCountsReruns: a later attempt that starts while an earlier one
 // ran (no Fail in between) is a duplicate; a retry after Fail is not.
 func TestLedgerCountsReruns(t *testing.T) {

@@ -72,7 +72,7 @@ func (e *engine) serveJob(ctx context.Context, w *worker, c jobstore.Claimed, en
 	e.c.inFlight.at(0).Add(1)
 	defer e.c.inFlight.at(0).Add(-1)
 	e.events.Claimed([]jobstore.Claimed{c}, at)
-	measured, book := e.jobStarted(w, workItem{c: c, claimedAt: at})
+	measured, book, entry := e.jobStarted(w, workItem{c: c, claimedAt: at})
 	d, fail := e.handlerPlan(c.Lease.JobID, c.Lease.Attempt)
 	hs := time.Now()
 	if d > 0 {
@@ -88,7 +88,7 @@ func (e *engine) serveJob(ctx context.Context, w *worker, c jobstore.Claimed, en
 	if measured {
 		w.rec.Record(TagHandler, he.Sub(hs))
 	}
-	p := pendingAck{lease: c.Lease, hs: hs, he: he, measured: measured, book: book}
+	p := pendingAck{lease: c.Lease, hs: hs, he: he, measured: measured, book: book, entry: entry}
 	if fail {
 		e.failJob(w, p, func(_ context.Context, _ jobstore.Lease, reason string) (jobstore.FailResult, error) {
 			return end.Fail(reason)

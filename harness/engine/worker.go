@@ -296,7 +296,7 @@ func (e *engine) runJob(ctx context.Context, w *worker, slots <-chan struct{}, t
 		e.abandon(w, id, slots)
 		return
 	}
-	measured, book := e.jobStarted(w, it)
+	measured, book, entry := e.jobStarted(w, it)
 	d, fail := e.handlerPlan(id, attempt)
 	lease := it.c.Lease
 	hs := time.Now()
@@ -317,7 +317,7 @@ func (e *engine) runJob(ctx context.Context, w *worker, slots <-chan struct{}, t
 	if measured {
 		w.rec.Record(TagHandler, he.Sub(hs))
 	}
-	p := pendingAck{lease: lease, hs: hs, he: he, measured: measured, book: book}
+	p := pendingAck{lease: lease, hs: hs, he: he, measured: measured, book: book, entry: entry}
 	switch {
 	case fail:
 		e.failJob(w, p, e.wstore.Fail)
@@ -349,8 +349,9 @@ func (e *engine) runJob(ctx context.Context, w *worker, slots <-chan struct{}, t
 
 // jobStarted books a job's start: the ledger's event, the crash tracker,
 // and the dispatch and queue-wait histograms. measured says the job counts
-// in the window's histograms; book is the bookkeeping time so far.
-func (e *engine) jobStarted(w *worker, it workItem) (measured bool, book time.Duration) {
+// in the window's histograms; book is the bookkeeping time so far; entry
+// the job's ledger entry when the ledger is in process.
+func (e *engine) jobStarted(w *worker, it workItem) (measured bool, book time.Duration, entry ledgerRef) {
 	id, attempt := it.c.Lease.JobID, it.c.Lease.Attempt
 	start := time.Now()
 	jt := e.events.Started(id, attempt, start)
@@ -370,7 +371,7 @@ func (e *engine) jobStarted(w *worker, it workItem) (measured bool, book time.Du
 			w.rec.Record(TagLateness, start.Sub(jt.Due))
 		}
 	}
-	return measured, book
+	return measured, book, jt.entry
 }
 
 // failFunc fails a job's attempt: the store's Fail, or a served job's.
@@ -471,6 +472,8 @@ func (e *engine) acked(w *worker, p pendingAck, err error, ce time.Time, book *t
 		var jt JobTimes
 		if pe, ok := e.events.(*pipeEvents); ok {
 			jt = pe.completedAfter(id, attempt, ce, p.he) // the coordinator records the ack wait
+		} else if p.entry.e != nil && e.led != nil {
+			jt = e.led.completedAt(p.entry, ce)
 		} else {
 			jt = e.events.Completed(id, attempt, ce)
 		}
