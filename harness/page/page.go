@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -122,6 +123,8 @@ type cellView struct {
 	ChartErrs  []string
 	// NoInterval says why the statistics have no interval ("": they do).
 	NoInterval string
+	// Served names the cell's backends that ran served (jobstore.Serving).
+	Served string
 }
 
 type runView struct {
@@ -211,6 +214,7 @@ func cells(s *verdict.Set, b *stats.Block, ff *fontFaces) []cellView {
 			cv.Peers = append(cv.Peers, p.Backend)
 		}
 		cv.NoInterval = noInterval(gs)
+		cv.Served = servedIn(s, ci)
 		metrics := presentMetrics(gs)
 		for _, m := range metrics {
 			cv.Header = append(cv.Header, m.Name+" ("+m.Better.String()+" is better)")
@@ -276,4 +280,20 @@ func compareSection(base, s *verdict.Set) *compareView {
 		cv.Pairs = append(cv.Pairs, pv)
 	}
 	return cv
+}
+
+// servedIn lists the backends of cell ci whose own worker loop ran
+// aebench's handler, so that the cell's conditions line is not read as
+// theirs: "" when none did.
+func servedIn(s *verdict.Set, ci int) string {
+	var names []string
+	for _, r := range s.Runs {
+		if r.Cell == ci && r.Served && !slices.Contains(names, r.Label) {
+			names = append(names, r.Label)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return strings.Join(names, ", ") + ": served (the store's own worker loop ran aebench's handler, as its users run it); the workers' count, concurrency and claim and ack batches above did not apply to it."
 }

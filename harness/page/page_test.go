@@ -3,6 +3,8 @@ package page
 import (
 	"strings"
 	"testing"
+
+	"github.com/aebench/aebench/harness/verdict"
 )
 
 func TestInlineSVG(t *testing.T) {
@@ -26,5 +28,20 @@ func TestInlineSVG(t *testing.T) {
 	}
 	if len(ff.rules) != 1 {
 		t.Errorf("font rules %v, want the one rule once", ff.rules)
+	}
+}
+
+// A cell in which a store ran served says so under its headline, once per
+// backend; a cell without one says nothing.
+func TestServedIn(t *testing.T) {
+	s := &verdict.Set{Runs: []verdict.Run{
+		{Cell: 1, Label: "zset"}, {Cell: 1, Label: "asynq", Served: true}, {Cell: 1, Label: "asynq", Served: true},
+		{Cell: 2, Label: "zset"},
+	}}
+	if got := servedIn(s, 1); !strings.HasPrefix(got, "asynq: served") || strings.Count(got, "asynq") != 1 {
+		t.Errorf("cell 1: %q", got)
+	}
+	if got := servedIn(s, 2); got != "" {
+		t.Errorf("cell 2: %q, want nothing", got)
 	}
 }

@@ -78,7 +78,7 @@ func fromRun(rs *summary.RunSummary) (Run, error) {
 	l := rs.Ledger
 	r := Run{ID: rs.ID, Label: rs.Label, Backend: rs.Backend, Client: rs.Client, Cell: rs.Cell, Repeat: rs.Repeat,
 		Calibration: rs.Calibration, Kind: rs.Kind, Status: rs.Status, Error: rs.Error, Problems: rs.Problems,
-		Conditions: rs.Conditions, ResolutionNs: rs.ResolutionNs, CountNoise: rs.CountNoise, Values: values(obj),
+		Conditions: rs.Conditions, ResolutionNs: rs.ResolutionNs, CountNoise: rs.CountNoise, Values: values(obj), Served: rs.Served,
 		Ledger: Ledger{Attempted: l.Attempted, Acknowledged: l.Acknowledged, Completed: l.Completed,
 			DeadLettered: l.DeadLettered, Lost: l.Lost, LostExpected: l.LostExpected, Unexpected: l.Unexpected,
 			Duplicated: l.DuplicatedExecutions, Early: l.StartedEarly, SeedVariant: l.SeedVariant}}

@@ -97,6 +97,10 @@ type Run struct {
 	// Metered: Redis ran under callgrind (redis.meter instructions), so the
 	// run's timings are distorted: never compared with an unmetered run's.
 	Metered bool
+	// Served: the store's own worker loop ran aebench's handler
+	// (summary.json's served), so the scenario's worker settings did not
+	// apply to it.
+	Served bool
 	// CountNoise: the spread the backend declares in its counted per-job
 	// metrics; they gate no tighter than it.
 	CountNoise float64
