@@ -146,10 +146,19 @@ func (t *terminal) printMatrix(w io.Writer) {
 	}
 }
 
+// median is the middle value, or the mean of the two middle ones for an
+// even count (the upper one alone made a median of two repeats their max).
 func median(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
-	return s[len(s)/2]
+	n := len(s)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[n/2]
 }
 
 // claimKind says how a run's backend waits for work: that bounds its

@@ -15,3 +15,18 @@ func TestPrintScaling(t *testing.T) {
 		t.Errorf("printScaling:\n%s", b.String())
 	}
 }
+
+// TestMedian: an even count takes the mean of the two middle values, so a
+// median of two repeats is not their max.
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		xs   []float64
+		want float64
+	}{
+		{nil, 0}, {[]float64{3}, 3}, {[]float64{9024, 8986}, 9005}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5},
+	} {
+		if got := median(tc.xs); got != tc.want {
+			t.Errorf("median(%v) = %v, want %v", tc.xs, got, tc.want)
+		}
+	}
+}
