@@ -366,6 +366,13 @@ func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstor
 			m, err := s.move(ctx, now, buckets, base.MaxClaim, req.Max-len(got), deadline, req.WorkerID, report, h)
 			h.Leave = ""
 			got = append(got, m.claimed...)
+			if len(got) > 0 {
+				// A claim that returns jobs does not block: a later move
+				// that finds nothing must not register it as a waiter, or
+				// an enqueue hands jobs to a claimer that never reads them
+				// (they wait for their lease to run out).
+				h.Join, h.Until = "", ""
+			}
 			if err != nil {
 				return got, time.Time{}, err
 			}

@@ -185,6 +185,32 @@ func TestDueBucketKeepsJobsNotYetDue(t *testing.T) {
 	f.wantStats(0, 0, "at the end")
 }
 
+// A claim that took a job in its first move and found nothing in its
+// second (the due-looking bucket it promoted held no due job) leaves no
+// waiter registered: the claimer does not block, so a job an enqueue
+// handed to that registration would sit leased until its lease ran out
+// (seen as a job left unfinished after a 15 s drain, under load, in
+// TestRunEveryBackend).
+func TestClaimThatTookJobsLeavesNoWaiter(t *testing.T) {
+	f := newFixture(t, bucket.Config{Width: width})
+	T := f.start
+	f.enqueue("a", time.Time{}) // due now: ready, ahead of the bucket
+	f.enqueue("x", T.Add(time.Second))
+	f.enqueue("c", T.Add(5*time.Second)) // x's bucket, not due at T+2s
+	if err := f.s.Cancel(f.ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	f.clk.Set(T.Add(2 * time.Second)) // the bucket looks due (x's score), c is not
+	cl, err := f.s.Claim(f.ctx, jobstore.ClaimRequest{WorkerID: "w", Max: 2, Lease: time.Hour, Wait: time.Minute})
+	if err != nil || len(cl) != 1 || cl[0].Job.ID != "a" {
+		t.Fatalf("Claim = %+v, %v; want [a]", cl, err)
+	}
+	f.enqueue("d", time.Time{})
+	if got := f.claim(2); !slices.Equal(got, []string{"d"}) {
+		t.Fatalf("claimed %v after d was enqueued, want [d] (not handed to a claimer that is not waiting)", got)
+	}
+}
+
 // With a background mover, Claim does not overtake a due job its mover has
 // not promoted yet: FIFO holds across the bucket and ready.
 func TestBackgroundClaimWaitsForMover(t *testing.T) {
