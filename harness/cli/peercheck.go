@@ -140,7 +140,7 @@ func (e peerEnv) pair(ctx context.Context, p peerPair, rounds int) int {
 		extraBin, code = e.build(ctx, p.backend, p.extra.prog)
 	}
 	if p.extra.args != "" {
-		extraArgs = fmt.Sprintf("-jobs %d %s", p.jobs, p.extra.args)
+		extraArgs = p.withJobs(p.extra.args)
 	}
 	if code != exitOK {
 		return code
@@ -192,7 +192,10 @@ func (e peerEnv) build(ctx context.Context, backend, pkg string) (string, int) {
 	return bin, exitOK
 }
 
-func (p peerPair) plainArgs() string { return fmt.Sprintf("-jobs %d %s", p.jobs, p.args) }
+func (p peerPair) plainArgs() string { return p.withJobs(p.args) }
+
+// withJobs is a plain program's command line: the pair's backlog, then args.
+func (p peerPair) withJobs(args string) string { return fmt.Sprintf("-jobs %d %s", p.jobs, args) }
 
 // peerRounds collects a pair's rounds: aebench's ratios to the plain
 // program, and the extra program's.
