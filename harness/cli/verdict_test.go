@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/aebench/aebench/harness/runner/runnertest"
+	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/verdict"
 )
 
@@ -28,8 +29,13 @@ func TestExitCodesAgree(t *testing.T) {
 // calls the change significant when one repeat of the baseline meets a
 // loaded machine's stall (with four, one overlap makes it "too noisy").
 func TestCompareCatchesPolling(t *testing.T) {
-	base := runnertest.Run(t, "[zset]", 5, false)
-	cand := runnertest.Run(t, "[{name: zset, options: {wait: poll}}]", 5, false)
+	// Polling every 500ms puts the candidate's e2e p99 at hundreds of ms,
+	// far beyond what a loaded machine adds to the blocking base's few ms.
+	// The base gets the same setting (unused when blocking): compare
+	// refuses runs whose conditions differ.
+	poll := scenario.Override{Path: "store.poll_interval", Value: "500ms"}
+	base := runnertest.Run(t, "[zset]", 5, false, poll)
+	cand := runnertest.Run(t, "[{name: zset, options: {wait: poll}}]", 5, false, poll)
 
 	code, out, errOut := cli(t, "compare", "--fail-on", "e2e.p99:+10%", base, base)
 	if code != verdict.ExitOK {

@@ -34,8 +34,8 @@ workers: {count: 2, concurrency: 4, claim_batch: 1, claim_wait: 1s, handler: 200
 // Run writes the scenario (BACKENDS replaced by backends, a YAML list) to a
 // temporary file, runs it with repeats repeats into a temporary results
 // root and returns the results directory. It skips the test when no Redis
-// can be had.
-func Run(t testing.TB, backends string, repeats int, plots bool) string {
+// can be had. Overrides apply after repeats.
+func Run(t testing.TB, backends string, repeats int, plots bool, overrides ...scenario.Override) string {
 	t.Helper()
 	tmp := t.TempDir()
 	file := filepath.Join(tmp, "runnertest.yaml")
@@ -43,7 +43,8 @@ func Run(t testing.TB, backends string, repeats int, plots bool) string {
 	if err := os.WriteFile(file, body, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := scenario.LoadScenario(file, scenario.Override{Path: "repeats", Value: strconv.Itoa(repeats)})
+	overrides = append([]scenario.Override{{Path: "repeats", Value: strconv.Itoa(repeats)}}, overrides...)
+	sc, err := scenario.LoadScenario(file, overrides...)
 	if err != nil {
 		t.Fatalf("scenario: %v", err)
 	}
