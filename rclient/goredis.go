@@ -280,8 +280,13 @@ const reloadEvery = 250 * time.Millisecond
 // failover (rueidis refreshes by itself).
 func (a *goRedisAdapter) result(ctx context.Context, c *Command, cmd *redis.Cmd) (any, error) {
 	v, err := goRedisResult(ctx, c, cmd)
+	if err == nil || !a.cluster {
+		return v, err
+	}
+	// Declared past the common path: errors.As moves it to the heap, an
+	// allocation a command.
 	var re *RedisError
-	if err != nil && a.cluster && !errors.As(err, &re) && ctx.Err() == nil {
+	if !errors.As(err, &re) && ctx.Err() == nil {
 		now, last := time.Now().UnixNano(), a.reloaded.Load()
 		if now-last >= int64(reloadEvery) && a.reloaded.CompareAndSwap(last, now) {
 			for _, cl := range []goRedisClient{a.c, a.bc} {

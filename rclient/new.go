@@ -90,8 +90,11 @@ func callFunction(ctx context.Context, do func(context.Context, Command) (any, e
 	load func(context.Context, *Library) error, l *Library, fn string, keys, args []string) (any, error) {
 	c := Command{Head: []string{"FCALL", fn, strconv.Itoa(len(keys))}, Keys: keys, Args: args}
 	v, err := do(ctx, c)
+	if err == nil {
+		return v, nil // before re, which errors.As moves to the heap
+	}
 	var re *RedisError
-	if err == nil || !errors.As(err, &re) || !strings.Contains(re.Msg, "Function not found") {
+	if !errors.As(err, &re) || !strings.Contains(re.Msg, "Function not found") {
 		return v, err
 	}
 	if err := load(ctx, l); err != nil {
