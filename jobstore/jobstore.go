@@ -340,12 +340,12 @@ type ExternalWorkers interface {
 
 // Serving is implemented by a store whose jobs run in its own worker loop
 // in this process (asynq's Server calling its handler). In a run without
-// faults and with every worker in process, the harness then runs no Claim
-// loop: Serve calls h for each job on the goroutine that dequeued it, as
+// faults whose workers are all in process, or all worker processes, the
+// harness then runs no Claim loop: Serve calls h for each job on the goroutine that dequeued it, as
 // the system's users run it. Through Claim, each job would pass from that
 // goroutine to a claimer and back, two goroutine hand-offs a job that the
 // system's users never pay. A Serving store still implements Claim for the
-// runs that need aebench's own workers (crash points, worker processes).
+// runs that need aebench's own workers (crash points).
 type Serving interface {
 	// Serve runs the store's worker loop until ctx ends, then stops it and
 	// returns when its handlers have returned. A Serve after a Claim (or a

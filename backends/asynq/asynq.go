@@ -8,9 +8,10 @@
 //	Serve      (jobstore.Serving) the Server calls aebench's handler straight
 //	           from its own goroutine, as asynq's users run it; the engine
 //	           uses it for every run without faults whose workers are all in
-//	           process, so asynq's own concurrency option sets the jobs in
-//	           flight and it claims and acknowledges one task at a time
-//	Claim      (runs with crash points or worker processes) a Server's handler
+//	           process (one Server) or all worker processes (one each), so
+//	           asynq's own concurrency option sets the jobs in flight and it
+//	           claims and acknowledges one task at a time
+//	Claim      (runs with faults, or workers both in and out of process) a Server's handler
 //	           hands each task it dequeues to Claim over a channel and blocks
 //	           until Complete or Fail releases it; Claim returns up to Max
 //	           delivered tasks, waiting up to Wait for the first

@@ -8,9 +8,10 @@
 //
 // A store whose jobs run in its own worker loop in this process
 // (jobstore.Serving: asynq's Server) is served in runs without faults
-// whose workers are all in process: its loop calls the engine's handler,
-// as the system's users run it, and the scenario's worker count,
-// concurrency and claim and ack batches do not apply (served.go). With
-// faults or worker processes it goes through Claim like every store, so
+// whose workers are all in process (one loop for them all) or all worker
+// processes (one loop in each): its loop calls the engine's handler, as
+// the system's users run it, and the scenario's worker concurrency and
+// claim and ack batches do not apply (served.go). With faults, or workers
+// both in and out of process, it goes through Claim like every store, so
 // that a worker can be crashed mid-job.
 package engine

@@ -324,6 +324,7 @@ func (e *engine) startWorkers(ctx context.Context, wg *sync.WaitGroup) (*faults.
 		e.served = true
 		e.groups = append(e.groups, &servedWorkers{e: e, wg: wg, sv: sv})
 	} else {
+		e.served = e.servesProcesses()
 		e.groups = append(e.groups, local)
 	}
 	var procs *procPool

@@ -180,7 +180,7 @@ func (wp *workerProc) stderrText() string { return wp.stderr.String() }
 // processConfig is what worker idx (replacement gen) is told.
 func (p *procPool) processConfig(idx, gen int) ProcessConfig {
 	return ProcessConfig{Config: p.setup.Config, Queue: p.setup.Queue, Addr: p.setup.Addr, Password: p.setup.Password,
-		Cluster: p.setup.Cluster, Index: idx, Gen: gen, WarmEnd: p.e.warmEnd.UnixNano(), WindowEnd: p.e.windowEnd.Load()}
+		Cluster: p.setup.Cluster, Index: idx, Gen: gen, WarmEnd: p.e.warmEnd.UnixNano(), WindowEnd: p.e.windowEnd.Load(), Serve: p.e.served}
 }
 
 // serve reads wp's events from r in a goroutine of the pool until r ends,

@@ -55,6 +55,10 @@ type ProcessConfig struct {
 	// offset shifts its cut (NTP keeps it to milliseconds).
 	WarmEnd   int64 `json:"warm_end"`
 	WindowEnd int64 `json:"window_end"`
+	// Serve: run the store's own worker loop (jobstore.Serving; served.go)
+	// instead of aebench's Claim loop. Set for runs without faults whose
+	// workers are all processes.
+	Serve bool `json:"serve,omitempty"`
 }
 
 // workerEvent is one line a worker process writes to stdout.

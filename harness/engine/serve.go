@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,7 +20,7 @@ const histEvery = time.Second
 
 // ServeWorker is the body of a worker process (`aebench worker`): it runs
 // one worker of pc's run on store with the same loop as in-process
-// workers, writes its events to stdout, and takes "arm <crash point>"
+// workers (or the store's own when pc.Serve), writes its events to stdout, and takes "arm <crash point>"
 // commands on stdin; it returns when stdin closes (the coordinator is done
 // with it). A worker armed at a crash point announces it and waits there
 // for its SIGKILL.
@@ -46,7 +47,10 @@ func ServeWorker(pc ProcessConfig, store jobstore.Store, stdin io.Reader, stdout
 		<-block
 	}}
 	e.workerDone = func(id string) { pe.send(workerEvent{E: "done", ID: id}) }
-	w := e.startWorker(ctx, &wg, pc.Index, pc.Gen)
+	w, err := e.startProcessWorker(ctx, &wg, pc, store)
+	if err != nil {
+		return err
+	}
 	pe.send(workerEvent{E: "ready", T: time.Now().UnixNano()})
 	hists := &HistSet{}
 	flush := func() {
@@ -93,4 +97,23 @@ func ServeWorker(pc ProcessConfig, store jobstore.Store, stdin io.Reader, stdout
 	// worker's is lost: complete_calls then undercounts).
 	pe.send(workerEvent{E: "calls", A: int(e.c.completeCalls.Load()), T: time.Now().UnixNano()})
 	return nil
+}
+
+// startProcessWorker starts the process's worker: aebench's Claim loop, or
+// with pc.Serve the store's own loop, which reports its jobs the same way.
+func (e *engine) startProcessWorker(ctx context.Context, wg *sync.WaitGroup, pc ProcessConfig, store jobstore.Store) (*worker, error) {
+	if !pc.Serve {
+		return e.startWorker(ctx, wg, pc.Index, pc.Gen), nil
+	}
+	sv, ok := store.(jobstore.Serving)
+	if !ok {
+		return nil, fmt.Errorf("serve: backend %s has no worker loop of its own (jobstore.Serving)", pc.Config.Backend.Name)
+	}
+	w := &worker{idx: pc.Index, gen: pc.Gen, id: "w" + strconv.Itoa(pc.Index), rec: e.newRecorder(), stop: e.hardStop, ctx: ctx,
+		quit: func() {}, inflight: map[string]*faults.Affected{}, onDone: e.workerDone}
+	if pc.Gen > 0 {
+		w.id += "." + strconv.Itoa(pc.Gen)
+	}
+	e.serve(ctx, wg, sv, w)
+	return w, nil
 }

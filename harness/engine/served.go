@@ -3,11 +3,13 @@ package engine
 // This file runs a jobstore.Serving store (asynq): its own worker loop
 // calls the engine's handler on the goroutine that dequeued the job, as
 // the system's users run it, instead of aebench's Claim loop. It applies to
-// runs without faults whose workers are all in process: crash points live
-// in aebench's worker loop, and worker processes run their own. The
-// scenario's workers.count, concurrency, claim_batch and ack_batch do not
-// apply: the store's own settings (asynq's concurrency option) set how
-// many jobs run at once, and it claims and acknowledges one job at a time
+// runs without faults (crash points live in aebench's worker loop) whose
+// workers are all in process, or all in worker processes: then each
+// process serves (ServeWorker, told by ProcessConfig.Serve) and sends its
+// events as a Claim loop's. The scenario's workers.concurrency,
+// claim_batch and ack_batch do not apply, nor workers.count in process:
+// the store's own settings (asynq's concurrency option) set how many jobs
+// one Serve runs at once, and it claims and acknowledges one job at a time
 // as its users' handlers do. Each job is booked as in runJob: started,
 // queue wait, handler, Complete or Fail and their outcome in the ledger.
 
@@ -39,20 +41,30 @@ type servedWorkers struct {
 	sv jobstore.Serving
 }
 
+// servesProcesses says whether this run's worker processes serve: the
+// store serves, the run has no faults, and every worker is a process.
+func (e *engine) servesProcesses() bool {
+	_, ok := e.wstore.(jobstore.Serving)
+	wc := e.cfg.Workers
+	return ok && e.hooks.Faults == nil && e.hooks.Procs != nil && wc.Count > 0 && wc.InProcess() == 0
+}
+
 func (s *servedWorkers) Start(ctx context.Context) error {
-	e := s.e
-	w := &worker{id: "served", rec: e.newRecorder(), stop: e.hardStop, ctx: ctx, quit: func() {}}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		err := s.sv.Serve(ctx, func(hctx context.Context, c jobstore.Claimed, end jobstore.Ender) {
+	w := &worker{id: "served", rec: s.e.newRecorder(), stop: s.e.hardStop, ctx: ctx, quit: func() {}}
+	s.e.serve(ctx, s.wg, s.sv, w)
+	return nil
+}
+
+// serve runs sv's loop for worker w in a goroutine of wg until ctx ends.
+func (e *engine) serve(ctx context.Context, wg *sync.WaitGroup, sv jobstore.Serving, w *worker) {
+	wg.Go(func() {
+		err := sv.Serve(ctx, func(hctx context.Context, c jobstore.Claimed, end jobstore.Ender) {
 			e.serveJob(hctx, w, c, end)
 		})
 		if err != nil {
 			e.noteErr(err)
 		}
-	}()
-	return nil
+	})
 }
 
 func (s *servedWorkers) Crash(context.Context, faults.Event) error {
@@ -71,7 +83,11 @@ func (e *engine) serveJob(ctx context.Context, w *worker, c jobstore.Claimed, en
 	e.c.claimed.at(0).Add(1)
 	e.c.inFlight.at(0).Add(1)
 	defer e.c.inFlight.at(0).Add(-1)
-	e.events.Claimed([]jobstore.Claimed{c}, at)
+	got := []jobstore.Claimed{c}
+	w.track(got)
+	// In a worker process, untrack tells the coordinator the job left.
+	defer w.untrack(c.Lease.JobID)
+	e.events.Claimed(got, at)
 	measured, book, entry := e.jobStarted(w, workItem{c: c, claimedAt: at})
 	d, fail := e.handlerPlan(c.Lease.JobID, c.Lease.Attempt)
 	hs := time.Now()

@@ -226,8 +226,10 @@ type RunSummary struct {
 	// harness longer than the lease's real length may explain.
 	StallNote string `json:"stall_note,omitempty"`
 	// Served: the store ran its own worker loop with aebench's handler in
-	// it (jobstore.Serving: asynq's Server), so the scenario's worker
-	// count, concurrency and claim and ack batches did not apply.
+	// it (jobstore.Serving: asynq's Server): one loop for all in-process
+	// workers, or one per worker process, each running as many jobs as
+	// the store's own concurrency option allows; workers.concurrency and
+	// the claim and ack batches did not apply.
 	Served bool `json:"served,omitempty"`
 }
 
