@@ -7,6 +7,7 @@ import (
 
 	"github.com/aebench/aebench/rclient"
 	"github.com/aebench/aebench/redisserver"
+	"github.com/aebench/aebench/redisserver/redistest"
 )
 
 // TestCallWait: both adapters send WAIT on the connection of the FCALL
@@ -15,11 +16,7 @@ import (
 func TestCallWait(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	r, err := redisserver.Start(ctx, redisserver.Options{Mode: redisserver.ModeCluster, Masters: 3, Replicas: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
+	r := redistest.Start(t, redisserver.Options{Mode: redisserver.ModeCluster, Masters: 3, Replicas: 1})
 	lib := &rclient.Library{Name: "waittest", Src: "#!lua name=waittest\n" +
 		"redis.register_function('wt_set', function(keys, args) return redis.call('SET', keys[1], args[1]) end)"}
 	for _, name := range []string{rclient.GoRedis, rclient.Rueidis} {

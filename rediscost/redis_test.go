@@ -3,7 +3,6 @@ package rediscost_test
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -16,32 +15,13 @@ import (
 	"github.com/aebench/aebench/rclient"
 	"github.com/aebench/aebench/rediscost"
 	"github.com/aebench/aebench/redisserver"
+	"github.com/aebench/aebench/redisserver/redistest"
 )
 
-// start spawns a private Redis for the test (never the shared one on
-// 6379), skipping when this machine has no redis-server.
+// start spawns a private Redis for the test (redistest.Start).
 func start(t *testing.T, mode redisserver.Mode, extra ...string) *redisserver.Redis {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	r, err := redisserver.Start(ctx, redisserver.Options{Mode: mode, ExtraArgs: extra})
-	if errors.Is(err, redisserver.ErrNoRedis) {
-		t.Skipf("no redis-server: %v", err)
-	}
-	if err != nil {
-		t.Fatalf("start %s redis: %v", mode, err)
-	}
-	t.Cleanup(func() {
-		if err := r.Close(); err != nil {
-			t.Errorf("close redis: %v", err)
-		}
-	})
-	for _, a := range r.Addrs {
-		if strings.HasSuffix(a, ":6379") {
-			t.Fatalf("spawned redis on the shared port 6379: %v", r.Addrs)
-		}
-	}
-	return r
+	return redistest.Start(t, redisserver.Options{Mode: mode, ExtraArgs: extra})
 }
 
 func ctxFor(t *testing.T) context.Context {

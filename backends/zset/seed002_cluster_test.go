@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/aebench/aebench/redisserver"
+	"github.com/aebench/aebench/redisserver/redistest"
 )
 
 //go:embed testdata/seed002_verbatim.lua
@@ -30,11 +31,7 @@ var seed002Verbatim string
 func TestSeed002ScriptOnCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	r, err := redisserver.Start(ctx, redisserver.Options{Mode: redisserver.ModeCluster})
-	if err != nil {
-		t.Fatalf("start cluster: %v", err)
-	}
-	defer func() { _ = r.Close() }()
+	r := redistest.Start(t, redisserver.Options{Mode: redisserver.ModeCluster})
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: r.ClientOptions().Addrs, DisableIdentity: true})
 	defer func() { _ = cc.Close() }()
 	const jobs = 60

@@ -12,6 +12,7 @@ import (
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
 	"github.com/aebench/aebench/redisserver"
+	"github.com/aebench/aebench/redisserver/redistest"
 )
 
 // TestAckBatchLeaseLost: one job of an ack batch lost its lease (it
@@ -21,14 +22,7 @@ import (
 // batch-complete: jobstore.CompleteAll's one-Complete-per-lease fallback.
 func TestAckBatchLeaseLost(t *testing.T) {
 	ctx := context.Background()
-	rs, err := redisserver.Start(ctx, redisserver.Options{Mode: redisserver.ModeSpawn})
-	if errors.Is(err, redisserver.ErrNoRedis) {
-		t.Skipf("no Redis: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rs.Close()
+	rs := redistest.Start(t, redisserver.Options{})
 	for _, tc := range []struct {
 		backend string
 		batch   bool // implements jobstore.BatchCompleter

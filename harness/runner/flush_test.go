@@ -2,25 +2,18 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/aebench/aebench/rclient"
 	"github.com/aebench/aebench/redisserver"
+	"github.com/aebench/aebench/redisserver/redistest"
 )
 
 // A flushed server holds no keys, no function library and no cached
 // script: a run after others must not pay for their Lua state.
 func TestFlushNodeDropsLuaState(t *testing.T) {
 	ctx := context.Background()
-	r, err := redisserver.Start(ctx, redisserver.Options{Mode: redisserver.ModeSpawn})
-	if errors.Is(err, redisserver.ErrNoRedis) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := redistest.Start(t, redisserver.Options{})
 	c, err := rclient.New(rclient.GoRedis, rclient.Options{Addrs: r.Addrs})
 	if err != nil {
 		t.Fatal(err)
