@@ -41,7 +41,9 @@ what keeping records costs asynq); for the floor, bench/plain/store,
 aebench's floor Store in the plain loop without the harness (the gap
 split into the store's part and the harness's). Targets (issue 24):
 aebench at least 0.9x the plain program's jobs/s, client CPU per job within
-1.2x; below them: exit 4. Needs the go toolchain (it builds the plain
+1.2x. The medians decide (below them: exit 4); the verdict also says
+whether every round agrees, or some fell on the other side (then more
+--rounds narrow it). Needs the go toolchain (it builds the plain
 programs) and the repository (run it from the checkout).
 `
 
@@ -214,16 +216,8 @@ func (r *peerRounds) add(pl, ae, st plainResult) {
 // print writes the pair's line (and the extra program's, which is not
 // judged) and returns exitThreshold when the medians miss the targets.
 func (r *peerRounds) print(w io.Writer, p peerPair) int {
-	code := exitOK
 	jr, cr := medianOf(r.jobs), medianOf(r.cpu)
-	verdict := "ok: at least 0.9x the jobs/s, at most 1.2x the CPU per job"
-	if slices.Min(r.jobs) < 0.9 || slices.Max(r.cpu) > 1.2 {
-		// The gate reads the medians; the word says when a round fell outside.
-		verdict = "ok on the medians; some rounds fell outside (more --rounds)"
-	}
-	if jr < 0.9 || cr > 1.2 {
-		verdict, code = "BELOW the targets (0.9x jobs/s, 1.2x CPU per job)", exitThreshold
-	}
+	verdict, code := peerVerdict(r.jobs, r.cpu)
 	fmt.Fprintf(w, "%-7s  %-18s  %11.0f  %11.0f  %5.2fx (%s)  %11.1fµs  %11.1fµs  %5.2fx (%s)  %s\n", p.backend, p.plain,
 		medianOf(r.plainPS), medianOf(r.aePS), jr, rangeOf(r.jobs), medianOf(r.plainCPU), medianOf(r.aeCPU), cr, rangeOf(r.cpu), verdict)
 	prog := p.extra.prog
@@ -233,6 +227,32 @@ func (r *peerRounds) print(w io.Writer, p peerPair) int {
 	fmt.Fprintf(w, "%-7s  %s (%s; not judged): %.2fx (%s) the jobs/s, %.2fx (%s) the CPU per job of %s %s\n",
 		"", prog, p.extra.what, medianOf(r.extraJobs), rangeOf(r.extraJobs), medianOf(r.extraCPU), rangeOf(r.extraCPU), p.plain, p.args)
 	return code
+}
+
+// Issue 24's targets: aebench at least this many times the plain
+// program's jobs/s, and at most this many times its CPU per job.
+const (
+	peerJobsTarget = 0.9
+	peerCPUTarget  = 1.2
+)
+
+// peerVerdict judges a pair's rounds (aebench's ratios to the plain
+// program): the gate reads the medians (exitThreshold when one misses its
+// target), and the words say whether the rounds' range agrees, so that a
+// verdict never claims more than its rounds show.
+func peerVerdict(jobs, cpu []float64) (string, int) {
+	medianOK := medianOf(jobs) >= peerJobsTarget && medianOf(cpu) <= peerCPUTarget
+	allOK := slices.Min(jobs) >= peerJobsTarget && slices.Max(cpu) <= peerCPUTarget
+	noneOK := slices.Max(jobs) < peerJobsTarget || slices.Min(cpu) > peerCPUTarget
+	switch {
+	case allOK:
+		return "ok: at least 0.9x the jobs/s, at most 1.2x the CPU per job, in every round", exitOK
+	case medianOK:
+		return "ok on the medians; some rounds fell short (more --rounds to be sure)", exitOK
+	case noneOK:
+		return "BELOW the targets (0.9x jobs/s, 1.2x CPU per job) in every round", exitThreshold
+	}
+	return "BELOW on the medians; some rounds met the targets (more --rounds to decide)", exitThreshold
 }
 
 type plainResult struct {

@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -20,6 +21,26 @@ func TestPeerCheckHelpers(t *testing.T) {
 	}
 	if got := lastLineOf([]byte("a\nb\n")); got != "b" {
 		t.Errorf("lastLineOf = %q", got)
+	}
+}
+
+func TestPeerVerdict(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		jobs, cpu []float64
+		code      int
+		word      string
+	}{
+		{"every round", []float64{0.95, 1.0, 1.1}, []float64{1.0, 1.1, 0.9}, exitOK, "in every round"},
+		{"median, not every round", []float64{0.85, 0.95, 1.0}, []float64{1.0, 1.0, 1.0}, exitOK, "some rounds fell short"},
+		{"median short, some rounds met", []float64{0.80, 0.88, 1.07}, []float64{1.0, 1.1, 1.3}, exitThreshold, "some rounds met"},
+		{"no round met", []float64{0.69, 0.78, 0.85}, []float64{1.0, 1.0, 1.0}, exitThreshold, "in every round"},
+		{"CPU above in every round", []float64{1.0, 1.0, 1.0}, []float64{1.21, 1.3, 1.4}, exitThreshold, "BELOW the targets"},
+	} {
+		word, code := peerVerdict(tc.jobs, tc.cpu)
+		if code != tc.code || !strings.Contains(word, tc.word) {
+			t.Errorf("%s: %q exit %d, want exit %d with %q", tc.name, word, code, tc.code, tc.word)
+		}
 	}
 }
 
