@@ -268,7 +268,9 @@ func workerFields() []field {
 func workerPlaceFields() []field {
 	return []field{
 		{Path: "workers.processes", Default: "0", Allowed: "an integer 0..64, at most workers.count", Matrix: true,
-			Doc: "how many of the workers run as separate `aebench worker` processes (the same worker loop; events streamed to this process's ledger); worker_kill faults SIGKILL them",
+			Doc: "how many of the workers run as separate `aebench worker` processes (the same worker loop; events streamed to this process's ledger); worker_kill faults SIGKILL them. " +
+				"A store with a worker loop of its own (asynq) is served in each process when the run has no faults and every worker is a process: " +
+				"its concurrency option, not workers.concurrency, then sets the jobs each process runs at once",
 			set: func(c *Config, v string) error { return setInt(&c.Workers.Processes, v, 0, 64) }},
 		{Path: "workers.remote", Default: "0", Allowed: "an integer 0..64; processes + remote at most workers.count", Matrix: true,
 			Doc: "how many of the workers are `aebench worker --coordinator HOST:PORT` processes, on this host or others, connecting over TCP to workers.listen (the worker-process protocol: events into this process's ledger, histograms merged here); a lost connection is a worker_lost fault the ledger survives",
