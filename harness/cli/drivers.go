@@ -91,7 +91,7 @@ func cmdDrivers(ctx context.Context, args []string, opts Options) int {
 		fmt.Fprintf(stdout, "%-8s  %12.0f  %14.0f  %5.2fx (%s-%s, %.0f%%)  %s\n", s.Name, loopPS, driverPS,
 			iv.Estimate, fmtN(iv.Lo), fmtN(iv.Hi), 100*iv.Coverage, verdict)
 		fmt.Fprintf(stdout, "%-8s  %d jobs each side, %d rounds; jobs/s a round: loop %s; driver %s\n", "", res.Jobs, res.Rounds,
-			roundList(res.Loops), roundList(res.Drivers))
+			numberList(res.Loops, 0), numberList(res.Drivers, 0))
 	}
 	return code
 }
@@ -140,10 +140,11 @@ func pickDrivers(names []string) ([]driver.Spec, error) {
 	return out, nil
 }
 
-func roundList(xs []float64) string {
+// numberList is xs as "12 15 ..." with prec decimals, in their order.
+func numberList(xs []float64, prec int) string {
 	parts := make([]string, len(xs))
 	for i, x := range xs {
-		parts[i] = strconv.FormatFloat(x, 'f', 0, 64)
+		parts[i] = strconv.FormatFloat(x, 'f', prec, 64)
 	}
 	return strings.Join(parts, " ")
 }

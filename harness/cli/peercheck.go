@@ -226,6 +226,8 @@ func (r *peerRounds) print(w io.Writer, p peerPair) int {
 	}
 	fmt.Fprintf(w, "%-7s  %s (%s; not judged): %.2fx (%s) the jobs/s, %.2fx (%s) the CPU per job of %s %s\n",
 		"", prog, p.extra.what, medianOf(r.extraJobs), rangeOf(r.extraJobs), medianOf(r.extraCPU), rangeOf(r.extraCPU), p.plain, p.args)
+	fmt.Fprintf(w, "%-7s  by round (jobs/s over the plain program's; the order rotates: round 1 runs plain, aebench, extra): aebench %s; extra %s\n",
+		"", numberList(r.jobs, 2), numberList(r.extraJobs, 2))
 	return code
 }
 

@@ -19,6 +19,9 @@ func TestPeerCheckHelpers(t *testing.T) {
 	if got := rangeOf([]float64{1.2, 0.95, 1.04}); got != "0.95-1.20" {
 		t.Errorf("rangeOf = %q", got)
 	}
+	if got := numberList([]float64{0.912, 1.1}, 2); got != "0.91 1.10" {
+		t.Errorf("numberList = %q", got)
+	}
 	if got := lastLineOf([]byte("a\nb\n")); got != "b" {
 		t.Errorf("lastLineOf = %q", got)
 	}
