@@ -109,6 +109,19 @@ func loadLibraryCommand(l *Library) Command {
 	return Command{Head: []string{"FUNCTION", "LOAD", "REPLACE", l.Src}}
 }
 
+// Ended says whether ctx has ended: canceled, or past its deadline. A
+// read whose socket deadline came from ctx (go-redis's
+// ContextTimeoutEnabled) can time out before ctx's own timer has fired:
+// on a loaded machine ctx.Err() is then still nil for a moment, and a call
+// that ended with its context would read as a failed one.
+func Ended(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
+}
+
 // ioError wraps a network, timeout or client error. A socket deadline taken
 // from ctx surfaces as an i/o timeout that is not context.DeadlineExceeded,
 // and may fire a moment before ctx's own timer: the context error is added
@@ -119,10 +132,8 @@ func ioError(ctx context.Context, lib string, c *Command, err error) error {
 		name = c.Head[0]
 	}
 	ctxErr := ctx.Err()
-	if ctxErr == nil {
-		if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
-			ctxErr = context.DeadlineExceeded
-		}
+	if ctxErr == nil && Ended(ctx) {
+		ctxErr = context.DeadlineExceeded
 	}
 	if ctxErr != nil && !errors.Is(err, ctxErr) {
 		return fmt.Errorf("rclient: %s %s: %w: %w", lib, name, ctxErr, err)

@@ -232,7 +232,7 @@ func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstor
 	}
 	ids, payloads, err := s.take(ctx, req.Max, block)
 	if err != nil {
-		if base.Ended(ctx) && len(ids) == 0 {
+		if rclient.Ended(ctx) && len(ids) == 0 {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("floor: Claim: %w", err)
@@ -266,7 +266,7 @@ func (s *Store) claimOne(ctx context.Context, req jobstore.ClaimRequest, block t
 	}
 	id, ok := v.(string)
 	if err != nil || !ok {
-		if err == nil || base.Ended(ctx) {
+		if err == nil || rclient.Ended(ctx) {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("floor: Claim: %w", err)

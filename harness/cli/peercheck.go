@@ -246,13 +246,14 @@ func peerVerdict(jobs, cpu []float64) (string, int) {
 	medianOK := medianOf(jobs) >= peerJobsTarget && medianOf(cpu) <= peerCPUTarget
 	allOK := slices.Min(jobs) >= peerJobsTarget && slices.Max(cpu) <= peerCPUTarget
 	noneOK := slices.Max(jobs) < peerJobsTarget || slices.Min(cpu) > peerCPUTarget
+	targets := fmt.Sprintf("at least %gx the jobs/s, at most %gx the CPU per job", peerJobsTarget, peerCPUTarget)
 	switch {
 	case allOK:
-		return "ok: at least 0.9x the jobs/s, at most 1.2x the CPU per job, in every round", exitOK
+		return "ok: " + targets + ", in every round", exitOK
 	case medianOK:
 		return "ok on the medians; some rounds fell short (more --rounds to be sure)", exitOK
 	case noneOK:
-		return "BELOW the targets (0.9x jobs/s, 1.2x CPU per job) in every round", exitThreshold
+		return "BELOW the targets (" + targets + ") in every round", exitThreshold
 	}
 	return "BELOW on the medians; some rounds met the targets (more --rounds to decide)", exitThreshold
 }

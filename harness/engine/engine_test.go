@@ -167,3 +167,20 @@ func TestEngineLeaseExpiryIsRecovered(t *testing.T) {
 		t.Fatalf("ledger %+v", l)
 	}
 }
+
+// TestSleeperPool: a returned Sleeper is lent again; after close none is
+// kept (a late return is closed at once).
+func TestSleeperPool(t *testing.T) {
+	p := newSleeperPool(nil)
+	a := p.get()
+	p.put(a)
+	if b := p.get(); b != a {
+		t.Error("a returned Sleeper was not lent again")
+	}
+	p.put(a)
+	p.close()
+	p.put(p.get())
+	if len(p.free) != 0 {
+		t.Errorf("%d Sleepers kept after close", len(p.free))
+	}
+}

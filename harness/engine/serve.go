@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -109,11 +108,8 @@ func (e *engine) startProcessWorker(ctx context.Context, wg *sync.WaitGroup, pc 
 	if !ok {
 		return nil, fmt.Errorf("serve: backend %s has no worker loop of its own (jobstore.Serving)", pc.Config.Backend.Name)
 	}
-	w := &worker{idx: pc.Index, gen: pc.Gen, id: "w" + strconv.Itoa(pc.Index), rec: e.newRecorder(), stop: e.hardStop, ctx: ctx,
-		quit: func() {}, inflight: map[string]*faults.Affected{}, onDone: e.workerDone}
-	if pc.Gen > 0 {
-		w.id += "." + strconv.Itoa(pc.Gen)
-	}
+	w := e.newWorker(ctx, pc.Index, pc.Gen)
+	w.inflight = map[string]*faults.Affected{} // tracked, so that each job's end is reported ("done")
 	e.serve(ctx, wg, sv, w)
 	return w, nil
 }

@@ -57,14 +57,66 @@ func (s *servedWorkers) Start(ctx context.Context) error {
 
 // serve runs sv's loop for worker w in a goroutine of wg until ctx ends.
 func (e *engine) serve(ctx context.Context, wg *sync.WaitGroup, sv jobstore.Serving, w *worker) {
+	sleepers := newSleeperPool(w.stop)
 	wg.Go(func() {
+		defer sleepers.close()
 		err := sv.Serve(ctx, func(hctx context.Context, c jobstore.Claimed, end jobstore.Ender) {
-			e.serveJob(hctx, w, c, end)
+			e.serveJob(hctx, w, sleepers, c, end)
 		})
 		if err != nil {
 			e.noteErr(err)
 		}
 	})
+}
+
+// sleeperPool lends the served handlers a Sleeper each. The store's loop
+// runs them on goroutines of its own, so no handler has a Sleeper for
+// good, and a new one per job would be a timerfd made, registered and
+// closed per job (Linux). It keeps up to sleeperPoolSize spare ones open;
+// a handler still running when the pool closes closes its own.
+type sleeperPool struct {
+	stop   <-chan struct{}
+	mu     sync.Mutex
+	free   []*clock.Sleeper
+	closed bool
+}
+
+const sleeperPoolSize = 256
+
+func newSleeperPool(stop <-chan struct{}) *sleeperPool { return &sleeperPool{stop: stop} }
+
+func (p *sleeperPool) get() *clock.Sleeper {
+	p.mu.Lock()
+	if n := len(p.free); n > 0 {
+		s := p.free[n-1]
+		p.free = p.free[:n-1]
+		p.mu.Unlock()
+		return s
+	}
+	p.mu.Unlock()
+	return clock.NewSleeper(p.stop)
+}
+
+func (p *sleeperPool) put(s *clock.Sleeper) {
+	p.mu.Lock()
+	if !p.closed && len(p.free) < sleeperPoolSize {
+		p.free = append(p.free, s)
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	_ = s.Close()
+}
+
+// close closes the spare Sleepers, and those returned later.
+func (p *sleeperPool) close() {
+	p.mu.Lock()
+	free := p.free
+	p.free, p.closed = nil, true
+	p.mu.Unlock()
+	for _, s := range free {
+		_ = s.Close()
+	}
 }
 
 func (s *servedWorkers) Crash(context.Context, faults.Event) error {
@@ -78,7 +130,7 @@ func (s *servedWorkers) Stop() {}
 // serveJob books and runs one served job: what fetch and runJob do for a
 // claimed one, without crash points (a served run has none) or acks in
 // batches (the store acknowledges each job as its handler ends).
-func (e *engine) serveJob(ctx context.Context, w *worker, c jobstore.Claimed, end jobstore.Ender) {
+func (e *engine) serveJob(ctx context.Context, w *worker, sleepers *sleeperPool, c jobstore.Claimed, end jobstore.Ender) {
 	at := time.Now()
 	e.c.claimed.at(0).Add(1)
 	e.c.inFlight.at(0).Add(1)
@@ -93,9 +145,9 @@ func (e *engine) serveJob(ctx context.Context, w *worker, c jobstore.Claimed, en
 	hs := time.Now()
 	if d > 0 {
 		// The system renews its own lease while its handler runs.
-		sl := clock.NewSleeper(w.stop)
+		sl := sleepers.get()
 		ok := sl.For(d)
-		_ = sl.Close()
+		sleepers.put(sl)
 		if !ok || ctx.Err() != nil {
 			return // the hard stop: the store gives the job back
 		}

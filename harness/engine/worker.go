@@ -89,15 +89,21 @@ func (w *worker) snapshot() []faults.Affected {
 	return out
 }
 
-// startWorker starts worker idx (generation gen: replacements of a crashed
-// worker count up).
-func (e *engine) startWorker(ctx context.Context, wg *sync.WaitGroup, idx, gen int) *worker {
-	wc := e.cfg.Workers
+// newWorker is worker idx (generation gen: replacements of a crashed
+// worker count up), not yet started.
+func (e *engine) newWorker(ctx context.Context, idx, gen int) *worker {
 	w := &worker{idx: idx, gen: gen, id: "w" + strconv.Itoa(idx), rec: e.newRecorder(), stop: e.hardStop, ctx: ctx, quit: func() {}}
 	if gen > 0 {
 		w.id += "." + strconv.Itoa(gen)
 	}
 	w.onDone = e.workerDone
+	return w
+}
+
+// startWorker starts worker idx of generation gen (newWorker).
+func (e *engine) startWorker(ctx context.Context, wg *sync.WaitGroup, idx, gen int) *worker {
+	wc := e.cfg.Workers
+	w := e.newWorker(ctx, idx, gen)
 	if e.ft != nil {
 		w.inflight = map[string]*faults.Affected{}
 		stop := make(chan struct{})

@@ -71,7 +71,7 @@ func ledgerNotes(w io.Writer, runs []summary.RunSummary, repeats int) {
 			fmt.Fprintf(w, "note: %s: %s\n", runName(r, repeats), r.StallNote)
 		}
 		if r.Served {
-			fmt.Fprintf(w, "note: %s: the store's own worker loop ran aebench's handler (served, as its users run it): one loop for all in-process workers, or one per worker process, each running as many jobs as the store's concurrency option allows; workers.concurrency, claim_batch and ack_batch did not apply\n", runName(r, repeats))
+			fmt.Fprintf(w, "note: %s: %s\n", runName(r, repeats), summary.ServedNote)
 		}
 		if r.AuditError != "" {
 			fmt.Fprintf(w, "note: %s: the store's audit failed: %s\n", runName(r, repeats), r.AuditError)

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/harness/verdict"
 	"github.com/aebench/aebench/stats"
 )
@@ -295,5 +296,5 @@ func servedIn(s *verdict.Set, ci int) string {
 	if len(names) == 0 {
 		return ""
 	}
-	return strings.Join(names, ", ") + ": served (the store's own worker loop ran aebench's handler, as its users run it: one loop for all in-process workers, or one per worker process, each running as many jobs as the store's concurrency option allows); the workers' concurrency and claim and ack batches above did not apply to it."
+	return strings.Join(names, ", ") + ": served: " + summary.ServedNote + "."
 }

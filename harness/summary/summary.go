@@ -233,6 +233,12 @@ type RunSummary struct {
 	Served bool `json:"served,omitempty"`
 }
 
+// ServedNote says what a served run (RunSummary.Served) means, for the
+// terminal's note and the report page's.
+const ServedNote = "the store's own worker loop ran aebench's handler (served, as its users run it): " +
+	"one loop for all in-process workers, or one per worker process, each running as many jobs as the store's concurrency option allows; " +
+	"workers.concurrency, claim_batch and ack_batch did not apply"
+
 // Ratio is one run's figures divided by a reference run's (repeats
 // averaged): above 1 means more jobs/s, more Redis CPU, more commands.
 // Zero where either side has no figure.

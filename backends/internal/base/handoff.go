@@ -146,7 +146,7 @@ func (c *Core) blockHanded(ctx context.Context, member, marker string, block tim
 		got, err := decodeHandoff(item, worker)
 		return got, true, err
 	}
-	if err != nil || Ended(ctx) {
+	if err != nil || rclient.Ended(ctx) {
 		got, err := c.blockFailed(ctx, member, err)
 		return got, true, err
 	}
@@ -179,7 +179,7 @@ func (c *Core) blockFailed(ctx context.Context, member string, err error) ([]job
 	if member != "" {
 		left, lerr = c.leave(ctx, member)
 	}
-	if Ended(ctx) {
+	if rclient.Ended(ctx) {
 		return left, lerr
 	}
 	return left, errors.Join(fmt.Errorf("wait for work: %w", err), lerr)

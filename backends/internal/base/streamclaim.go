@@ -260,7 +260,7 @@ func (s *Stream) Claim(ctx context.Context, req jobstore.ClaimRequest, promote i
 			due = a.due
 		}
 		if err != nil {
-			if req.Wait > 0 && Ended(ctx) {
+			if req.Wait > 0 && rclient.Ended(ctx) {
 				// the wait ended with the context, as PollClaim's does
 				return s.blockFailed(ctx, h.Leave, err)
 			}

@@ -129,19 +129,6 @@ type alarm struct {
 	at    time.Time // zero: none pending
 }
 
-// Ended says whether ctx has ended: canceled, or past its deadline. A
-// blocking read whose socket deadline came from ctx (go-redis's
-// ContextTimeoutEnabled) can time out before ctx's own timer has fired:
-// on a loaded machine ctx.Err() is then still nil for a moment, and a wait
-// that ended with its context would read as a failed one.
-func Ended(ctx context.Context) bool {
-	if ctx.Err() != nil {
-		return true
-	}
-	dl, ok := ctx.Deadline()
-	return ok && !time.Now().Before(dl)
-}
-
 // alarmTimeout bounds the command an alarm sends.
 const alarmTimeout = time.Second
 

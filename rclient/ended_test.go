@@ -1,11 +1,11 @@
-package base_test
+package rclient_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
-	"github.com/aebench/aebench/backends/internal/base"
+	"github.com/aebench/aebench/rclient"
 )
 
 // lateTimer is a context past its deadline whose own timer has not fired
@@ -33,7 +33,7 @@ func TestEnded(t *testing.T) {
 		{"canceled", canceled, true},
 		{"deadline passed, timer not yet fired", lateTimer{context.Background(), time.Now().Add(-time.Millisecond)}, true},
 	} {
-		if got := base.Ended(tc.ctx); got != tc.want {
+		if got := rclient.Ended(tc.ctx); got != tc.want {
 			t.Errorf("%s: Ended = %v, want %v", tc.name, got, tc.want)
 		}
 	}
