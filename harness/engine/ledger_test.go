@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/aebench/aebench/jobstore"
 )
@@ -136,17 +137,87 @@ func TestLedger(t *testing.T) {
 			LedgerReport{Attempted: 3, Acknowledged: 3, Completed: 2, Executions: 2, Lost: 1}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			l := NewLedger()
-			play(l, tc.steps)
-			got := l.Check()
-			if got, want := stripIDs(got), stripIDs(tc.want); !reflect.DeepEqual(got, want) {
-				t.Errorf("report\n got %+v\nwant %+v", got, want)
-			}
-			if l.Outstanding() != tc.want.Lost {
-				t.Errorf("Outstanding() = %d, want %d (the lost jobs)", l.Outstanding(), tc.want.Lost)
-			}
-		})
+		for _, ids := range []struct {
+			name string
+			as   func(string) string
+		}{{"map", func(id string) string { return id }}, {"dense", harnessID}} {
+			t.Run(tc.name+"/"+ids.name, func(t *testing.T) {
+				l := NewLedger()
+				play(l, renamed(tc.steps, ids.as))
+				got := l.Check()
+				if got, want := stripIDs(got), stripIDs(tc.want); !reflect.DeepEqual(got, want) {
+					t.Errorf("report\n got %+v\nwant %+v", got, want)
+				}
+				if l.Outstanding() != tc.want.Lost {
+					t.Errorf("Outstanding() = %d, want %d (the lost jobs)", l.Outstanding(), tc.want.Lost)
+				}
+			})
+		}
+	}
+}
+
+// harnessID renames a test's id into the harness's own forms, whose
+// entries live in the ledger's dense table: "ghost" becomes an id in the
+// same chunk as a planned one but never planned itself.
+func harnessID(id string) string {
+	m := map[string]string{"a": "p0-1", "b": "p0-2", "c": "f-2", "d": "p1-7", "ghost": "p0-3"}
+	if h, ok := m[id]; ok {
+		return h
+	}
+	return id
+}
+
+func renamed(steps []ledgerStep, as func(string) string) []ledgerStep {
+	out := slices.Clone(steps)
+	for i := range out {
+		out[i].id = as(out[i].id)
+	}
+	return out
+}
+
+func TestHarnessKey(t *testing.T) {
+	cases := []struct {
+		id      string
+		fam     int
+		n       int64
+		isDense bool
+	}{
+		{"f-0", 0, 0, true}, {"f-1234", 0, 1234, true}, {"p0-1", 1, 1, true}, {"p12-99", 13, 99, true},
+		{"p4094-5", 4095, 5, true}, {"p4095-5", 0, 0, false}, // beyond denseFamilies
+		{"f-01", 0, 0, false}, {"p01-1", 0, 0, false}, {"f-", 0, 0, false}, {"p-1", 0, 0, false}, {"p0-", 0, 0, false},
+		{"f-1x", 0, 0, false}, {"f--1", 0, 0, false}, {"f-1234567890123456789", 0, 0, false}, {"x-1", 0, 0, false},
+		{"j1", 0, 0, false}, {"", 0, 0, false}, {"p", 0, 0, false},
+	}
+	for _, tc := range cases {
+		k, ok := harnessKey(tc.id)
+		if ok != tc.isDense || ok && (k.fam != tc.fam || k.n != tc.n) {
+			t.Errorf("harnessKey(%q) = %+v, %v; want {%d %d}, %v", tc.id, k, ok, tc.fam, tc.n, tc.isDense)
+		}
+		if ok && k.id() != tc.id {
+			t.Errorf("harnessKey(%q).id() = %q", tc.id, k.id())
+		}
+	}
+}
+
+// TestLedgerDenseBounds: an id far past every planned one, in a family
+// never planned, or past the table's bounds is unexpected, and looking it
+// up grows nothing.
+func TestLedgerDenseBounds(t *testing.T) {
+	l := NewLedger()
+	play(l, steps(enqueued("f-5", 0), enqueued("f-999999999999999", 0)))
+	for _, id := range []string{"f-6", "f-5000000", "p7-1", "f-999999999999998"} {
+		l.Started(id, 0, ms(1))
+	}
+	l.Started("f-5", 0, ms(1))
+	l.Completed("f-5", 0, ms(2))
+	l.Started("f-999999999999999", 0, ms(1))
+	l.Completed("f-999999999999999", 0, ms(2))
+	r := l.Check()
+	if r.Unexpected != 4 || r.Completed != 2 || r.Lost != 0 {
+		t.Fatalf("report %+v", stripIDs(r))
+	}
+	if fs := l.dense.fams.Load(); fs == nil || len(*fs) != 1 || len(*(*fs)[0].chunks.Load()) != 1 {
+		t.Fatalf("the dense table grew on a lookup")
 	}
 }
 
@@ -157,17 +228,20 @@ func stripIDs(r LedgerReport) LedgerReport {
 }
 
 func TestLedgerProblemsNameIDs(t *testing.T) {
-	l := NewLedger()
-	play(l, steps(enqueued("lost-1", 0), []ledgerStep{{op: "start", id: "ghost-1", at: 1},
-		{op: "plan-delayed", id: "early-1", at: 0, runAt: 100}, {op: "ack", id: "early-1"},
-		{op: "start", id: "early-1", at: 50}, {op: "complete", id: "early-1", at: 51}}))
-	r := l.Check()
-	if r.OK || len(r.Problems) != 3 {
-		t.Fatalf("OK=%v problems=%v", r.OK, r.Problems)
-	}
-	if !slices.Equal(r.LostIDs, []string{"lost-1"}) || !slices.Equal(r.UnexpectedIDs, []string{"ghost-1"}) ||
-		!slices.Equal(r.EarlyIDs, []string{"early-1"}) {
-		t.Fatalf("ids: lost %v unexpected %v early %v", r.LostIDs, r.UnexpectedIDs, r.EarlyIDs)
+	for _, ids := range [][3]string{{"lost-1", "ghost-1", "early-1"}, {"f-17", "f-18", "p3-2048"}} {
+		lost, ghost, early := ids[0], ids[1], ids[2]
+		l := NewLedger()
+		play(l, steps(enqueued(lost, 0), []ledgerStep{{op: "start", id: ghost, at: 1},
+			{op: "plan-delayed", id: early, at: 0, runAt: 100}, {op: "ack", id: early},
+			{op: "start", id: early, at: 50}, {op: "complete", id: early, at: 51}}))
+		r := l.Check()
+		if r.OK || len(r.Problems) != 3 {
+			t.Fatalf("OK=%v problems=%v", r.OK, r.Problems)
+		}
+		if !slices.Equal(r.LostIDs, []string{lost}) || !slices.Equal(r.UnexpectedIDs, []string{ghost}) ||
+			!slices.Equal(r.EarlyIDs, []string{early}) {
+			t.Fatalf("ids: lost %v unexpected %v early %v", r.LostIDs, r.UnexpectedIDs, r.EarlyIDs)
+		}
 	}
 }
 
@@ -181,7 +255,10 @@ func TestLedgerConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := g; i < n; i += 4 {
-				id := "j" + strconv.Itoa(i)
+				id := "j" + strconv.Itoa(i) // the map
+				if i%2 == 0 {
+					id = "p" + strconv.Itoa(g) + "-" + strconv.Itoa(i) // the dense table
+				}
 				l.Planned([]PlannedJob{{ID: id, Intended: origin}}, origin)
 				l.Acked([]string{id})
 				l.Started(id, 0, origin)
@@ -299,5 +376,11 @@ func TestLedgerDelayed(t *testing.T) {
 	}
 	if got := l.Delayed(now.Add(4 * time.Hour)); got != 0 {
 		t.Fatalf("delayed after every RunAt = %d, want 0", got)
+	}
+}
+
+func TestLedgerShardFillsACacheLine(t *testing.T) {
+	if n := unsafe.Sizeof(ledgerShard{}); n != 64 {
+		t.Fatalf("ledgerShard is %d bytes, want 64 (one cache line)", n)
 	}
 }

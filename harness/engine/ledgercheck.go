@@ -23,12 +23,10 @@ func (l *Ledger) CheckSeedVariant() LedgerReport { return l.check(true, true) }
 
 func (l *Ledger) check(lostAllowed, seedVariant bool) LedgerReport {
 	var r LedgerReport
+	l.each(r.countEntry)
 	for i := range l.shards {
 		s := &l.shards[i]
 		s.mu.Lock()
-		for id, e := range s.m {
-			r.countEntry(id, e)
-		}
 		for id := range s.unexpected {
 			r.Unexpected++
 			r.example(&r.UnexpectedIDs, id)
