@@ -28,7 +28,7 @@ peers: drivers
 	$(AEBENCH) drivers --overhead
 
 # peer-check: aebench's asynq and floor against plain programs written
-# outside the harness (bench/plain), on one Redis (5 rounds, about 2 minutes).
+# outside the harness (bench/plain), on one Redis (7 rounds, about 3.5 minutes).
 peer-check:
 	$(AEBENCH) peer-check
 
