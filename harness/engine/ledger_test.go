@@ -216,7 +216,7 @@ func TestLedgerDenseBounds(t *testing.T) {
 	if r.Unexpected != 4 || r.Completed != 2 || r.Lost != 0 {
 		t.Fatalf("report %+v", stripIDs(r))
 	}
-	if fs := l.dense.fams.Load(); fs == nil || len(*fs) != 1 || len(*(*fs)[0].chunks.Load()) != 1 {
+	if fs := l.dense.fams.Load(); fs == nil || len(*fs) != 1 || (*fs)[0].chunk(0) == nil || (*fs)[0].chunk(1) != nil {
 		t.Fatalf("the dense table grew on a lookup")
 	}
 }
@@ -382,5 +382,36 @@ func TestLedgerDelayed(t *testing.T) {
 func TestLedgerShardFillsACacheLine(t *testing.T) {
 	if n := unsafe.Sizeof(ledgerShard{}); n != 64 {
 		t.Fatalf("ledgerShard is %d bytes, want 64 (one cache line)", n)
+	}
+}
+
+// TestLedgerDenseGrowth plans jobs over many chunks while workers start
+// and complete the ones already planned (run with -race: lookups take no
+// lock while the directory doubles).
+func TestLedgerDenseGrowth(t *testing.T) {
+	l := NewLedger()
+	const n = 20 * denseChunk
+	ids := make(chan string, 256)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for id := range ids {
+				l.Started(id, 0, origin)
+				l.Completed(id, 0, origin)
+			}
+		}()
+	}
+	for i := range n {
+		id := "p3-" + strconv.Itoa(i)
+		l.Planned([]PlannedJob{{ID: id, Intended: origin}}, origin)
+		l.Acked([]string{id})
+		ids <- id
+	}
+	close(ids)
+	wg.Wait()
+	if r := l.Check(); !r.OK || r.Acknowledged != n || r.Completed != n {
+		t.Fatalf("report %+v", stripIDs(r))
 	}
 }

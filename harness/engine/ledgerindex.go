@@ -23,8 +23,11 @@ import (
 //
 // Locks: an entry is guarded by its shard's lock in both places (the dense
 // table picks the shard from n, so that consecutive jobs take different
-// locks). The table's directories are copy-on-write behind atomic
-// pointers, so a lookup takes no lock; only growth does.
+// locks). A lookup takes no lock: the directories sit behind atomic
+// pointers, a family's chunk directory doubles when it fills (copied, so
+// a long run copies it a logarithmic number of times) and its slots are
+// atomic, so that a chunk made later in a published directory is seen
+// whole. Only growth takes the table's lock.
 
 const (
 	denseChunkBits = 10
@@ -100,7 +103,15 @@ func (k denseKey) shard(l *Ledger) *ledgerShard {
 type entryChunk [denseChunk]entryBlock
 
 type denseFamily struct {
-	chunks atomic.Pointer[[]*entryChunk]
+	chunks atomic.Pointer[[]atomic.Pointer[entryChunk]]
+}
+
+// chunk is chunk c of f, nil when it was never made.
+func (f *denseFamily) chunk(c int64) *entryChunk {
+	if cs := f.chunks.Load(); cs != nil && c < int64(len(*cs)) {
+		return (*cs)[c].Load()
+	}
+	return nil
 }
 
 // denseTable holds the entries of harness ids. A slot is planned when its
@@ -120,8 +131,8 @@ func (t *denseTable) slot(k denseKey, grow bool) *entryBlock {
 	}
 	if fs := t.fams.Load(); fs != nil && k.fam < len(*fs) {
 		if f := (*fs)[k.fam]; f != nil {
-			if cs := f.chunks.Load(); cs != nil && c < int64(len(*cs)) && (*cs)[c] != nil {
-				return &(*cs)[c][k.n&(denseChunk-1)]
+			if ch := f.chunk(c); ch != nil {
+				return &ch[k.n&(denseChunk-1)]
 			}
 		}
 	}
@@ -131,21 +142,25 @@ func (t *denseTable) slot(k denseKey, grow bool) *entryBlock {
 	t.grow.Lock()
 	defer t.grow.Unlock()
 	f := t.family(k.fam)
-	cs := f.chunks.Load()
-	if cs == nil || c >= int64(len(*cs)) || (*cs)[c] == nil {
-		n := int64(0)
-		if cs != nil {
-			n = int64(len(*cs))
+	ch := f.chunk(c)
+	if ch == nil {
+		ch = new(entryChunk)
+		cs := f.chunks.Load()
+		if cs == nil || c >= int64(len(*cs)) {
+			var old []atomic.Pointer[entryChunk]
+			if cs != nil {
+				old = *cs
+			}
+			next := make([]atomic.Pointer[entryChunk], max(2*int64(len(old)), c+1, 8))
+			for i := range old {
+				next[i].Store(old[i].Load())
+			}
+			cs = &next
+			f.chunks.Store(cs)
 		}
-		next := make([]*entryChunk, max(n, c+1))
-		if cs != nil {
-			copy(next, *cs)
-		}
-		next[c] = new(entryChunk)
-		f.chunks.Store(&next)
-		cs = &next
+		(*cs)[c].Store(ch)
 	}
-	return &(*cs)[c][k.n&(denseChunk-1)]
+	return &ch[k.n&(denseChunk-1)]
 }
 
 // family is family fam, made if missing; t.grow is held.
@@ -178,7 +193,8 @@ func (t *denseTable) each(f func(k denseKey, b *entryBlock)) {
 		if cs == nil {
 			continue
 		}
-		for c, ch := range *cs {
+		for c := range *cs {
+			ch := (*cs)[c].Load()
 			if ch == nil {
 				continue
 			}
