@@ -69,3 +69,22 @@ func TestBacklogHeld(t *testing.T) {
 		})
 	}
 }
+
+// TestPeerRoundsPrint: the medians decide; the fastest round of each side
+// is printed beside them, from different rounds when that is where they
+// were.
+func TestPeerRoundsPrint(t *testing.T) {
+	var r peerRounds
+	for _, x := range [][2]float64{{100, 95}, {120, 90}, {110, 118}} { // plain, aebench jobs/s
+		r.add(plainResult{JobsPS: x[0], CPU: 10}, plainResult{JobsPS: x[1], CPU: 11}, plainResult{JobsPS: x[0], CPU: 10})
+	}
+	var b strings.Builder
+	code := r.print(&b, peerPairs[1])
+	out := b.String()
+	if code != exitOK { // median ratio 0.95, CPU 1.1x
+		t.Errorf("exit %d, want ok:\n%s", code, out)
+	}
+	if !strings.Contains(out, "fastest round of each side (not judged): plain 120, aebench 118 jobs/s: 0.98x") {
+		t.Errorf("no fastest-round line:\n%s", out)
+	}
+}
