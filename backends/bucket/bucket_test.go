@@ -573,8 +573,10 @@ func TestBlockingClaimWakes(t *testing.T) {
 			if r.err != nil || len(r.cl) != 1 || r.cl[0].Job.ID != tc.want {
 				t.Fatalf("Claim = %v, %v; want [%s]", r.cl, r.err, tc.want)
 			}
-			if late := r.at.Sub(due); late < -5*time.Millisecond || late > 250*time.Millisecond {
-				t.Errorf("Claim returned %v after %s became claimable, want 0 to 250ms", late.Round(time.Millisecond), tc.want)
+			// The upper bound tells "woken" from "waited out the 3s wait" on
+			// a loaded machine; how soon belongs to scenarios/latency.yaml.
+			if late := r.at.Sub(due); late < -5*time.Millisecond || late > 1500*time.Millisecond {
+				t.Errorf("Claim returned %v after %s became claimable, want 0 to 1.5s (woken, not waited out)", late.Round(time.Millisecond), tc.want)
 			}
 			if n := w.calls("bzpopmin") - before; n > 5 {
 				t.Errorf("the waiting Claim blocked %d times, want a few (no spinning)", n)
