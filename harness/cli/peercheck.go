@@ -32,9 +32,10 @@ a prefilled backlog drained by 16 consumers, unbatched, 64-byte payloads,
 jobs/s and client CPU per job over 2 s after a 1 s warm-up. Each round runs
 the plain program and aebench's run of the same backend (Redis flushed
 before each, the order rotating by round); the ratios are the medians of
-the rounds' (7 unless --rounds says otherwise). The plain asynq program enqueues its tasks as aebench's
-asynq does (Retention 24h, the contract's default: finished records are
-kept; a header carrying CreatedAt), so the ratio is what aebench adds.
+the rounds' (7 unless --rounds says otherwise). The plain asynq program
+enqueues its tasks as aebench's asynq does (Retention 24h, the
+contract's default: finished records are kept; a header carrying
+CreatedAt), so the ratio is what aebench adds.
 Each round also runs a third program, printed and not judged: for
 asynq, the plain program with asynq's defaults (no retention, no header:
 what keeping records costs asynq); for the floor, bench/plain/store,
@@ -235,9 +236,9 @@ func (r *peerRounds) print(w io.Writer, p peerPair) int {
 	fmt.Fprintf(w, "%-7s  by round (jobs/s over the plain program's; the order rotates: round 1 runs plain, aebench, extra): aebench %s; extra %s\n",
 		"", numberList(r.jobs, 2), numberList(r.extraJobs, 2))
 	// A slow spell of the host (15-25% for a whole run, seen on shared
-	// two-core VMs) hits one side of a round at random; the ratio of each
-	// side's fastest round compares the two as neither was hit. Printed
-	// beside the medians, which alone decide.
+	// two-core VMs) hits one side of a round at random; each side's
+	// fastest round is the nearest the check comes to a run that no spell
+	// hit. Printed beside the medians, which alone decide.
 	pb, ab := slices.Max(r.plainPS), slices.Max(r.aePS)
 	fmt.Fprintf(w, "%-7s  fastest round of each side (not judged): plain %.0f, aebench %.0f jobs/s: %.2fx\n", "", pb, ab, ab/pb)
 	return code

@@ -12,14 +12,15 @@ import (
 // Every job the harness makes has an id of the form "f-<n>" (prefill) or
 // "p<k>-<n>" (producer k), with n counting up. Those entries live in a
 // dense table, family by family, in chunks of entryBlocks indexed by n:
-// found with a parse and two loads, and laid out in the order the jobs
+// found with a parse and a few loads, and laid out in the order the jobs
 // were made, which is the order a FIFO store hands them out. The map of a
 // shard, where they lived until 2026-11-27, cost a string hash and a
 // probe per event and scattered consecutive jobs over the heap: with a
-// prefill of 300k jobs, every start and completion missed the cache, and
-// aebench's floor ran about 10% slower than with no ledger at all (with
-// the map's Redis sharing those caches). Any other id (a store's, a seed
-// variant's, one never planned) goes to its shard's map as before.
+// prefill of 300k jobs, every start and completion missed the cache
+// (which Redis, on the same cores, shares), and aebench's floor ran about
+// 10% slower than a build with no ledger at all (docs/results.md). Any
+// other id (a store's, a seed variant's, one never planned) goes to its
+// shard's map as before.
 //
 // Locks: an entry is guarded by its shard's lock in both places (the dense
 // table picks the shard from n, so that consecutive jobs take different
