@@ -25,7 +25,10 @@
 //	Stats         LLEN, LLEN                             1 (pipelined)
 //
 // A claim reads the payload (HGET), because a worker needs it, and writes
-// no record: the record says Queued until the job completes. Claims push
+// no record: the record says Queued until the job completes. A completion
+// writes the outcome only (Status, and Result when there is one), as a
+// plain list queue does: Status is overwritten in place, where a new
+// CompletedAt field cost Redis 17% more work a job (see CompleteMany). Claims push
 // onto processing's head, and a completion's LREM scans from its tail
 // (count -1), where the oldest claims are: O(1) when jobs finish in the
 // order they were claimed, O(jobs in flight) at worst. (It scanned from the
@@ -57,7 +60,8 @@ const Doc = "reference, not a job store: HSET+LPUSH at enqueue, BLMOVE/LMPOP at 
 const Limits = "no leases, heartbeats or recovery (a crashed worker's jobs stay in processing); " +
 	"no retries (Fail is unsupported); no fencing (a second Complete overwrites); no delayed jobs (RunAt after now is refused); " +
 	"no duplicate-id check (a duplicate overwrites the record and is queued twice); bulk enqueue is pipelined, not atomic; " +
-	"records never expire; hash encoding only; a claim does not update the record (Get says Queued while the job runs); " +
+	"records never expire; hash encoding only; a claim does not update the record (Get says Queued while the job runs), " +
+	"and a completion writes its Status (and Result) only: Get gives no CompletedAt; " +
 	"Stats.Completed counts this Store value's completions only"
 
 // token is the lease token of every claim: there are no leases to tell apart.
@@ -96,7 +100,9 @@ type words struct {
 	blmove, lmove, hget, lrem, hset []string
 	moveKeys, processing            []string
 	moveArgs, payload               []string
-	completed                       string // Status of a completed job
+	// done is a completion's fields without a result: Status only, an
+	// in-place overwrite of the field Enqueue wrote (see CompleteMany).
+	done []string
 }
 
 // blockArgs is a block of d as BLMPOP's timeout (secs) and BLMOVE's
@@ -128,7 +134,7 @@ func New(_ context.Context, c rclient.Client, o jobstore.Options) (*Store, error
 	s := &Store{c: c, o: o, keys: k, Ready: k.FloorReady(), Processing: k.FloorProcessing()}
 	s.w = words{blmove: []string{"BLMOVE"}, lmove: []string{"LMOVE"}, hget: []string{"HGET"}, lrem: []string{"LREM"}, hset: []string{"HSET"},
 		moveKeys: []string{s.Ready, s.Processing}, processing: []string{s.Processing},
-		moveArgs: []string{"RIGHT", "LEFT"}, payload: []string{"Payload"}, completed: strconv.Itoa(int(jobstore.StatusCompleted))}
+		moveArgs: []string{"RIGHT", "LEFT"}, payload: []string{"Payload"}, done: []string{"Status", strconv.Itoa(int(jobstore.StatusCompleted))}}
 	return s, nil
 }
 
@@ -342,7 +348,6 @@ func (s *Store) CompleteMany(ctx context.Context, cs []jobstore.Completion) ([]e
 		return nil, err
 	}
 	errs := make([]error, len(cs))
-	ms := base.Ms(s.o.Clock.Now())
 	cmds := make([]rclient.Command, 0, 2*len(cs))
 	for i, c := range cs {
 		if err := base.ValidateLease(c.Lease); err != nil {
@@ -350,11 +355,14 @@ func (s *Store) CompleteMany(ctx context.Context, cs []jobstore.Completion) ([]e
 			continue
 		}
 		id := c.Lease.JobID
-		// Only what changed: LastUpdatedAt reads as the latest of the
-		// record's times, and a missing Result as an empty one.
-		fields := []string{"Status", s.w.completed, "CompletedAt", ms}
+		// The outcome only, as a plain list queue writes it: Status is
+		// overwritten in place. A CompletedAt field would be new to the
+		// record's listpack, and appending it cost Redis 17% more work a
+		// job (callgrind: 20.6k instructions in processCommand a job
+		// against 17.5k for the plain list's one-field HSET).
+		fields := s.w.done
 		if len(c.Result) > 0 {
-			fields = append(fields, "Result", string(c.Result))
+			fields = []string{"Status", s.w.done[1], "Result", string(c.Result)}
 		}
 		cmds = append(cmds, rclient.Command{Head: s.w.lrem, Keys: s.w.processing, Args: []string{"-1", id}},
 			rclient.Command{Head: s.w.hset, Keys: []string{s.job(id)}, Args: fields})

@@ -157,8 +157,8 @@ func TestFIFOClaimComplete(t *testing.T) {
 				}
 				for _, id := range got {
 					j, err := s.Get(ctx, id)
-					if err != nil || j.Status != jobstore.StatusCompleted || string(j.Result) != "r-"+id || j.CompletedAt.IsZero() {
-						t.Errorf("Get(%s) = %+v, %v; want Completed with result r-%s", id, j, err, id)
+					if err != nil || j.Status != jobstore.StatusCompleted || string(j.Result) != "r-"+id || !j.CompletedAt.IsZero() {
+						t.Errorf("Get(%s) = %+v, %v; want Completed with result r-%s, no CompletedAt (Limits)", id, j, err, id)
 					}
 				}
 				if ids := claimIDs(t, s, tc.batch, 0); len(ids) != 0 {
