@@ -28,7 +28,8 @@ peers: drivers
 	$(AEBENCH) drivers --overhead
 
 # peer-check: aebench's asynq and floor against plain programs written
-# outside the harness (bench/plain), on one Redis (7 rounds, about 3.5 minutes).
+# outside the harness (bench/plain), on one Redis (7 rounds), then Redis's
+# instructions a job on both sides under callgrind (about 4-5 minutes).
 peer-check:
 	$(AEBENCH) peer-check
 

@@ -22,7 +22,7 @@ import (
 	"github.com/aebench/aebench/redisserver"
 )
 
-const peerCheckHelp = `aebench peer-check [--rounds N]
+const peerCheckHelp = `aebench peer-check [--rounds N] [--count=false]
 
 Measures aebench's asynq peer and its floor against plain programs written
 outside the harness (bench/plain/asynq: asynq's own Client and Server with
@@ -46,7 +46,12 @@ aebench at least 0.9x the plain program's jobs/s, client CPU per job within
 whether every round agrees, or some fell on the other side (then more
 --rounds narrow it). Beside them, not judged: each round's ratios in
 order, and the ratio of each side's fastest round (a slow spell of a
-shared host hits one side of a round at random). Needs the go toolchain
+shared host hits one side of a round at random). Then, unless
+--count=false, each pair runs once more on a redis-server under callgrind
+and the line "Redis instructions a job" gives both sides' count over 1.5 s
+of their drains (not judged: a count does not move with the host's noise,
+so it says whether both sides ask Redis for the same work; skipped, saying
+so, without valgrind). Needs the go toolchain
 (it builds the plain programs) and the repository (run it from the
 checkout).
 `
@@ -59,6 +64,9 @@ checkout).
 type peerPair struct {
 	plain, backend, args string
 	jobs                 int
+	// ready is the KEYS pattern of the list both sides drain (one key
+	// once a side has loaded), read by the count (countPair).
+	ready string
 	// extra is the third program of each round, printed beside the pair
 	// and not judged.
 	extra peerExtra
@@ -70,9 +78,9 @@ type peerPair struct {
 type peerExtra struct{ prog, args, what string }
 
 var peerPairs = []peerPair{
-	{"bench/plain/asynq", "asynq", "-concurrency 16 -retention 24h -header", 100000,
+	{"bench/plain/asynq", "asynq", "-concurrency 16 -retention 24h -header", 100000, "asynq:{*}:pending",
 		peerExtra{args: "-concurrency 16", what: "asynq's defaults: no retention, no header"}},
-	{"bench/plain/list", "floor", "-workers 16", 200000,
+	{"bench/plain/list", "floor", "-workers 16", 200000, "*:ready",
 		peerExtra{prog: "bench/plain/store", what: "aebench's floor Store in the plain loop, no harness"}},
 }
 
@@ -86,6 +94,7 @@ func cmdPeerCheck(ctx context.Context, args []string, opts Options) int {
 	// can run 15-25% slow on either side, and a median of five moved by
 	// up to 0.05 between checks minutes apart.
 	rounds := fs.Int("rounds", 7, "rounds of each pair")
+	count := fs.Bool("count", true, "also count Redis's instructions a job on each side under callgrind (skipped, saying so, without valgrind)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -121,7 +130,7 @@ func cmdPeerCheck(ctx context.Context, args []string, opts Options) int {
 	fmt.Fprintf(stdout, "%-7s  %-18s  %11s  %11s  %-22s  %13s  %13s  %-22s  %s\n", "backend", "plain program", "plain job/s", "aebench j/s",
 		"jobs/s ratio (range)", "plain cpu/job", "aebench cpu/j", "cpu/job ratio (range)", "verdict")
 	code := exitOK
-	env := peerEnv{self: self, root: root, tmp: tmp, addr: r.Addrs[0], password: r.Password, rdb: rdb, stdout: stdout, stderr: stderr}
+	env := peerEnv{self: self, root: root, tmp: tmp, addr: r.Addrs[0], password: r.Password, count: *count, rdb: rdb, stdout: stdout, stderr: stderr}
 	for _, p := range peerPairs {
 		code = max(code, env.pair(ctx, p, *rounds))
 		if code == exitInfra && ctx.Err() != nil {
@@ -134,6 +143,7 @@ func cmdPeerCheck(ctx context.Context, args []string, opts Options) int {
 // peerEnv is what every pair of a peer check shares.
 type peerEnv struct {
 	self, root, tmp, addr, password string
+	count                           bool // countPair after each pair's rounds
 	rdb                             *redis.Client
 	stdout, stderr                  io.Writer
 }
@@ -187,7 +197,11 @@ func (e peerEnv) pair(ctx context.Context, p peerPair, rounds int) int {
 	if len(r.jobs) == 0 {
 		return code
 	}
-	return max(code, r.print(e.stdout, p))
+	code = max(code, r.print(e.stdout, p))
+	if e.count {
+		e.countPair(ctx, p, bin)
+	}
+	return code
 }
 
 // build compiles the program at pkg (a folder of the checkout) into the
