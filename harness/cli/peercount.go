@@ -23,7 +23,7 @@ import (
 // printed, not judged: it says whether the work each side asks of Redis
 // is the same, which the timed verdict alone cannot.
 const (
-	countJobs   = 30000 // enough for a drain of at least 3 s under callgrind
+	countJobs   = 60000 // a drain of 3 s and more under callgrind, even on a fast machine
 	countSettle = 500 * time.Millisecond
 	countWindow = 1500 * time.Millisecond
 	countPoll   = 20 * time.Millisecond
