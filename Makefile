@@ -29,7 +29,7 @@ peers: drivers
 
 # peer-check: aebench's asynq and floor against plain programs written
 # outside the harness (bench/plain), on one Redis (7 rounds), then Redis's
-# instructions a job on both sides under callgrind (about 4-5 minutes).
+# instructions a job on both sides under callgrind (about 6-7 minutes).
 peer-check:
 	$(AEBENCH) peer-check
 
