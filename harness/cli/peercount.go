@@ -34,7 +34,8 @@ const (
 // both. Without valgrind it prints why it did not.
 func (e peerEnv) countPair(ctx context.Context, p peerPair, bin string) {
 	line := func(format string, a ...any) {
-		fmt.Fprintf(e.stdout, "%-7s  Redis instructions a job, counted under callgrind (not judged): "+format+"\n", append([]any{""}, a...)...)
+		fmt.Fprintf(e.stdout, "%-7s  Redis instructions a job (callgrind, one run a side, %s of each drain from %s after it began; "+
+			"serverCron and INFO left out; not judged): %s\n", "", countWindow, countSettle, fmt.Sprintf(format, a...))
 	}
 	if err := rediscost.CheckValgrind(); err != nil {
 		line("skipped: %v", err)
