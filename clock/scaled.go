@@ -49,6 +49,16 @@ type Speeder interface {
 	Speed() float64
 }
 
+// SimDuration is how much time passes on clock c while d passes on the
+// wall clock: d itself unless c runs at another speed (RealDuration's
+// inverse).
+func SimDuration(c Clock, d time.Duration) time.Duration {
+	if sp, ok := c.(Speeder); ok && sp.Speed() != 1 {
+		return time.Duration(float64(d) * sp.Speed())
+	}
+	return d
+}
+
 // RealDuration is how long a wait of d on clock c lasts on the wall clock:
 // d itself unless c runs at another speed.
 func RealDuration(c Clock, d time.Duration) time.Duration {

@@ -182,7 +182,7 @@ func TestTrackerRefault(t *testing.T) {
 	r1 := tr.Fault(Event{Index: 1, Fault: Fault{Kind: WorkerCrash}}, "w1", t0, []Affected{{ID: "x", ClaimedAt: t0.Add(-100 * time.Millisecond), Started: true}})
 	r2 := tr.Fault(Event{Index: 2, Fault: Fault{Kind: WorkerCrash}}, "w2", t0.Add(2*time.Second), []Affected{{ID: "x", ClaimedAt: t0.Add(1600 * time.Millisecond)}})
 	tr.Started("x", t0.Add(3500*time.Millisecond))
-	sum, h := tr.Finish(func(string) bool { return false })
+	sum, h := tr.Finish(func(string) Outcome { return Outcome{} })
 	if r1.Restarted != 1 || r1.RecoveryMaxNs != int64(1600*time.Millisecond) {
 		t.Errorf("first fault: restarted %d, recovery max %v; want 1 and 1.6s", r1.Restarted, time.Duration(r1.RecoveryMaxNs))
 	}

@@ -42,10 +42,34 @@ type Record struct {
 	Duplicates int `json:"duplicates"`
 	// Lost counts affected jobs the ledger found lost.
 	Lost int `json:"lost"`
+	// NeverStarted counts affected jobs whose handler had not started:
+	// leased to the victim and never run by it. Of the affected jobs,
+	// DeadUnstarted ended dead-lettered and RecoveredUnstarted had an
+	// attempt taken back by Recover, each on an attempt that never started
+	// (the ledger's Outcome).
+	NeverStarted       int `json:"never_started"`
+	DeadUnstarted      int `json:"dead_unstarted"`
+	RecoveredUnstarted int `json:"recovered_unstarted"`
 	// RecoveryMaxNs is the slowest restart of an affected job.
 	RecoveryMaxNs int64 `json:"recovery_max_ns"`
 
-	at time.Time
+	at  time.Time
+	ids []string // the affected jobs
+}
+
+// JobIDs lists the jobs the fault caught in flight (Affected of them).
+func (r Record) JobIDs() []string { return r.ids }
+
+// Time is when the fault landed, on the wall clock.
+func (r Record) Time() time.Time { return r.at }
+
+// Outcome is what the ledger found, after the drain, of a job a fault
+// caught (Tracker.Finish).
+type Outcome struct {
+	Lost bool
+	// DeadUnstarted, RecoveredUnstarted: dead-lettered, or taken back by
+	// Recover, on an attempt whose handler never started.
+	DeadUnstarted, RecoveredUnstarted bool
 }
 
 type watch struct {
@@ -64,11 +88,20 @@ type Tracker struct {
 	watch    map[string][]watch
 	records  []*Record
 	hist     *hdr.Histogram
+	caught   map[string]struct{} // every job any fault caught in flight
 }
 
 // NewTracker returns a tracker whose times are reported relative to base.
 func NewTracker(base time.Time) *Tracker {
-	return &Tracker{base: base, watch: map[string][]watch{}, hist: hdr.New(1000, int64(time.Hour), 3)}
+	return &Tracker{base: base, watch: map[string][]watch{}, hist: hdr.New(1000, int64(time.Hour), 3), caught: map[string]struct{}{}}
+}
+
+// Caught reports whether a fault caught id in flight.
+func (t *Tracker) Caught(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.caught[id]
+	return ok
 }
 
 // Fault records a fault that landed at `at` with the jobs it caught in flight.
@@ -79,6 +112,11 @@ func (t *Tracker) Fault(ev Event, target string, at time.Time, affected []Affect
 	defer t.mu.Unlock()
 	t.records = append(t.records, r)
 	for _, a := range affected {
+		r.ids = append(r.ids, a.ID)
+		t.caught[a.ID] = struct{}{}
+		if !a.Started {
+			r.NeverStarted++
+		}
 		started := a.Started
 		// Caught again before its handler started: it was taken back and
 		// claimed, so the earlier faults' recovery ends at that claim (else
@@ -100,6 +138,35 @@ func (t *Tracker) Fault(ev Event, target string, at time.Time, affected []Affect
 	t.watching.Add(int64(len(affected)))
 	return r
 }
+
+// Leased adds id to the fault that killed target (a worker's id, as a
+// Record's Target), when the job was leased to it before that fault: a job
+// the victim held but had not reported when it died (a claim's or a
+// hand-off's reply in transit), found after the drain by its record's
+// last lease. It counts as in flight at that fault and never started.
+// False: no fault hit target, or hit it before the lease began.
+func (t *Tracker) Leased(target string, leasedAt time.Time, id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.caught[id]; ok {
+		return true
+	}
+	for _, r := range t.records {
+		if r.Skipped != "" || r.Target != target || r.at.Before(leasedAt.Add(-leaseSkew)) {
+			continue
+		}
+		r.ids = append(r.ids, id)
+		r.Affected++
+		r.NeverStarted++
+		t.caught[id] = struct{}{}
+		return true
+	}
+	return false
+}
+
+// leaseSkew is how far a lease's start, on the store's clock (a worker
+// process's, or Redis's), may read after the fault on the coordinator's.
+const leaseSkew = 50 * time.Millisecond
 
 // Skipped records a scheduled fault that did not land, and why.
 func (t *Tracker) Skipped(ev Event, at time.Time, why string) {
@@ -149,18 +216,33 @@ type Summary struct {
 	RecoveryNs map[string]float64 `json:"recovery_ns,omitempty"`
 	Duplicates int                `json:"duplicates"`
 	Lost       int                `json:"lost"`
-	Records    []Record           `json:"records"`
+	// NeverStarted, DeadUnstarted, RecoveredUnstarted: Record's, summed.
+	NeverStarted       int      `json:"never_started"`
+	DeadUnstarted      int      `json:"dead_unstarted"`
+	RecoveredUnstarted int      `json:"recovered_unstarted"`
+	Records            []Record `json:"records"`
 }
 
-// Finish closes the books: lost says whether the ledger found a job lost.
+// Finish closes the books: outcome is what the ledger found of a job.
 // The histogram is returned for the .hgrm and merged plots.
-func (t *Tracker) Finish(lost func(id string) bool) (Summary, *hdr.Histogram) {
+func (t *Tracker) Finish(outcome func(id string) Outcome) (Summary, *hdr.Histogram) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for id, ws := range t.watch {
-		if lost(id) {
+		if outcome(id).Lost {
 			for _, w := range ws {
 				w.rec.Lost++
+			}
+		}
+	}
+	for _, r := range t.records {
+		for _, id := range r.ids {
+			o := outcome(id)
+			if o.DeadUnstarted {
+				r.DeadUnstarted++
+			}
+			if o.RecoveredUnstarted {
+				r.RecoveredUnstarted++
 			}
 		}
 	}
@@ -178,6 +260,9 @@ func (t *Tracker) Finish(lost func(id string) bool) (Summary, *hdr.Histogram) {
 		s.Restarted += r.Restarted
 		s.Duplicates += r.Duplicates
 		s.Lost += r.Lost
+		s.NeverStarted += r.NeverStarted
+		s.DeadUnstarted += r.DeadUnstarted
+		s.RecoveredUnstarted += r.RecoveredUnstarted
 	}
 	if t.hist.TotalCount() > 0 {
 		h := t.hist

@@ -177,7 +177,16 @@ type RecoverResult struct {
 	Requeued []string
 	// DeadLettered had no retries left.
 	DeadLettered []string
+	// Returned are due again with RetryCount unchanged: a store that hands
+	// jobs to blocked claimers (a hand-off) leased them to a claimer that
+	// never touched them (no Extend, Complete or Fail within the
+	// provisional lease: it died while registered, or its reply was
+	// lost), so no attempt was made.
+	Returned []string
 }
+
+// Len is how many jobs r took back.
+func (r RecoverResult) Len() int { return len(r.Requeued) + len(r.DeadLettered) + len(r.Returned) }
 
 // Stats counts a queue's jobs. Due and Delayed count jobs waiting to run
 // (RunAt <= now and RunAt > now on the store's clock); a backend that keeps
@@ -199,7 +208,14 @@ type Store interface {
 	Enqueue(ctx context.Context, jobs ...NewJob) error
 	// Claim takes up to req.Max due jobs, oldest RunAt first (FIFO among equal
 	// RunAt), each under a fresh lease. It returns an empty slice, not an
-	// error, when no job became due within req.Wait.
+	// error, when no job became due within req.Wait. A lease may end
+	// sooner than req.Lease (Lease.Deadline says when): a store that hands
+	// jobs to blocked claimers grants a provisional lease, so that a job
+	// handed to a claimer that died is soon taken back (Recover's
+	// Returned); the holder keeps the job by its first Extend, Complete or
+	// Fail before that deadline. A Claim that fails may still return jobs
+	// it leased to the caller (handed to it before the failure): the caller
+	// owns them as any claimed job.
 	Claim(ctx context.Context, req ClaimRequest) ([]Claimed, error)
 	// Extend moves a lease's deadline to now+d (a heartbeat).
 	Extend(ctx context.Context, l Lease, d time.Duration) (Lease, error)
@@ -258,6 +274,11 @@ type Location struct {
 	// a lease in the active index. An open record that is not reachable is
 	// in no queue: nothing will ever run it.
 	Reachable bool
+	// Later, on an open record that is not Reachable: the system under
+	// test takes it back itself, later than the run can wait (RQ retries
+	// an abandoned job once its started-registry entry expires), in the
+	// store's words. The read-back counts such a job unfinished, not lost.
+	Later string
 }
 
 // Locator is implemented by stores that can tell, for a batch of job ids,
@@ -392,21 +413,23 @@ type HandlerPlanner interface {
 
 // LossDeclarer is implemented by a store whose design loses jobs under
 // some faults, by its own documents (Sidekiq's open-source fetch under a
-// SIGKILL): under those fault kinds, up to the jobs the faults caught in
-// flight, a loss is that system's documented behaviour, reported with its
-// count, not a failed run. A loss beyond it still fails the run.
+// SIGKILL): under those fault kinds, a lost job that such a fault caught
+// in flight (started by the killed process, not finished) is that
+// system's documented behaviour, reported with its count, not a failed
+// run. Every other lost job still fails the run, job by job, not by count.
 type LossDeclarer interface {
 	DeclaredLoss() (faultKinds []string, why string)
 }
 
 // HoldDeclarer is implemented by a LossDeclarer whose worker process may
-// hold jobs it has not yet reported started (Sidekiq's BRPOP before its
-// middleware; its scheduled poller between ZPOPBYSCORE and LPUSH): MayHold
-// is the most jobs one killed process running concurrency jobs at once
-// can lose. The declared loss is then bounded by what the killed
-// processes could hold, not only by the starts the harness had seen.
+// hold jobs it has not yet reported started (Sidekiq's scheduled poller
+// between ZPOPBYSCORE and LPUSH): HoldsExtra is how many such jobs one
+// process may hold. Under each fault of a declared kind, up to that many
+// lost jobs per process it hit (one for a kill, every process for a Redis
+// fault) are declared too, each acknowledged before the fault, due by then
+// and never started.
 type HoldDeclarer interface {
-	MayHold(concurrency int) int
+	HoldsExtra() int
 }
 
 // EarlyDeclarer is implemented by a store whose design may start a delayed

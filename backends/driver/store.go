@@ -59,6 +59,9 @@ type reply struct {
 type state struct {
 	S string `json:"s"` // waiting, delayed, active, completed, failed, unknown
 	R bool   `json:"r"` // the system will still reach the job
+	// L: not reachable now, but the system takes the job back itself
+	// later, and why (jobstore.Location.Later).
+	L string `json:"l,omitempty"`
 }
 
 // New starts the driver's client process on the Redis c reaches.
@@ -303,10 +306,9 @@ func (s *Store) DeclaredLoss() ([]string, string) {
 	return s.hello.Loses, s.hello.System + " " + s.hello.SystemVersion + ": " + s.hello.Guarantees
 }
 
-// MayHold implements jobstore.HoldDeclarer: a process holds a job per
-// concurrent slot (fetched, perhaps not yet reported started) and the
-// extra its hello declares.
-func (s *Store) MayHold(concurrency int) int { return max(1, concurrency) + s.hello.HoldsExtra }
+// HoldsExtra implements jobstore.HoldDeclarer: the jobs a process may
+// hold unreported, as its hello declares (holds_extra).
+func (s *Store) HoldsExtra() int { return s.hello.HoldsExtra }
 
 // DeclaredEarly implements jobstore.EarlyDeclarer from the driver's hello.
 func (s *Store) DeclaredEarly() (time.Duration, string) {
@@ -333,7 +335,7 @@ func (s *Store) Locate(ctx context.Context, ids []string) ([]jobstore.Location, 
 	out := make([]jobstore.Location, len(ids))
 	for i, st := range r.States {
 		status, found := statusOf[st.S]
-		out[i] = jobstore.Location{Found: found, Status: status, Reachable: found && st.R}
+		out[i] = jobstore.Location{Found: found, Status: status, Reachable: found && st.R, Later: st.L}
 	}
 	return out, nil
 }

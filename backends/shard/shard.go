@@ -257,7 +257,7 @@ func (s *Store) Recover(ctx context.Context, max int) (jobstore.RecoverResult, e
 	var out jobstore.RecoverResult
 	first := s.start()
 	for k := range s.shards {
-		left := max - len(out.Requeued) - len(out.DeadLettered)
+		left := max - out.Len()
 		if left <= 0 {
 			break
 		}
@@ -265,6 +265,7 @@ func (s *Store) Recover(ctx context.Context, max int) (jobstore.RecoverResult, e
 		r, err := s.shards[i].Recover(ctx, left)
 		out.Requeued = append(out.Requeued, r.Requeued...)
 		out.DeadLettered = append(out.DeadLettered, r.DeadLettered...)
+		out.Returned = append(out.Returned, r.Returned...)
 		if err != nil {
 			return out, fmt.Errorf("shard %d: %w", i, err)
 		}

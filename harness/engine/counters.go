@@ -25,9 +25,12 @@ type Counters struct {
 	RecoverErrors  int64 `json:"recover_errors"`
 	Recovered      int64 `json:"recovered"`
 	RecoveredDead  int64 `json:"recovered_dead"`
-	PromoteCalls   int64 `json:"promote_calls"`
-	PromoteErrors  int64 `json:"promote_errors"`
-	Promoted       int64 `json:"promoted"`
+	// Returned counts jobs Recover put back without an attempt: handed to
+	// a claimer that never touched them (jobstore.RecoverResult.Returned).
+	Returned      int64 `json:"returned_unclaimed,omitempty"`
+	PromoteCalls  int64 `json:"promote_calls"`
+	PromoteErrors int64 `json:"promote_errors"`
+	Promoted      int64 `json:"promoted"`
 	// AckLost counts Complete or Fail calls that returned an error but had
 	// been applied (read back from the store: the reply was lost).
 	AckLost int64 `json:"ack_lost"`
@@ -46,6 +49,7 @@ type counters struct {
 	retried, dead, fenced                         atomic.Int64
 	completeErrors, failErrors, extends, extErrs  atomic.Int64
 	recoverCalls, recoverErrors, recovered, rdead atomic.Int64
+	returned                                      atomic.Int64
 	promoteCalls, promoteErrors, promoted         atomic.Int64
 	ackLost                                       atomic.Int64
 	statsCalls, statsErrors                       atomic.Int64
@@ -61,7 +65,7 @@ func (c *counters) snapshot() Counters {
 		c.claimCalls.Load(), c.claimEmpty.Load(), c.claimErrors.Load(), c.claimed.Load(),
 		c.started.Load(), c.completed.Load(), c.retried.Load(), c.dead.Load(), c.fenced.Load(),
 		c.completeErrors.Load(), c.failErrors.Load(), c.extends.Load(), c.extErrs.Load(),
-		c.recoverCalls.Load(), c.recoverErrors.Load(), c.recovered.Load(), c.rdead.Load(),
+		c.recoverCalls.Load(), c.recoverErrors.Load(), c.recovered.Load(), c.rdead.Load(), c.returned.Load(),
 		c.promoteCalls.Load(), c.promoteErrors.Load(), c.promoted.Load(), c.ackLost.Load(), c.completeCalls.Load(),
 		c.statsCalls.Load(), c.statsErrors.Load()}
 }

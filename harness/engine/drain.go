@@ -21,8 +21,12 @@ func (e *engine) drain(ctx context.Context, res *Result, interrupted bool) bool 
 		if q.still(e.led.Outstanding(), e.c.inFlight.Load()) {
 			// Nothing in flight and the backlog still: jobs whose events
 			// the ledger missed would hold the drain to its end. Read back
-			// and settle what the store shows finished.
-			e.settleFinished()
+			// and settle what the store shows finished; end the drain
+			// when what is left is out of every queue.
+			if e.settleFinished() {
+				res.Window.Settled = true
+				break
+			}
 			q = quiet{since: time.Now(), last: e.led.Outstanding()}
 		}
 		select {

@@ -62,16 +62,19 @@ type Hooks struct {
 
 // engine runs one run: producers, workers, recoverer, mover and collector.
 type engine struct {
-	spec   scenario.RunSpec
-	cfg    scenario.Config
-	store  jobstore.Store
-	wstore jobstore.Store // the workers' store
-	hooks  Hooks
-	led    *Ledger
-	events workerEvents // where workers report: the ledger, or a worker process's pipe
-	ft     *faultRun    // nil without faults or worker processes
-	local  *localWorkers
-	groups []Workers // local first, then the worker processes
+	// laterWhy: the read-back found open jobs the system takes back itself
+	// later than the run waits (jobstore.Location.Later), in its words.
+	laterWhy string
+	spec     scenario.RunSpec
+	cfg      scenario.Config
+	store    jobstore.Store
+	wstore   jobstore.Store // the workers' store
+	hooks    Hooks
+	led      *Ledger
+	events   workerEvents // where workers report: the ledger, or a worker process's pipe
+	ft       *faultRun    // nil without faults or worker processes
+	local    *localWorkers
+	groups   []Workers // local first, then the worker processes
 	// workerDone, in a worker process, reports each job leaving the worker.
 	workerDone func(id string)
 	c          counters
@@ -189,6 +192,10 @@ type Window struct {
 	MeasuredS float64 `json:"measured_s"`
 	DrainS    float64 `json:"drain_s"`
 	Drained   bool    `json:"drained"`
+	// Settled: the drain ended before its time because every job still
+	// open was in no queue (lost, or a loss the system declares) or one the
+	// system takes back later (settleFinished); the ledger judges them.
+	Settled bool `json:"drain_settled,omitempty"`
 }
 
 // Throughput is in jobs/s over the measured window.
@@ -440,17 +447,23 @@ func (e *engine) finish(res *Result, interrupted bool) {
 	e.settleOutstanding()
 	res.Audit, res.AuditErr = e.audit()
 	declared := e.declaredLoss()
+	if e.ft != nil {
+		e.ft.finish(e.local)
+		e.attributeUnreported()
+		e.led.SetCaught(e.ft.tracker.Caught, e.cfg.Expect.DeadUnstarted == "allowed")
+	} else {
+		e.led.SetCaught(nil, e.cfg.Expect.DeadUnstarted == "allowed")
+	}
 	if e.store.Capabilities().Has(jobstore.CapSeedVariant) {
 		res.Ledger = e.led.CheckSeedVariant()
 	} else {
 		res.Ledger = e.led.CheckWith(e.cfg.LostAllowed() || declared != "")
 	}
+	res.Ledger.UnfinishedLater = e.laterWhy
 	if e.ft != nil {
-		e.ft.finish(e.local)
-		sum, h := e.ft.tracker.Finish(e.led.IsLost)
+		sum, h := e.ft.tracker.Finish(e.led.Outcome)
 		if declared != "" && !e.cfg.LostAllowed() {
-			bound, how := e.lossBound(sum)
-			declaredLoss(&res.Ledger, declared, bound, how)
+			e.judgeDeclaredLoss(&res.Ledger, declared, sum)
 		}
 		h = simulatedRecovery(&sum, h, e.hooks.Speed)
 		res.Recovery = &sum

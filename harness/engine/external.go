@@ -8,6 +8,9 @@ package engine
 
 import (
 	"fmt"
+	"slices"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/aebench/aebench/faults"
@@ -69,47 +72,88 @@ func (e *engine) declaredLoss() string {
 	return ""
 }
 
-// lossBound is the most jobs the landed faults may lose by the system's
-// declaration: the jobs they caught in flight, or, for a store that
-// declares what a process may hold unreported (jobstore.HoldDeclarer),
-// what the killed processes could hold, whichever is more.
-func (e *engine) lossBound(sum faults.Summary) (int, string) {
-	bound, how := sum.Affected, fmt.Sprintf("the %d the faults caught in flight", sum.Affected)
-	hd, ok := e.store.(jobstore.HoldDeclarer)
-	ld, _ := e.store.(jobstore.LossDeclarer)
-	if !ok || ld == nil {
-		return bound, how
-	}
-	kinds, _ := ld.DeclaredLoss()
-	// A worker kill hits one process; a fault on Redis or the network
-	// (a restart the workers quit on) hits every worker process.
-	kills := 0
-	for _, k := range kinds {
-		n := sum.Faults[faults.Kind(k)]
-		if faults.Kind(k) != faults.WorkerKill {
-			n *= max(1, e.cfg.Workers.Processes)
-		}
-		kills += n
-	}
-	per := hd.MayHold(e.cfg.Workers.Concurrency)
-	if kills*per > bound {
-		bound = kills * per
-		how = fmt.Sprintf("the %d that the %d worker process(es) the faults hit could hold (%d each; %d seen in flight)", bound, kills, per, sum.Affected)
-	}
-	return bound, how
+// lostJob is a lost job as the ledger knows it, for judgeDeclaredLoss.
+type lostJob struct {
+	id      string
+	due     time.Time // when it became due: its RunAt, else its enqueue
+	enq     time.Time // when its Enqueue call began
+	started bool      // some attempt's handler started
 }
 
-// declaredLoss marks a loss the system declares; a loss beyond bound (see
-// lossBound) is not what it declares, and fails the run.
-func declaredLoss(r *LedgerReport, why string, bound int, how string) {
+// judgeDeclaredLoss decides, job by job, which lost jobs the system's
+// declaration (why, under the fault kinds it names) covers: each that a
+// fault of those kinds caught in flight, and up to HoldsExtra
+// (jobstore.HoldDeclarer) per process such a fault hit of jobs never
+// started, enqueued before the fault and due by then, the earliest fault
+// after each first. Every other lost job fails the run, named.
+func (e *engine) judgeDeclaredLoss(r *LedgerReport, why string, sum faults.Summary) {
 	if r.Lost == 0 {
 		return
 	}
 	r.LostDeclared = why
-	if r.Lost > int64(bound) {
-		r.LostExpected = false
-		r.Problems = append(r.Problems, fmt.Sprintf("%d job(s) lost, beyond %s (the loss the system declares): e.g. %v",
-			r.Lost, how, r.LostIDs))
-		r.OK = false
+	kinds, _ := e.store.(jobstore.LossDeclarer).DeclaredLoss()
+	var hits []*declaredHit
+	caught := map[string]bool{}
+	for _, rec := range sum.Records {
+		if rec.Skipped != "" || !slices.Contains(kinds, string(rec.Kind)) {
+			continue
+		}
+		for _, id := range rec.JobIDs() {
+			caught[id] = true
+		}
+		hits = append(hits, &declaredHit{at: rec.Time(), budget: e.holdsExtra(rec.Kind)})
 	}
+	var beyond []string
+	for _, j := range e.led.lostJobs() {
+		if caught[j.id] || !j.started && claimHeld(hits, j) {
+			r.LostDeclaredJobs++
+			continue
+		}
+		beyond = append(beyond, j.id)
+	}
+	if len(beyond) == 0 {
+		return
+	}
+	sort.Strings(beyond)
+	r.LostExpected = false
+	r.OK = false
+	r.Problems = append(r.Problems, fmt.Sprintf("%d job(s) lost that the system's declaration does not cover (neither in flight at a %s fault nor one of the %d job(s) per killed process it may hold unreported): %v",
+		len(beyond), strings.Join(kinds, "/"), e.holdsExtra(faults.WorkerKill), examples(beyond)))
+	r.LostBeyondIDs = examples(beyond)
 }
+
+// declaredHit is a fault of a declared kind: when it landed and how many
+// held, never-started jobs it may still explain.
+type declaredHit struct {
+	at     time.Time
+	budget int
+}
+
+// claimHeld finds the first fault at or after j was due and enqueued with
+// room left, and charges j to it.
+func claimHeld(hits []*declaredHit, j lostJob) bool {
+	for _, h := range hits {
+		if h.budget > 0 && !h.at.Before(j.due) && !h.at.Before(j.enq) {
+			h.budget--
+			return true
+		}
+	}
+	return false
+}
+
+// holdsExtra is what one fault of kind k may leave held and unreported: a
+// worker kill hits one process; a fault on Redis or the network (a restart
+// the workers quit on) hits every worker process.
+func (e *engine) holdsExtra(k faults.Kind) int {
+	hd, ok := e.store.(jobstore.HoldDeclarer)
+	if !ok {
+		return 0
+	}
+	if k == faults.WorkerKill {
+		return hd.HoldsExtra()
+	}
+	return hd.HoldsExtra() * max(1, e.cfg.Workers.Processes)
+}
+
+// examples is up to maxExamples of ids.
+func examples(ids []string) []string { return ids[:min(len(ids), maxExamples)] }

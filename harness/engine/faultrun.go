@@ -94,6 +94,31 @@ func (ft *faultRun) finish(local *localWorkers) {
 	}
 }
 
+// maxUnreported bounds the jobs attributeUnreported reads back.
+const maxUnreported = 1000
+
+// attributeUnreported finds, among the jobs dead-lettered on an attempt
+// that never started and that no fault caught in flight, those leased to
+// a worker a fault then killed: the claim's or the hand-off's reply was in
+// transit to it, so it never reported them. Each record's last lease
+// names its worker (a dead letter keeps it) and when it began; the
+// tracker adds the job to that worker's fault (faults.Tracker.Leased).
+// What stays unexplained is a claimer that was handed jobs and never ran
+// them with no fault to show for it, and fails the run (Ledger's check).
+func (e *engine) attributeUnreported() {
+	for _, id := range e.led.deadUnstarted(maxUnreported) {
+		if e.ft.tracker.Caught(id) {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
+		j, err := e.store.Get(ctx, id)
+		cancel()
+		if err == nil && j.WorkerID != "" {
+			e.ft.tracker.Leased(j.WorkerID, j.StartedAt, id)
+		}
+	}
+}
+
 // LoopCrash lets a recoverer or mover crash between its steps: the loop
 // uses a store of its own on a faults.CrashClient.
 type LoopCrash struct {

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/jobstore"
 )
 
@@ -83,6 +84,18 @@ type Ledger struct {
 	// (AllowEarly); starts within it are reported, not a problem.
 	early    time.Duration
 	earlyWhy string
+	// caught says whether a fault caught a job in flight (SetCaught);
+	// deadUnstartedOK: dead letters with no start are expected.
+	caught          func(id string) bool
+	deadUnstartedOK bool
+}
+
+// SetCaught gives the check the faults' jobs in flight: a dead letter
+// with no start of a job a fault caught is explained by the fault (its
+// lease ran out after the kill); with allowed, every such dead letter is
+// expected (expect.dead_unstarted). Call it before Check.
+func (l *Ledger) SetCaught(caught func(id string) bool, allowed bool) {
+	l.caught, l.deadUnstartedOK = caught, allowed
 }
 
 type ledgerShard struct {
@@ -122,7 +135,12 @@ type ledgerEntry struct {
 	doneAt      int64
 	recoveredAt int64
 	fenced      int32
-	attempts    []attemptRec
+	// retries is the job's RetryCount as the store keeps it, from the
+	// retries booked (Fail's, Recover's requeues): the attempt a lease of
+	// the job is on, which Recover takes back. Not from starts: a later
+	// attempt's start can be booked before the Recover that made it.
+	retries  int32
+	attempts []attemptRec
 }
 
 type attemptRec struct {
@@ -134,6 +152,11 @@ type attemptRec struct {
 	// failed: Fail returned for this attempt, so the next attempt is a
 	// retry by design, not a re-run of lost work.
 	failed bool
+	// recovered: Recover took this attempt's expired lease back, spending
+	// it; lapsed: Recover dead-lettered the job on it; returned: Recover
+	// put its untouched hand-off back without spending it. Each with no
+	// start of the attempt is a job leased and never run (Check).
+	recovered, lapsed, returned bool
 }
 
 // NewLedger returns an empty ledger.
@@ -357,6 +380,7 @@ func (l *Ledger) Failed(id string, attempt int, res jobstore.FailResult, at time
 			l.markDone(e, at.UnixNano())
 			e.dead = true
 		default:
+			e.retries = max(e.retries, int32(attempt+1))
 			next := e.attempt(attempt + 1)
 			next.due, next.scheduled = res.RunAt.UnixNano(), true
 			l.pending.add(next.due, at.UnixNano())
@@ -369,16 +393,25 @@ func (l *Ledger) Fenced(id string, _ int, _ time.Time) {
 	l.update(id, false, func(e *ledgerEntry) { e.fenced++ })
 }
 
-// Recovered implements Events.
+// Recovered implements Events. Each job taken back is booked on the
+// attempt its lease was on (ledgerEntry.retries).
 func (l *Ledger) Recovered(res jobstore.RecoverResult, at time.Time) {
 	for _, id := range res.Requeued {
-		l.update(id, true, func(e *ledgerEntry) { e.recoveredAt = at.UnixNano() })
+		l.update(id, true, func(e *ledgerEntry) {
+			e.recoveredAt = at.UnixNano()
+			e.attempt(int(e.retries)).recovered = true
+			e.retries++
+		})
 	}
 	for _, id := range res.DeadLettered {
 		l.update(id, true, func(e *ledgerEntry) {
 			l.markDone(e, at.UnixNano())
 			e.dead = true
+			e.attempt(int(e.retries)).lapsed = true
 		})
+	}
+	for _, id := range res.Returned {
+		l.update(id, true, func(e *ledgerEntry) { e.attempt(int(e.retries)).returned = true })
 	}
 }
 
@@ -439,6 +472,9 @@ type LedgerReport struct {
 	// UnfinishedAtDrain: acknowledged jobs the store still held queued or
 	// running when the drain ended; cut off by the drain, not lost.
 	UnfinishedAtDrain int64 `json:"unfinished_at_drain"`
+	// UnfinishedLater: some of them the system under test takes back
+	// itself, later than the run waited, and why (jobstore.Location.Later).
+	UnfinishedLater string `json:"unfinished_later,omitempty"`
 	// Lost: acknowledged, neither finished nor still queued or running in
 	// the store after the drain (read back before it is called lost).
 	Lost int64 `json:"lost"`
@@ -464,8 +500,12 @@ type LedgerReport struct {
 	LostExpected bool `json:"lost_expected,omitempty"`
 	// LostDeclared: the lost jobs are the documented behaviour of the
 	// system under test under this run's faults (jobstore.LossDeclarer),
-	// in its driver's words.
-	LostDeclared string `json:"lost_declared,omitempty"`
+	// in its driver's words. LostDeclaredJobs counts the lost jobs the
+	// declaration covers, judged job by job; LostBeyondIDs names lost jobs
+	// it does not cover, which fail the run.
+	LostDeclared     string   `json:"lost_declared,omitempty"`
+	LostDeclaredJobs int64    `json:"lost_declared_jobs,omitempty"`
+	LostBeyondIDs    []string `json:"lost_beyond_ids,omitempty"`
 	// EarlyDeclared: the early starts are within what the system under test
 	// declares (jobstore.EarlyDeclarer), in its driver's words.
 	EarlyDeclared string `json:"early_declared,omitempty"`
@@ -484,6 +524,19 @@ type LedgerReport struct {
 	Reexecutions int64 `json:"reexecutions"`
 	// Recovered counts jobs a Recover call took back at least once.
 	Recovered int64 `json:"recovered"`
+	// Jobs leased and never run, by what became of the lease: an attempt
+	// that Recover took back expired with no start of its handler
+	// (RecoveredUnstarted: the attempt was spent on nothing), the job
+	// dead-lettered so (DeadUnstarted), or an untouched hand-off returned
+	// without spending an attempt (ReturnedUnstarted: handed to a claimer
+	// that died registered). A dead letter with no start fails the run
+	// unless a fault caught the job in flight or expect.dead_unstarted
+	// allows it (DeadUnstartedExplained counts those a fault explains).
+	RecoveredUnstarted     int64    `json:"recovered_unstarted"`
+	DeadUnstarted          int64    `json:"dead_unstarted"`
+	DeadUnstartedExplained int64    `json:"dead_unstarted_explained,omitempty"`
+	ReturnedUnstarted      int64    `json:"returned_unstarted"`
+	DeadUnstartedIDs       []string `json:"dead_unstarted_ids,omitempty"`
 	// Fenced counts calls refused with ErrLeaseLost.
 	Fenced int64 `json:"fenced"`
 	// Examples lists up to 10 ids per problem.
@@ -499,9 +552,56 @@ type LedgerReport struct {
 
 const maxExamples = 10
 
+// lostJobs lists every lost job (Outcome's Lost), for the declared-loss
+// judgement.
+func (l *Ledger) lostJobs() []lostJob {
+	var out []lostJob
+	l.each(func(id string, e *ledgerEntry) {
+		if e.state != enqAcked || e.done() || e.cutOff {
+			return
+		}
+		j := lostJob{id: id, enq: time.Unix(0, e.callStart), due: time.Unix(0, max(e.runAt, e.callStart))}
+		for _, a := range e.attempts {
+			j.started = j.started || a.starts > 0
+		}
+		out = append(out, j)
+	})
+	return out
+}
+
+// deadUnstarted lists up to max jobs dead-lettered on an attempt that
+// never started.
+func (l *Ledger) deadUnstarted(max int) []string {
+	var out []string
+	l.each(func(id string, e *ledgerEntry) {
+		if len(out) >= max || !e.dead {
+			return
+		}
+		for _, a := range e.attempts {
+			if a.lapsed && a.starts == 0 {
+				out = append(out, id)
+				return
+			}
+		}
+	})
+	return out
+}
+
 // IsLost reports whether id was acknowledged and is neither completed nor dead-lettered.
-func (l *Ledger) IsLost(id string) bool {
-	lost := false
-	l.update(id, false, func(e *ledgerEntry) { lost = e.state == enqAcked && !e.done() && !e.cutOff })
-	return lost
+func (l *Ledger) IsLost(id string) bool { return l.Outcome(id).Lost }
+
+// Outcome is what the ledger holds of id for the fault tracker: lost, and
+// whether an attempt that never started was dead-lettered or taken back.
+func (l *Ledger) Outcome(id string) faults.Outcome {
+	var o faults.Outcome
+	l.update(id, false, func(e *ledgerEntry) {
+		o.Lost = e.state == enqAcked && !e.done() && !e.cutOff
+		for _, a := range e.attempts {
+			if a.starts == 0 {
+				o.DeadUnstarted = o.DeadUnstarted || a.lapsed
+				o.RecoveredUnstarted = o.RecoveredUnstarted || a.recovered
+			}
+		}
+	})
+	return o
 }

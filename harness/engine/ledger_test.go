@@ -15,7 +15,7 @@ import (
 // ledgerStep is one event fed to a ledger in a table test; times are ms
 // after a fixed origin.
 type ledgerStep struct {
-	op      string // plan, plan-delayed, ack, enqfail, start, complete, retry, dead, fenced, recover, recover-dead
+	op      string // plan, plan-delayed, ack, enqfail, start, complete, retry, dead, fenced, recover, recover-dead, return
 	id      string
 	attempt int
 	at      int64 // ms
@@ -51,6 +51,8 @@ func play(l *Ledger, steps []ledgerStep) {
 			l.Recovered(jobstore.RecoverResult{Requeued: []string{s.id}}, ms(s.at))
 		case "recover-dead":
 			l.Recovered(jobstore.RecoverResult{DeadLettered: []string{s.id}}, ms(s.at))
+		case "return":
+			l.Recovered(jobstore.RecoverResult{Returned: []string{s.id}}, ms(s.at))
 		default:
 			panic("unknown op " + s.op)
 		}
@@ -413,5 +415,49 @@ func TestLedgerDenseGrowth(t *testing.T) {
 	wg.Wait()
 	if r := l.Check(); !r.OK || r.Acknowledged != n || r.Completed != n {
 		t.Fatalf("report %+v", stripIDs(r))
+	}
+}
+
+// TestLedgerUnstarted: jobs leased and never run, by what became of the
+// lease, each booked on the attempt the store's RetryCount says, whatever
+// order the events arrive in; a dead letter with no start fails the check
+// unless a fault caught the job or the scenario allows it.
+func TestLedgerUnstarted(t *testing.T) {
+	type counts struct{ recovered, dead, explained, returned int64 }
+	cases := []struct {
+		name     string
+		steps    []ledgerStep
+		caught   bool // a fault caught the job in flight
+		allowed  bool // expect.dead_unstarted: allowed
+		want     counts
+		problems int
+	}{
+		{"started, expired, dead: not unstarted", steps(enqueued("a", 0), []ledgerStep{{op: "start", id: "a", at: 1}, {op: "recover-dead", id: "a", at: 5}}),
+			false, false, counts{}, 0},
+		{"never started, expired, retried and run", steps(enqueued("a", 0), []ledgerStep{{op: "recover", id: "a", at: 5}, {op: "start", id: "a", attempt: 1, at: 6}, {op: "complete", id: "a", attempt: 1, at: 7}}),
+			false, false, counts{recovered: 1}, 0},
+		{"the retry's start booked before the Recover that made it", steps(enqueued("a", 0), []ledgerStep{{op: "start", id: "a", at: 1},
+			{op: "start", id: "a", attempt: 1, at: 6}, {op: "recover", id: "a", at: 5}, {op: "recover-dead", id: "a", at: 9}}),
+			false, false, counts{}, 0},
+		{"returned, then run as its first attempt", steps(enqueued("a", 0), []ledgerStep{{op: "return", id: "a", at: 5}, {op: "start", id: "a", at: 6}, {op: "complete", id: "a", at: 7}}),
+			false, false, counts{returned: 1}, 0},
+		{"dead with no start, no fault: a problem", steps(enqueued("a", 0), []ledgerStep{{op: "recover-dead", id: "a", at: 5}}),
+			false, false, counts{dead: 1}, 1},
+		{"dead with no start, caught by a fault", steps(enqueued("a", 0), []ledgerStep{{op: "recover-dead", id: "a", at: 5}}),
+			true, false, counts{dead: 1, explained: 1}, 0},
+		{"dead with no start, allowed", steps(enqueued("a", 0), []ledgerStep{{op: "recover-dead", id: "a", at: 5}}),
+			false, true, counts{dead: 1}, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			l := NewLedger()
+			play(l, tc.steps)
+			l.SetCaught(func(string) bool { return tc.caught }, tc.allowed)
+			r := l.Check()
+			got := counts{r.RecoveredUnstarted, r.DeadUnstarted, r.DeadUnstartedExplained, r.ReturnedUnstarted}
+			if got != tc.want || len(r.Problems) != tc.problems {
+				t.Errorf("recovered/dead/explained/returned unstarted = %+v, problems %v; want %+v and %d problem(s)", got, r.Problems, tc.want, tc.problems)
+			}
+		})
 	}
 }

@@ -23,7 +23,10 @@ func (l *Ledger) CheckSeedVariant() LedgerReport { return l.check(true, true) }
 
 func (l *Ledger) check(lostAllowed, seedVariant bool) LedgerReport {
 	var r LedgerReport
-	l.each(r.countEntry)
+	l.each(func(id string, e *ledgerEntry) {
+		r.countEntry(id, e)
+		r.countUnstarted(id, e, l.caught)
+	})
 	for i := range l.shards {
 		s := &l.shards[i]
 		s.mu.Lock()
@@ -35,7 +38,7 @@ func (l *Ledger) check(lostAllowed, seedVariant bool) LedgerReport {
 	}
 	r.SettledByReadBack = l.settled.Load()
 	r.DuplicatedExecutions = r.DuplicateStarts + r.DuplicateCompletions + r.DuplicateReruns
-	for _, ids := range [][]string{r.LostIDs, r.UnfinishedIDs, r.UnexpectedIDs, r.EarlyIDs, r.DuplicateIDs} {
+	for _, ids := range [][]string{r.LostIDs, r.UnfinishedIDs, r.UnexpectedIDs, r.EarlyIDs, r.DuplicateIDs, r.DeadUnstartedIDs} {
 		sort.Strings(ids)
 	}
 	l.judge(&r, lostAllowed, seedVariant)
@@ -97,6 +100,34 @@ func (r *LedgerReport) countEntry(id string, e *ledgerEntry) {
 	}
 }
 
+// countUnstarted adds a job's attempts that were leased and never run:
+// taken back by Recover, dead-lettered, or returned with no handler start
+// (LedgerReport.RecoveredUnstarted and the rest). caught (nil: none) says
+// whether a fault caught the job in flight, which explains a dead letter.
+func (r *LedgerReport) countUnstarted(id string, e *ledgerEntry, caught func(string) bool) {
+	for _, a := range e.attempts {
+		if a.returned {
+			// A return puts back a hand-off no block popped: the attempt
+			// had not started then, whatever it did after.
+			r.ReturnedUnstarted++
+		}
+		if a.starts > 0 {
+			continue
+		}
+		if a.recovered {
+			r.RecoveredUnstarted++
+		}
+		if a.lapsed {
+			r.DeadUnstarted++
+			if caught != nil && caught(id) {
+				r.DeadUnstartedExplained++
+			} else {
+				r.example(&r.DeadUnstartedIDs, id)
+			}
+		}
+	}
+}
+
 // countAttempt adds attempt n of a job: its executions, duplicate starts
 // and reruns, and an early start.
 func (r *LedgerReport) countAttempt(id string, e *ledgerEntry, n int, a attemptRec) {
@@ -138,6 +169,14 @@ func (l *Ledger) judge(r *LedgerReport, lostAllowed, seedVariant bool) {
 	}
 	if r.Unexpected > 0 {
 		r.Problems = append(r.Problems, fmt.Sprintf("%d unexpected job(s) ran that this run never enqueued (e.g. %v)", r.Unexpected, r.UnexpectedIDs))
+	}
+	if n := r.DeadUnstarted - r.DeadUnstartedExplained; n > 0 && !seedVariant {
+		if l.deadUnstartedOK {
+			r.Expected = append(r.Expected, fmt.Sprintf("expected (expect.dead_unstarted): %d job(s) dead-lettered on an attempt that never started, no fault caught in flight", n))
+		} else {
+			r.Problems = append(r.Problems, fmt.Sprintf("%d job(s) dead-lettered on an attempt that never started, and no fault caught them in flight: leased to a claimer that never ran them (e.g. %v)",
+				n, r.DeadUnstartedIDs))
+		}
 	}
 	switch {
 	case seedVariant:

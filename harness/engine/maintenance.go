@@ -29,12 +29,13 @@ func (e *engine) startMaintenance(ctx context.Context, wg *sync.WaitGroup) {
 				return 0, nil // a store that keeps no leases has nothing to take back
 			}
 			r, err := rstore.Recover(ctx, wc.RecoveryBatch)
-			if n := len(r.Requeued) + len(r.DeadLettered); err == nil && n > 0 {
+			if err == nil && r.Len() > 0 {
 				e.led.Recovered(r, t0)
 				e.c.recovered.Add(int64(len(r.Requeued)))
 				e.c.rdead.Add(int64(len(r.DeadLettered)))
+				e.c.returned.Add(int64(len(r.Returned)))
 			}
-			return len(r.Requeued) + len(r.DeadLettered), err
+			return r.Len(), err
 		}})
 	if wc.MonitorInterval > 0 {
 		e.maintain(ctx, wg, maintLoop{name: "monitor", tag: TagStats, every: wc.MonitorInterval, batch: 1,

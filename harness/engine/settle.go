@@ -140,6 +140,9 @@ func (e *engine) settleLocated(ctx context.Context, loc jobstore.Locator, jobs [
 			}
 		case l.Reachable:
 			e.led.CutOff(j.ID)
+		case l.Later != "":
+			e.led.CutOff(j.ID)
+			e.laterWhy = l.Later
 		default:
 			e.led.LostState(j.ID, l.Status.String()+"_in_no_queue")
 		}
@@ -154,12 +157,16 @@ const quietReadBack = 10000
 
 // settleFinished is the drain's read-back: every open job the store shows
 // finished is settled, so a job whose completion event never reached the
-// ledger does not hold the drain to its end. Open jobs stay open (the
-// drain goes on for them); only the final read-back calls a job lost.
-func (e *engine) settleFinished() {
+// ledger does not hold the drain to its end. Open jobs stay open; only the
+// final read-back calls a job lost. It reports whether the drain may end
+// now: every job still open is one that nothing will run (in no queue, not
+// found: lost, or a loss the system declares) or that the system takes
+// back itself later than the run waits (Location.Later). Waiting longer
+// changes neither, and a declared loss must not hold the drain to its end.
+func (e *engine) settleFinished() (over bool) {
 	jobs := e.led.OutstandingJobs()
 	if len(jobs) == 0 || len(jobs) > quietReadBack {
-		return
+		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), settleFor)
 	defer cancel()
@@ -171,20 +178,28 @@ func (e *engine) settleFinished() {
 		}
 		locs, err := locateAll(loc, ids)
 		if err != nil {
-			return
+			return false
 		}
+		over = true
 		for i, l := range locs {
 			if l.Found && !isOpen(l.Status) {
-				e.settle(ctx, jobs[i].ID, jobs[i].Attempt, "", at)
+				if !e.settle(ctx, jobs[i].ID, jobs[i].Attempt, "", at).settled {
+					over = false
+				}
+				continue
+			}
+			if l.Reachable {
+				over = false
 			}
 		}
-		return
+		return over
 	}
 	for _, j := range jobs[:min(len(jobs), quietReadBack/10)] {
 		gctx, gcancel := context.WithTimeout(ctx, 2*time.Second)
 		e.settle(gctx, j.ID, j.Attempt, "", at)
 		gcancel()
 	}
+	return false
 }
 
 // locateChunk is how many ids one Locate call of the read-back asks about,

@@ -249,17 +249,22 @@ func (e *engine) fetch(w *worker, slots chan struct{}, run func(workItem)) {
 		cancel()
 		t1 := time.Now()
 		e.c.claimCalls.at(w.idx).Add(1)
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
+			e.c.claimErrors.Add(1)
+			e.noteErr(err)
+		}
+		if err != nil && len(got) == 0 {
 			release(n)
 			if ctx.Err() != nil {
 				return
 			}
-			e.c.claimErrors.Add(1)
-			e.noteErr(err)
 			// Do not spin on a failing Redis.
 			sleepUntil(ctx, time.Now().Add(10*time.Millisecond))
 			continue
 		}
+		// A Claim that failed may still return jobs it leased to this
+		// worker (jobstore's Claim: handed before the failure): they are
+		// run like any claimed job, not left to their lease.
 		release(n - len(got))
 		if len(got) == 0 {
 			e.c.claimEmpty.at(w.idx).Add(1)
@@ -305,16 +310,17 @@ func (e *engine) runJob(ctx context.Context, w *worker, slots <-chan struct{}, t
 	measured, book, entry := e.jobStarted(w, it)
 	d, fail := e.handlerPlan(id, attempt)
 	lease := it.c.Lease
+	touch := e.firstTouch(it.c)
 	hs := time.Now()
 	if e.armedAt(w, faults.InHandler) {
 		// Crash halfway through the handler.
-		if !e.runHandler(ctx, w, timer, d/2, &lease) || e.crashAt(w, faults.InHandler) {
+		if !e.runHandler(ctx, w, timer, d/2, &lease, &touch) || e.crashAt(w, faults.InHandler) {
 			e.abandon(w, id, slots)
 			return
 		}
 		d -= d / 2
 	}
-	if !e.runHandler(ctx, w, timer, d, &lease) || e.crashAt(w, faults.AfterHandler) {
+	if !e.runHandler(ctx, w, timer, d, &lease, &touch) || e.crashAt(w, faults.AfterHandler) {
 		// Hard stop after the drain, or a crash: abandon the job where it is.
 		e.abandon(w, id, slots)
 		return
@@ -327,9 +333,11 @@ func (e *engine) runJob(ctx context.Context, w *worker, slots <-chan struct{}, t
 	switch {
 	case fail:
 		e.failJob(w, p, e.wstore.Fail)
-	case w.acks != nil:
+	case w.acks != nil && touch.IsZero():
 		// Batched acks: the slot frees now, the job stays in flight until
-		// its acker completes it.
+		// its acker completes it. A job still under a provisional lease
+		// (firstTouch) is completed at once: its lease may end before the
+		// batch's flush.
 		w.acks.add(p)
 		<-slots
 		return
@@ -410,10 +418,30 @@ func (e *engine) failJob(w *worker, p pendingAck, fail failFunc) {
 	}
 }
 
+// firstTouch is when a worker must renew the lease of a job it claimed,
+// whatever its heartbeat: halfway through the lease, when the store
+// granted a shorter one than asked (jobstore's Claim: a hand-off's
+// provisional lease, which Recover takes back untouched). Zero: the lease
+// is the one asked for (within a tenth), or the store does not say when it
+// began.
+func (e *engine) firstTouch(c jobstore.Claimed) time.Time {
+	began := c.Job.StartedAt
+	if began.IsZero() || c.Lease.Deadline.IsZero() {
+		return time.Time{}
+	}
+	granted := c.Lease.Deadline.Sub(began)
+	if granted >= e.cfg.Workers.Lease-e.cfg.Workers.Lease/10 {
+		return time.Time{}
+	}
+	return began.Add(granted / 2)
+}
+
 // runHandler sleeps for d, extending the lease on the heartbeat interval
-// when heartbeats are on; false when the run was hard-stopped or the
-// worker crashed meanwhile.
-func (e *engine) runHandler(ctx context.Context, w *worker, timer *clock.Sleeper, d time.Duration, lease *jobstore.Lease) bool {
+// when heartbeats are on, and at *touch when it is set (firstTouch: an
+// Extend that renews a provisional lease to the one asked for, with or
+// without heartbeats, then cleared); false when the run was hard-stopped
+// or the worker crashed meanwhile.
+func (e *engine) runHandler(ctx context.Context, w *worker, timer *clock.Sleeper, d time.Duration, lease *jobstore.Lease, touch *time.Time) bool {
 	if d <= 0 {
 		return true // a 0ms handler: no clock reads
 	}
@@ -431,7 +459,11 @@ func (e *engine) runHandler(ctx context.Context, w *worker, timer *clock.Sleeper
 		if left <= 0 {
 			return true
 		}
-		if !timer.For(min(left, interval)) {
+		wait := min(left, interval)
+		if !touch.IsZero() {
+			wait = min(wait, max(time.Until(*touch), 0))
+		}
+		if !timer.For(wait) {
 			return false
 		}
 		if time.Now().Before(end) {
@@ -441,6 +473,7 @@ func (e *engine) runHandler(ctx context.Context, w *worker, timer *clock.Sleeper
 			cctx, cancel := context.WithTimeout(ctx, finishTimeout)
 			nl, err := e.wstore.Extend(cctx, *lease, wc.Lease)
 			cancel()
+			*touch = time.Time{} // renewed, or lost: no second first touch
 			switch {
 			case err == nil:
 				*lease = nl

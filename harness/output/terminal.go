@@ -328,17 +328,30 @@ func (t *terminal) recoveryTable(w io.Writer, runs []summary.RunSummary) {
 			lost += " (expected)"
 		}
 		rows = append(rows, []string{runName(r, t.s.Repeats), r.Status, strconv.Itoa(rv.Landed), strconv.Itoa(rv.Skipped),
-			strings.Join(kinds, ", "), strconv.Itoa(rv.Affected), strconv.Itoa(rv.Restarted), lat("p50"), lat("p99"), lat("max"),
-			strconv.Itoa(rv.Duplicates), strconv.FormatInt(r.Ledger.DuplicatedExecutions, 10), lost})
+			strings.Join(kinds, ", "), strconv.Itoa(rv.Affected), strconv.Itoa(rv.NeverStarted), strconv.Itoa(rv.Restarted), lat("p50"), lat("p99"), lat("max"),
+			strconv.Itoa(rv.Duplicates), strconv.FormatInt(r.Ledger.DuplicatedExecutions, 10), unstartedText(r), lost})
 	}
 	if len(rows) == 0 {
 		return
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "faults: affected = jobs in flight at a fault; recovery = fault -> the job's next handler start; dup/fault = affected jobs whose handler had started and ran again; dup/run and lost from the ledger")
-	_ = report.Table(w, []string{"backend", "status", "faults", "skipped", "kinds", "affected", "restarted",
-		"recovery p50", "recovery p99", "recovery max", "dup/fault", "dup/run", "lost"}, rows)
+	fmt.Fprintln(w, "faults: affected = jobs in flight at a fault, never run = of those, the handler had not started; recovery = fault -> the job's next handler start; "+
+		"dup/fault = affected jobs whose handler had started and ran again; dup/run and lost from the ledger; "+
+		"leased, never run (ledger, whole run): dead = dead-lettered on an attempt that never started, spent = attempts Recover took back unstarted, returned = hand-offs to a claimer that died registered, put back without an attempt")
+	_ = report.Table(w, []string{"backend", "status", "faults", "skipped", "kinds", "affected", "never run", "restarted",
+		"recovery p50", "recovery p99", "recovery max", "dup/fault", "dup/run", "leased, never run", "lost"}, rows)
 	t.faultTable(w, runs)
+}
+
+// unstartedText is a run's jobs leased and never run, from its ledger:
+// "dead D, spent S, returned R", with the dead letters no fault explains.
+func unstartedText(r summary.RunSummary) string {
+	l := r.Ledger
+	s := fmt.Sprintf("dead %d, spent %d, returned %d", l.DeadUnstarted, l.RecoveredUnstarted, l.ReturnedUnstarted)
+	if n := l.DeadUnstarted - l.DeadUnstartedExplained; n > 0 {
+		s += fmt.Sprintf(" (%d dead not caught by a fault)", n)
+	}
+	return s
 }
 
 // maxFaultRows bounds the fault-by-fault table; a plan with more faults
@@ -358,8 +371,8 @@ func (t *terminal) faultTable(w io.Writer, runs []summary.RunSummary) {
 				continue
 			}
 			rows = append(rows, []string{runName(r, t.s.Repeats), strconv.Itoa(f.Index), string(f.Kind), f.Target,
-				fmt.Sprintf("%.1fs", f.AtS), strconv.Itoa(f.Affected), strconv.Itoa(f.Restarted),
-				strconv.Itoa(f.Duplicates), strconv.Itoa(f.Lost)})
+				fmt.Sprintf("%.1fs", f.AtS), strconv.Itoa(f.Affected), strconv.Itoa(f.NeverStarted), strconv.Itoa(f.Restarted),
+				strconv.Itoa(f.Duplicates), strconv.Itoa(f.DeadUnstarted), strconv.Itoa(f.RecoveredUnstarted), strconv.Itoa(f.Lost)})
 		}
 	}
 	if len(rows) == 0 {
@@ -369,8 +382,10 @@ func (t *terminal) faultTable(w io.Writer, runs []summary.RunSummary) {
 		fmt.Fprintf(w, "each fault on its own row: faults.csv (%d faults)\n", len(rows))
 		return
 	}
-	fmt.Fprintln(w, "each fault (at: seconds into the measured window; in flight: jobs the fault caught; restarted, duplicated, lost: what became of them):")
-	_ = report.Table(w, []string{"backend", "fault", "kind", "target", "at", "in flight", "restarted", "duplicated", "lost"}, rows)
+	fmt.Fprintln(w, "each fault (at: seconds into the measured window; in flight: jobs the fault caught; never started: of those, the handler had not started; "+
+		"restarted, duplicated, lost: what became of them; dead/spent unstarted: dead-lettered, or an attempt taken back by Recover, on an attempt that never started):")
+	_ = report.Table(w, []string{"backend", "fault", "kind", "target", "at", "in flight", "never started", "restarted", "duplicated",
+		"dead unstarted", "spent unstarted", "lost"}, rows)
 }
 
 // fmtRate writes jobs/s with the digits a slow rate needs (0.02, not 0).

@@ -34,8 +34,9 @@ func verdictLine(rs *summary.RunSummary) string {
 			pf.Jobs, pf.Delayed, pf.LoadS, pf.JobsPS)
 	}
 	if rv := rs.Recovery; rv != nil {
-		fmt.Fprintf(&b, "\n     faults: %d landed, %d skipped; %d jobs in flight at them, %d started again (recovery p50 %s p99 %s max %s), %d duplicates, %d lost",
-			rv.Landed, rv.Skipped, rv.Affected, rv.Restarted, latText(rs, rv.RecoveryNs["p50"]), latText(rs, rv.RecoveryNs["p99"]), latText(rs, rv.RecoveryNs["max"]), rv.Duplicates, rv.Lost)
+		fmt.Fprintf(&b, "\n     faults: %d landed, %d skipped; %d jobs in flight at them (%d never started), %d started again (recovery p50 %s p99 %s max %s), %d duplicates, %d lost",
+			rv.Landed, rv.Skipped, rv.Affected, rv.NeverStarted, rv.Restarted, latText(rs, rv.RecoveryNs["p50"]), latText(rs, rv.RecoveryNs["p99"]), latText(rs, rv.RecoveryNs["max"]), rv.Duplicates, rv.Lost)
+		fmt.Fprintf(&b, "\n     leased, never run: %s", unstartedText(*rs))
 	}
 	for _, p := range l.Expected {
 		b.WriteString("\n     " + p)

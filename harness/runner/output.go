@@ -39,7 +39,7 @@ func (pr *planRunner) fill(rs *summary.RunSummary, res *engine.Result) {
 		rs.Problems = append(rs.Problems, fmt.Sprintf("store errors: %d enqueue, %d claim, %d complete, %d fail, %d extend, %d recover, %d promote; first: %v",
 			c.EnqueueErrors, c.ClaimErrors, c.CompleteErrors, c.FailErrors, c.ExtendErrors, c.RecoverErrors, c.PromoteErrors, res.FirstErr))
 	}
-	if !res.Window.Drained {
+	if !res.Window.Drained && !res.Window.Settled {
 		rs.Problems = append(rs.Problems, fmt.Sprintf("drain did not finish within %s", rs.Config.Drain))
 	}
 	switch {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,13 +106,67 @@ func checkDriverRun(t *testing.T, name string, r summary.RunSummary, killed bool
 	if rv == nil || rv.Landed != 1 {
 		t.Fatalf("%s: the SIGKILL did not land: %+v", name, rv)
 	}
-	// The status holds the bound (the engine's lossBound); this is its
-	// plain form: one kill of a process running 3 jobs, plus the one job a
-	// driver may hold beyond them (holds_extra).
-	if l.Lost > int64(max(rv.Affected, 3+1)) {
-		t.Errorf("%s: %d lost, more than one process of concurrency 3 could hold", name, l.Lost)
+	// The status holds the job-by-job judgement (the engine's
+	// judgeDeclaredLoss); this is its plain form: every lost job is one of
+	// the kill's in flight, or one of the one job a driver may hold beyond
+	// them (holds_extra).
+	if l.Lost > int64(rv.Affected+1) || l.Lost != l.LostDeclaredJobs || len(l.LostBeyondIDs) > 0 {
+		t.Errorf("%s: %d lost, %d of them declared (%d in flight at the kill), beyond: %v", name, l.Lost, l.LostDeclaredJobs, rv.Affected, l.LostBeyondIDs)
 	}
 	if l.Lost > 0 && l.LostDeclared == "" {
 		t.Errorf("%s: %d lost, not declared by the driver", name, l.Lost)
+	}
+}
+
+// TestDeclaredLossByJob: a declared loss is judged job by job. A copy of
+// the Sidekiq driver that acknowledges two jobs and never stores them
+// (enqueued about 500ms after the run's only kill, so no process held
+// them) must fail its run, naming both, though its count of lost jobs is
+// below what a count bound (the kill's in-flight jobs plus holds_extra)
+// let through before. Its drain ends once only the lost jobs are open.
+func TestDeclaredLossByJob(t *testing.T) {
+	spec := driver.Sidekiq
+	if why, err := driver.Missing(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	} else if why != "" {
+		t.Skip(why)
+	}
+	src, err := spec.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), spec.Name)
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	rb := filepath.Join(dir, "driver.rb")
+	code, err := os.ReadFile(rb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drop := []string{"p0-75", "p1-75"}
+	const at = "  def self.enqueue(jobs)\n"
+	patched := strings.Replace(string(code), at, at+`    jobs = jobs.reject { |j| %w[`+strings.Join(drop, " ")+`].include?(j["id"]) } # acknowledged, never stored
+`, 1)
+	if patched == string(code) {
+		t.Fatalf("%s has no %q to patch", rb, at)
+	}
+	if err := os.WriteFile(rb, []byte(patched), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(driver.DirEnv, filepath.Dir(dir))
+	r := runDriverScenario(t, spec.Name, "faults: [{kind: worker_kill, point: random, at: 1500ms, replace_after: 300ms}]")
+	l := r.Ledger
+	if r.Status == summary.StatusOK {
+		t.Fatalf("a driver that dropped %v passed: lost %d (%d declared)", drop, l.Lost, l.LostDeclaredJobs)
+	}
+	if !slices.Equal(l.LostBeyondIDs, drop) {
+		t.Errorf("lost beyond the declaration: %v; want %v (problems %v)", l.LostBeyondIDs, drop, l.Problems)
+	}
+	if !slices.ContainsFunc(l.Problems, func(p string) bool { return strings.Contains(p, drop[0]) && strings.Contains(p, drop[1]) }) {
+		t.Errorf("no problem names %v: %v", drop, l.Problems)
+	}
+	if r.Window.DrainS >= r.Config.Drain.Seconds() {
+		t.Errorf("the drain ran its full %s with only lost jobs open", r.Config.Drain)
 	}
 }

@@ -56,6 +56,10 @@ type ExpectConfig struct {
 	// Lost is "none" (any lost job fails the run), "allowed", or
 	// "unless_persistent" (allowed unless redis.persistence is aof-always).
 	Lost string `json:"lost"`
+	// DeadUnstarted is "none" (a job dead-lettered on an attempt that
+	// never started fails the run unless a fault caught it in flight) or
+	// "allowed".
+	DeadUnstarted string `json:"dead_unstarted,omitempty"`
 }
 
 // LostAllowed reports whether lost jobs are expected under c.

@@ -321,6 +321,11 @@ func workerPlaceFields() []field {
 			set: func(c *Config, v string) error {
 				return setEnum(&c.Expect.Lost, v, "none", "allowed", "unless_persistent")
 			}},
+		{Path: "expect.dead_unstarted", Default: "none", Allowed: "none, allowed", Matrix: true,
+			Doc: "none: a job dead-lettered on an attempt whose handler never started fails the run, unless a fault caught it in flight (its lease ran out after the kill); allowed: such dead letters are reported as expected",
+			set: func(c *Config, v string) error {
+				return setEnum(&c.Expect.DeadUnstarted, v, "none", "allowed")
+			}},
 		{Path: "slo.e2e_p99", Default: "0s", Allowed: "a duration >= 0 (0: no SLO), at most 1h",
 			Doc: "with producers.rate swept: the e2e p99 bound of the maximum sustainable rate, the highest offered rate whose median e2e p99 stays under it while completions keep pace (>= 95% of offered)",
 			set: func(c *Config, v string) error { return setDur(&c.SLO.E2EP99, v, 0, time.Hour) }},

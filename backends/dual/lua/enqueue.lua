@@ -26,7 +26,7 @@ for i = 1, jobs.n do
     local payload, extra = new_job_view(jobs, i)
     create_job(jobs, i, stream_place(KEYS[1], KEYS[2], KEYS[3], jobs.id[i], jobs.at[i], now, dhead, payload, extra))
     if not woke and ms_le(jobs.at[i], now) then
-      stream_wake(KEYS[1])
+      stream_wake(KEYS[1], now)
       woke = true
     end
   end

@@ -12,5 +12,5 @@
 local members = {}
 for i = 2, #ARGV do members[#members + 1] = ARGV[i] end
 local moved = stream_promote(KEYS[1], KEYS[2], job_prefix(KEYS[2]), ARGV[1], #members, members)
-if moved > 0 then stream_wake(KEYS[2]) end
+if moved > 0 then stream_wake(KEYS[2], ARGV[1]) end
 return moved

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aebench/aebench/clock"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
 )
@@ -24,20 +25,45 @@ type Handoff struct{ Leave, Join, Until string }
 // Args is h as a claim script's last three ARGV.
 func (h Handoff) Args() []string { return []string{h.Leave, h.Join, h.Until} }
 
+// How long a claimer's registration and a handed job's provisional lease
+// last, in real time (lib.lua's hand-off). A process killed while
+// registered can no longer leave: it is handed jobs until its
+// registration ends, and those come back, without spending an attempt,
+// once their provisional lease ends and a Recover runs. A live claimer
+// renews its registration with each claim call (its block is cut to
+// registrationHold) and keeps a handed job by its first Extend, Complete
+// or Fail, which a worker sends before half the provisional lease is over
+// (the engine's runHandler); a lease asked for is never made longer.
+// Bounds: the dead registration's share of the jobs it is handed is
+// about registrationHold times the rate a claimer receives, and those
+// wait up to handoffLease plus the recovery interval.
+const (
+	registrationHold = time.Second
+	handoffLease     = 2 * time.Second
+)
+
 // waiter is the registration member of a claimer (lib.lua's
 // handoff_waiters parses it): its token base names its inbox and the
-// tokens of the jobs it is handed; the worker id comes last, since it may
-// hold '|'.
-func waiter(tokenBase string, req jobstore.ClaimRequest) string {
-	return tokenBase + "|" + strconv.Itoa(req.Max) + "|" + strconv.FormatInt(req.Lease.Milliseconds(), 10) + "|" + req.WorkerID
+// tokens of the jobs it is handed, lease the handed jobs' provisional
+// lease; the worker id comes last, since it may hold '|'.
+func waiter(tokenBase string, max int, lease time.Duration, worker string) string {
+	return tokenBase + "|" + strconv.Itoa(max) + "|" + strconv.FormatInt(lease.Milliseconds(), 10) + "|" + worker
 }
 
 // registration is a new registration of a claimer for req made at now on
-// the store's clock: its member (waiter, with a fresh token base) and
-// until when it waits.
+// the store's clock: its member (waiter, with a fresh token base and the
+// provisional lease) and until when it holds: the rest of the wait, but no
+// more than registrationHold (in real time).
 func (c *Core) registration(req jobstore.ClaimRequest, now time.Time) (member, until string) {
-	return waiter(c.TokenBase(), req), Ms(now.Add(req.Wait))
+	lease := min(req.Lease, clock.SimDuration(c.Opts.Clock, handoffLease))
+	hold := min(req.Wait, clock.SimDuration(c.Opts.Clock, registrationHold))
+	return waiter(c.TokenBase(), req.Max, lease, req.WorkerID), Ms(now.Add(hold))
 }
+
+// holdBlock cuts a block on the hand-off's inbox to the registration's
+// life, so that a live claimer renews it (its next claim call) before it
+// ends.
+func holdBlock(block time.Duration) time.Duration { return min(block, registrationHold) }
 
 // DecodeClaimReply reads a ZSET claim script's reply {claimed jobs
 // (DecodeClaimed), head ms or ”, [handed item]}: the jobs, the head and
@@ -98,7 +124,7 @@ func decodeHandoff(item, worker string) ([]jobstore.Claimed, error) {
 func (c *Core) leave(ctx context.Context, member string) ([]jobstore.Claimed, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), alarmTimeout)
 	defer cancel()
-	v, err := c.Run(ctx, ScriptLeave, []string{c.Keys.Waiters()}, []string{member})
+	v, err := c.Run(ctx, ScriptLeave, []string{c.Keys.Waiters()}, []string{member, Ms(c.Now())})
 	if err != nil {
 		return nil, fmt.Errorf("leave the waiters: %w", err)
 	}

@@ -38,9 +38,15 @@ var handoffStores = []struct {
 	}},
 }
 
-// A job handed to a claimer that registered and died is leased to it, as a
-// job a dead worker claimed is: it is not lost, Recover takes it back once
-// the lease ends, and another claimer gets it.
+// A job handed to a claimer that registered and died (a registration
+// nobody reads: a SIGKILLed worker process's) is leased to it under the
+// hand-off's provisional lease. Recover returns it once that lease ends,
+// due at once and without spending an attempt, since no block popped it,
+// and another claimer gets it as its first attempt. A handed job whose
+// claimer received it (its block popped the item) is that claimer's: when
+// it then dies, Recover takes the job back as any expired lease, spending
+// the attempt (as a polling claimer's). An expired registration is swept
+// by Recover.
 func TestHandoffToDeadWaiter(t *testing.T) {
 	c := basetest.Client(t)
 	for _, tc := range handoffStores {
@@ -59,13 +65,19 @@ func handoffToDeadWaiter(t *testing.T, c rclient.Client, newStore func(context.C
 	o := jobstore.Options{Queue: "handoff-" + strings.ReplaceAll(t.Name(), "/", "-"), Clock: clk, PollInterval: time.Millisecond, Encoding: enc}
 	s := openStore(t, c, newStore, o)
 	keys := base.NewKeys(o.Queue)
-	// A registration as a claimer's call makes it (base's waiter):
-	// token base, max, lease ms, worker; its wait ends in a minute.
-	until := base.Ms(clk.Now().Add(time.Minute))
-	if _, err := c.Do(ctx, rclient.Cmd("ZADD", keys.Waiters(), until, "ghost-1|5|1000|ghost")); err != nil {
-		t.Fatal(err)
+	ghost := func(name string) {
+		// A registration as a claimer's call makes it (base's waiter):
+		// token base, max, provisional lease ms, worker; its wait ends in
+		// a second.
+		until := base.Ms(clk.Now().Add(time.Second))
+		if _, err := c.Do(ctx, rclient.Cmd("ZADD", keys.Waiters(), until, name+"-1|5|1000|"+name)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := s.Enqueue(ctx, jobstore.NewJob{ID: "j1", Payload: []byte("p"), MaxRetries: 3}); err != nil {
+	count := func(cmd, key string) int64 { n, _ := c.Do(ctx, rclient.Cmd(cmd, key)); return base.Int(n) }
+
+	ghost("ghost")
+	if err := s.Enqueue(ctx, jobstore.NewJob{ID: "j1", Payload: []byte("p"), MaxRetries: 0}); err != nil {
 		t.Fatal(err)
 	}
 	j, err := s.Get(ctx, "j1")
@@ -73,27 +85,63 @@ func handoffToDeadWaiter(t *testing.T, c rclient.Client, newStore func(context.C
 		t.Fatal(err)
 	}
 	if j.Status != jobstore.StatusInProgress || j.WorkerID != "ghost" || j.LeaseToken != "ghost-1.1" ||
-		!j.LeaseDeadline.Equal(clk.Now().Add(time.Second)) {
-		t.Fatalf("after the enqueue: %s worker %q token %q deadline %v, want InProgress, handed to ghost (ghost-1.1) until now+1s",
-			j.Status, j.WorkerID, j.LeaseToken, j.LeaseDeadline)
+		!j.LeaseDeadline.Equal(clk.Now().Add(time.Second)) || !j.StartedAt.Equal(clk.Now()) {
+		t.Fatalf("after the enqueue: %s worker %q token %q deadline %v started %v, want InProgress, handed to ghost (ghost-1.1) from now until now+1s",
+			j.Status, j.WorkerID, j.LeaseToken, j.LeaseDeadline, j.StartedAt)
 	}
-	if n, _ := c.Do(ctx, rclient.Cmd("ZCARD", keys.Waiters())); base.Int(n) != 0 {
-		t.Errorf("the waiter given a job is still registered (%d waiters)", base.Int(n))
+	if n := count("ZCARD", keys.Waiters()); n != 0 {
+		t.Errorf("the waiter given a job is still registered (%d waiters)", n)
 	}
-	if n, _ := c.Do(ctx, rclient.Cmd("ZCARD", keys.Inbox("ghost-1"))); base.Int(n) != 1 {
-		t.Errorf("the ghost's inbox holds %d items, want 1", base.Int(n))
+	// The item, and its copy for a leave after an orphaned block.
+	if n := count("ZCARD", keys.Inbox("ghost-1")); n != 2 {
+		t.Errorf("the ghost's inbox holds %d items, want 2", n)
 	}
 	clk.Advance(1001 * time.Millisecond)
 	r, err := s.Recover(ctx, 10)
-	if err != nil || !slices.Equal(r.Requeued, []string{"j1"}) {
-		t.Fatalf("Recover after the lease = %+v, %v; want j1 requeued", r, err)
+	if err != nil || !slices.Equal(r.Returned, []string{"j1"}) || r.Len() != 1 {
+		t.Fatalf("Recover after the provisional lease = %+v, %v; want j1 returned (not requeued, not dead: max_retries 0)", r, err)
 	}
-	if m, ok := s.(jobstore.Mover); ok {
-		_, _ = m.Promote(ctx, 10)
+	if j, err := s.Get(ctx, "j1"); err != nil || j.Status != jobstore.StatusQueued || j.RetryCount != 0 {
+		t.Fatalf("j1 after its return: %s retries %d, %v; want Queued with RetryCount 0", j.Status, j.RetryCount, err)
 	}
-	got, err := s.Claim(ctx, jobstore.ClaimRequest{WorkerID: "w", Max: 5, Lease: time.Minute})
-	if err != nil || len(got) != 1 || got[0].Job.ID != "j1" || string(got[0].Job.Payload) != "p" {
-		t.Fatalf("Claim after Recover = %v, %v; want j1 with its payload", got, err)
+	claim := func(id string, attempt int) jobstore.Claimed {
+		t.Helper()
+		if m, ok := s.(jobstore.Mover); ok {
+			_, _ = m.Promote(ctx, 10)
+		}
+		got, err := s.Claim(ctx, jobstore.ClaimRequest{WorkerID: "w", Max: 5, Lease: time.Minute})
+		if err != nil || len(got) != 1 || got[0].Job.ID != id || got[0].Lease.Attempt != attempt {
+			t.Fatalf("Claim = %v, %v; want %s, attempt %d", got, err, id, attempt)
+		}
+		return got[0]
+	}
+	if g := claim("j1", 0); string(g.Job.Payload) != "p" {
+		t.Fatalf("j1 claimed again with payload %q", g.Job.Payload)
+	}
+
+	// Received (its block popped the item), then dead: the attempt is
+	// spent.
+	ghost("receiver")
+	if err := s.Enqueue(ctx, jobstore.NewJob{ID: "j2", MaxRetries: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Do(ctx, rclient.Cmd("ZPOPMIN", keys.Inbox("receiver-1"))); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(1001 * time.Millisecond)
+	if r, err := s.Recover(ctx, 10); err != nil || !slices.Equal(r.Requeued, []string{"j2"}) || r.Len() != 1 {
+		t.Fatalf("Recover after the received job's provisional lease = %+v, %v; want j2 requeued", r, err)
+	}
+	claim("j2", 1)
+
+	// A registration whose wait ended is swept by Recover.
+	ghost("late")
+	clk.Advance(2 * time.Second)
+	if _, err := s.Recover(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("ZCARD", keys.Waiters()); n != 0 {
+		t.Errorf("%d expired registration(s) left after Recover", n)
 	}
 }
 

@@ -188,8 +188,11 @@ func (c *Core) RecoverWith(ctx context.Context, script Script, max int, placeKey
 		return res, err
 	}
 	arr, _ := v.([]any)
-	if len(arr) == 2 {
+	if len(arr) >= 2 {
 		res.Requeued, res.DeadLettered = Strings(arr[0]), Strings(arr[1])
+	}
+	if len(arr) >= 3 {
+		res.Returned = Strings(arr[2])
 	}
 	return res, nil
 }

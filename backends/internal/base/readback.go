@@ -52,20 +52,36 @@ func (c *Core) LocateIn(ctx context.Context, ids []string, indexes ...string) ([
 	return out, nil
 }
 
-// AuditCounts reads the counts a seed variant kept in Keys.Audit (none: an
-// empty map).
+// AuditExpiredWaiters is the audit count of the hand-off's registrations
+// whose wait had ended on the store's clock when the audit read them
+// after the drain: claimers that died registered, which Recover and every
+// leave sweep (lib.lua's handoff_sweep). After a run whose recoverer ran
+// past the last kill, a store leaves none.
+const AuditExpiredWaiters = "expired_registrations"
+
+// AuditCounts reads the counts a seed variant kept in Keys.Audit, and
+// AuditExpiredWaiters.
 func (c *Core) AuditCounts(ctx context.Context) (map[string]int64, error) {
 	v, err := c.C.Do(ctx, rclient.Cmd("HGETALL", c.Keys.Audit()))
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
 	r, _ := v.(map[string]any) // rclient speaks RESP3: HGETALL is a map
-	m := make(map[string]int64, len(r))
+	m := make(map[string]int64, len(r)+1)
 	for k, n := range r {
 		m[k] = Int(n)
 	}
+	v, err = c.C.Do(ctx, rclient.Command{Head: []string{"ZCOUNT"}, Keys: []string{c.Keys.Waiters()}, Args: []string{"-inf", Ms(c.Now())}})
+	if err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	m[AuditExpiredWaiters] = Int(v)
 	return m, nil
 }
+
+// Audit reads AuditCounts (jobstore.Auditor); the stream stores add
+// theirs (Stream.Audit).
+func (c *Core) Audit(ctx context.Context) (map[string]int64, error) { return c.AuditCounts(ctx) }
 
 // AddAudit adds n to a seed variant's count name in Keys.Audit (nothing
 // when n is 0).

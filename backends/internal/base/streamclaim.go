@@ -421,6 +421,9 @@ func (s *Stream) waitHanded(ctx context.Context, h *Handoff, end, due time.Time)
 	if block <= 0 {
 		return nil, nil
 	}
+	if h.Leave != "" {
+		block = holdBlock(block)
+	}
 	got, done, err := s.blockHanded(ctx, h.Leave, s.Marker, block, end)
 	if done {
 		h.Leave = ""

@@ -95,6 +95,9 @@ func (c *Core) BlockClaim(ctx context.Context, req jobstore.ClaimRequest, marker
 		if !next.IsZero() {
 			block = min(block, max(c.Real(next.Sub(c.Now())), minBlock))
 		}
+		if h.Leave != "" {
+			block = holdBlock(block)
+		}
 		if block <= 0 || ctx.Err() != nil {
 			if h.Leave != "" {
 				return c.leave(ctx, h.Leave)

@@ -23,5 +23,5 @@ for i = 1, jobs.n do
     appended = true
   end
 end
-if appended then stream_wake(KEYS[1]) end
+if appended then stream_wake(KEYS[1], now) end
 return jobs.n

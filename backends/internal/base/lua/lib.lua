@@ -282,6 +282,13 @@ end
 -- and Recover's dead letters still set a PEXPIRE: they are one job a call.
 local expire_index = memoized(function(tagged) return queue_prefix(tagged) .. 'expiring' end)
 
+-- The hand-off's keys (see the hand-off below), derived as expire_index
+-- is; base.Keys builds the same names in Go.
+local waiters_key = memoized(function(tagged) return queue_prefix(tagged) .. 'waiters' end)
+local wake_key = memoized(function(tagged) return queue_prefix(tagged) .. 'wake' end)
+local active_key = memoized(function(tagged) return queue_prefix(tagged) .. 'active' end)
+local function inbox_key(tagged, token_base) return queue_prefix(tagged) .. 'inbox:' .. token_base end
+
 -- sweep_expired deletes the records of the expiry list's due entries,
 -- oldest first, until max records went (a whole entry at a time, so up to
 -- one batch more) or the head is not due; it returns how many went.
@@ -417,21 +424,46 @@ local function fail_job(active, dead, key, id, token, now, reason, run_at, reten
   return { tonumber(ST_FAILED), now }
 end
 
+-- return_handed puts back a job an enqueue handed to a claimer that never
+-- received it: the item handoff_give put in the claimer's inbox (derived
+-- from the lease's token: "<token base>.<i>") is still there at score 0,
+-- unpopped, so no block took it (the claimer died registered). The job
+-- goes back to Queued with its RetryCount unchanged, since no attempt was
+-- made, and the inbox goes, so that a claimer that comes back late finds
+-- nothing. A job whose item was popped (received, by the claimer's block
+-- or its leave) is its claimer's, and expires as any claimed job. False:
+-- not a hand-off, or received, or the inbox expired (handoff_give).
+local function return_handed(active, key, token, now)
+  local base = token:match('^(.*)%.[^.]*$')
+  if not base then return false end
+  local inbox = inbox_key(active, base)
+  if redis.call('ZCOUNT', inbox, '0', '0') == 0 then return false end
+  redis.call('DEL', inbox)
+  local deadline, started = lease_parts(rec_get(key, 'Lease')[1])
+  rec_set(key, 'Status', ST_QUEUED, 'Lease', lease_field(token, deadline or '', started or '', ''), 'LastUpdatedAt', now)
+  return true
+end
+
 -- recover_leases is Recover for every backend. ARGV[at..] are lease members
 -- the caller read from the active index as expired; job i's record is
 -- KEYS[first_key + i - 1]. A member still in the index with a deadline at or
 -- before now is taken (ZREM decides the one winner among recoverers), and
--- its job retried at once or dead-lettered. Returns {requeued, dead} ids.
+-- its job retried at once or dead-lettered, or, when its claimer never
+-- touched it after a hand-off, returned due at once without an attempt
+-- (return_handed). Returns {requeued, dead, returned} ids.
 local function recover_leases(active, dead, first_key, at, now, retention_ms, place)
-  local requeued, dead_ids = {}, {}
+  local requeued, dead_ids, returned = {}, {}, {}
   for i = at, #ARGV do
     local member = ARGV[i]
     local key = KEYS[first_key + i - at]
     local score = redis.call('ZSCORE', active, member)
     if score and ms_le(score, now) and redis.call('ZREM', active, member) == 1 then
-      local id = lease_split(member)
+      local id, token = lease_split(member)
       if rec_exists(key) then
-        if retry_or_dead(dead, key, id, now, 'lease expired', now, retention_ms) then
+        if return_handed(active, key, token, now) then
+          place(key, id, now)
+          returned[#returned + 1] = id
+        elseif retry_or_dead(dead, key, id, now, 'lease expired', now, retention_ms) then
           place(key, id, now)
           requeued[#requeued + 1] = id
         else
@@ -440,7 +472,7 @@ local function recover_leases(active, dead, first_key, at, now, retention_ms, pl
       end
     end
   end
-  return { requeued, dead_ids }
+  return { requeued, dead_ids, returned }
 end
 
 -- zadd_desc is ZADD of score, member pairs given in ascending order, sent
@@ -577,15 +609,23 @@ end
 -- in its inbox as one member (handoff_give): the blocked BZPOPMIN returns
 -- the jobs. The waiter leaves the set when it is given jobs (the enqueue
 -- removes it) or in its next claim call (handoff_leave), which also takes
--- what an enqueue handed it just before: a job handed to a live claimer is
--- always returned by one of its calls. One handed to a claimer that died
--- while registered waits for its lease to expire, as any claimed job of a
--- dead worker does; a registration's score bounds that: a waiter whose wait
--- has ended on the store's clock is not given jobs.
-local waiters_key = memoized(function(tagged) return queue_prefix(tagged) .. 'waiters' end)
-local wake_key = memoized(function(tagged) return queue_prefix(tagged) .. 'wake' end)
-local active_key = memoized(function(tagged) return queue_prefix(tagged) .. 'active' end)
-local function inbox_key(tagged, token_base) return queue_prefix(tagged) .. 'inbox:' .. token_base end
+-- what an enqueue handed it just before.
+-- Delivery is idempotent: the inbox holds the item twice, the copy scored
+-- 1, which BZPOPMIN leaves. A claimer whose client gave up on its block at
+-- its deadline, while Redis still held the BZPOPMIN blocked (Redis times a
+-- block out on its hz tick, up to 100ms late at hz 10), may see that
+-- orphaned block pop the item into a reply nobody reads; its leave then
+-- finds the copy. So a job handed to a live claimer is always returned by
+-- one of its calls.
+-- A claimer that dies registered cannot leave. Its registration is short
+-- (base's registration: about a second, renewed by each claim call of a
+-- live claimer), so a dead process stops receiving soon. What it was
+-- handed meanwhile is under a provisional lease (the registration's lease,
+-- a few seconds: base's handoffLease), which a live claimer renews by its
+-- first Extend, Complete or Fail; once it ends, Recover returns a job whose
+-- item no block popped due again without spending an attempt
+-- (return_handed), and takes back a received one as any expired lease.
+-- Expired registrations go at the next leave or Recover (handoff_sweep).
 
 -- handoff_join registers member as a waiter until until_ms ('' member: the
 -- claimer does not block, nothing is written).
@@ -595,14 +635,23 @@ end
 
 -- handoff_leave ends registration member ('': none) and returns the item an
 -- enqueue handed it meanwhile, or false: a member still in the set was
--- given nothing.
+-- given nothing. The item is the one BZPOPMIN would pop or, when an
+-- orphaned block popped that, its copy (handoff_give).
 local function handoff_leave(tagged, member)
   if member == '' or redis.call('ZREM', waiters_key(tagged), member) == 1 then return false end
   local inbox = inbox_key(tagged, member:match('^[^|]*'))
   local item = redis.call('ZRANGE', inbox, '0', '0')[1]
   if not item then return false end
   redis.call('DEL', inbox)
+  if item:sub(1, 1) == '~' then return item:sub(2) end
   return item
+end
+
+-- handoff_sweep removes the registrations whose wait ended at or before
+-- now (claimers that died registered): nothing is handed to them
+-- (handoff_waiters), but they would stay, and keep stream_wake marking.
+local function handoff_sweep(waiters, now)
+  redis.call('ZREMRANGEBYSCORE', waiters, '-inf', now)
 end
 
 -- handoff_field is one field of an item: "<length>:<bytes>", '-' for none.
@@ -629,7 +678,11 @@ end
 -- records written under those leases: handoff_new) to waiter w from now
 -- until deadline, as a claim's activate does, and puts them in its inbox
 -- as one item, which base's decodeHandoff reads: "<started>|<deadline>|"
--- then id, token, payload and view_extra of each job as handoff_fields.
+-- then id, token, payload and view_extra of each job as handoff_fields;
+-- and its copy "~<item>" scored 1, for a leave after an orphaned block
+-- (handoff_leave). The inbox lives four provisional leases (Redis's
+-- clock), so that a Recover after the lease, even a late one, can tell an
+-- item never popped (return_handed).
 local function handoff_give(tagged, active, w, now, deadline, jobs)
   local parts, leases = { now, '|', deadline, '|' }, {}
   for i, j in ipairs(jobs) do
@@ -638,9 +691,9 @@ local function handoff_give(tagged, active, w, now, deadline, jobs)
   end
   redis.call('ZADD', active, unpack(leases))
   redis.call('ZREM', waiters_key(tagged), w.member)
-  local inbox = inbox_key(tagged, w.base)
-  redis.call('ZADD', inbox, '0', table.concat(parts))
-  redis.call('PEXPIRE', inbox, w.lease)
+  local inbox, item = inbox_key(tagged, w.base), table.concat(parts)
+  redis.call('ZADD', inbox, '0', item, '1', '~' .. item)
+  redis.call('PEXPIRE', inbox, num_text(4 * w.lease))
 end
 
 -- zsets_due says whether a job is due now in the ZSETs named (their

@@ -272,10 +272,21 @@ end
 -- as a waiter in its claim script and blocks on BZPOPMIN of its inbox and
 -- the marker ae:{queue}:wake, not on XREADGROUP BLOCK. So an entry appended
 -- while claimers wait must set the marker: each script that may append a
--- due entry ends with stream_wake, which sets it when anyone waits (one
--- EXISTS a call otherwise; the seed variants' claimers never register).
-local function stream_wake(stream)
-  if redis.call('EXISTS', waiters_key(stream)) == 1 then redis.call('ZADD', wake_key(stream), '0', 'w') end
+-- due entry ends with stream_wake, which sets it when a live waiter is
+-- registered at now (one ZCOUNT a call otherwise; the seed variants'
+-- claimers never register): a registration left by a claimer that died
+-- registered, expired and not yet swept (handoff_sweep), sets nothing. A
+-- caller without now (the orphan sweep) wakes while any registration is
+-- there.
+local function stream_wake(stream, now)
+  local waiters = waiters_key(stream)
+  local live
+  if now then
+    live = redis.call('ZCOUNT', waiters, '(' .. now, '+inf') > 0
+  else
+    live = redis.call('EXISTS', waiters) == 1
+  end
+  if live then redis.call('ZADD', wake_key(stream), '0', 'w') end
 end
 
 -- stream_busy is handoff_new's busy for the streams: a job handed now

@@ -29,7 +29,7 @@ if ARGV[9] then
   local handed = handoff_leave(stream, ARGV[9])
   if handed then return { {}, '', '', 0, '', '', handed } end
 end
-if delayed and pmax > 0 and stream_promote(delayed, stream, prefix, now, pmax) > 0 then stream_wake(stream) end
+if delayed and pmax > 0 and stream_promote(delayed, stream, prefix, now, pmax) > 0 then stream_wake(stream, now) end
 local tail = stream_tail(stream)
 local read = redis.call('XREADGROUP', 'GROUP', STREAM_GROUP, ARGV[7], 'COUNT', ARGV[6], 'NOACK', 'STREAMS', stream, '>')
 local entries, fields = {}, {}

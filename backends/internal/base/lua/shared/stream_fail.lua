@@ -12,5 +12,5 @@
 return fail_job(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6],
   function(key, id, run_at)
     stream_move(KEYS[4], KEYS[5], KEYS[6], key, id, run_at, ARGV[3])
-    if ms_le(run_at, ARGV[3]) then stream_wake(KEYS[4]) end
+    if ms_le(run_at, ARGV[3]) then stream_wake(KEYS[4], ARGV[3]) end
   end)

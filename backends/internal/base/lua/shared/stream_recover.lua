@@ -16,5 +16,5 @@ local out = recover_leases(KEYS[1], KEYS[2], 3 + np, 4, ARGV[1], ARGV[2],
     stream_move(stream, delayed, seq, key, id, run_at, ARGV[1])
     moved = true
   end)
-if moved then stream_wake(stream) end -- once a call (lib_stream.lua)
+if moved then stream_wake(stream, ARGV[1]) end -- once a call (lib_stream.lua)
 return out
