@@ -13,8 +13,9 @@ error, as the supervisor RQ's deployment documents use would; with_scheduler=Tru
 and retry intervals run; Retry(max=the job's retries, interval=backoff rounded up
 to whole seconds, as RQ takes seconds); result_ttl and failure_ttl =
 retention. Worker names carry the process id, so inspect can tell a job
-held by a live worker from one a killed worker abandoned (RQ moves such a
-job to the failed registry, it never runs it again).
+held by a live worker from one a killed worker abandoned: RQ retries such a
+job while it has retries left, once its started-registry entry expires and
+a cleanup runs (LATER), and moves it to the failed registry otherwise.
 """
 import concurrent.futures
 import datetime
@@ -65,11 +66,14 @@ def hello():
          "loses": ["worker_kill", "redis_restart"],
          "early": {"max_ms": 1000, "why": "rq/registry.py ScheduledJobRegistry.schedule scores a job "
                    "calendar.timegm(utctimetuple()), whole seconds: a delayed job can start up to 1 s early"},
-         "guarantees": "at most once under a crash: a killed worker's job stays in the started registry and "
-                       "goes to the failed registry (abandoned), never run again; a Redis restart makes work() quit "
-                       "on the lost connection, and the job it held is abandoned the same way; delayed jobs and "
-                       "retries wait for the scheduler's 1 s pass, and up to a minute more when the process "
-                       "holding the scheduler's lock dies (rq/scheduler.py acquire_locks: ex=interval + 60)"})
+         "guarantees": "a killed worker's job (or one whose worker quit on a Redis restart) stays in the started "
+                       "registry until its entry expires, job timeout + 60 s (rq/worker.py SimpleWorker."
+                       "get_heartbeat_ttl: 180 + 60 s by default), and the next StartedJobRegistry.cleanup (rq/"
+                       "registry.py, run at worker start, every 10 minutes and by registry.count) retries it while "
+                       "it has retries left (at least once) and moves it to the failed registry otherwise: at most "
+                       "once, and lost, only for jobs with no retries; delayed jobs and retries wait for the "
+                       "scheduler's 1 s pass, and up to a minute more when the process holding the scheduler's "
+                       "lock dies (rq/scheduler.py acquire_locks: ex=interval + 60)"})
 
 
 def enqueue(q, jobs):
@@ -119,12 +123,22 @@ def alive(job, conn):
     return w is not None and w.get_current_job_id() == job.id
 
 
+LATER = ("RQ retries an abandoned job with retries left once its started-registry entry expires (job timeout "
+         "+ 60 s, rq/worker.py SimpleWorker.get_heartbeat_ttl) and a StartedJobRegistry.cleanup runs (rq/registry.py)")
+
+
 def inspect(conn, ids):
+    """Each job's state, whether RQ will still reach it, and for a job a
+    dead worker abandoned with retries left, that RQ takes it back later
+    (LATER): its started-registry entry must expire first."""
     res = []
     for job in Job.fetch_many(ids, connection=conn):
         st = STATES.get(job.get_status(refresh=False), "unknown") if job else "unknown"
         reach = st != "unknown" and (st != "active" or alive(job, conn))
-        res.append({"s": st, "r": reach})
+        r = {"s": st, "r": reach}
+        if st == "active" and not reach and (job.retries_left or 0) > 0:
+            r["l"] = LATER
+        res.append(r)
     return res
 
 

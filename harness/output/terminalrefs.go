@@ -66,6 +66,9 @@ func ledgerNotes(w io.Writer, runs []summary.RunSummary, repeats int) {
 			}
 			fmt.Fprintf(w, "note: %s: %d job(s) unfinished at drain (still queued or running where the store will reach them when the drain of %s ended; not lost: %s)\n",
 				runName(r, repeats), l.UnfinishedAtDrain, r.Config.Drain, hint)
+			if l.UnfinishedLater != "" {
+				fmt.Fprintf(w, "note: %s: some of them the system takes back itself, later than the run waits: %s\n", runName(r, repeats), l.UnfinishedLater)
+			}
 		}
 		if r.StallNote != "" {
 			fmt.Fprintf(w, "note: %s: %s\n", runName(r, repeats), r.StallNote)

@@ -3,6 +3,7 @@ package base_test
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -261,4 +262,45 @@ func openStore(t *testing.T, c rclient.Client, newStore func(context.Context, rc
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// The streams set the wake-up marker on an append only while a live
+// waiter is registered: a registration whose wait has ended (a claimer
+// that died registered, not yet swept) wakes nobody, and with a live one
+// the marker is set.
+func TestStreamWakeNeedsLiveWaiter(t *testing.T) {
+	c := basetest.Client(t)
+	ctx := context.Background()
+	for _, tc := range handoffStores {
+		if tc.name != "stream" && tc.name != "dual" {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
+			o := jobstore.Options{Queue: "wake-" + tc.name, Clock: clk, PollInterval: time.Millisecond}
+			s := openStore(t, c, tc.new, o)
+			keys := base.NewKeys(o.Queue)
+			for i, live := range []bool{false, true} {
+				until := clk.Now().Add(-time.Millisecond) // ended
+				if live {
+					until = clk.Now().Add(time.Second)
+				}
+				_, _ = c.Do(ctx, rclient.Cmd("DEL", keys.Wake()))
+				if _, err := c.Do(ctx, rclient.Cmd("ZADD", keys.Waiters(), base.Ms(until), "w-"+strconv.Itoa(i)+"|1|1000|w")); err != nil {
+					t.Fatal(err)
+				}
+				// A job enqueued while one waits unread is appended, not
+				// handed (stream_busy), and wakes a live waiter.
+				for _, id := range []string{"a" + strconv.Itoa(i), "b" + strconv.Itoa(i)} {
+					if err := s.Enqueue(ctx, jobstore.NewJob{ID: id}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				n, _ := c.Do(ctx, rclient.Cmd("ZCARD", keys.Wake()))
+				if got := base.Int(n) == 1; got != live {
+					t.Errorf("live waiter %v: marker set %v", live, got)
+				}
+			}
+		})
+	}
 }

@@ -22,50 +22,62 @@ import (
 // BZPOPMIN is still blocked in Redis when the clients' reads give up;
 // the Enqueue then hands jobs to the registrations whose leave has not
 // landed yet, and those blocks pop the items into replies nobody reads.
-// 4 stores x 2 clients x 64 rounds x 40 claimers = 20,480 job trials.
-// Before the idempotent hand-off (issue 42) such a run stranded jobs in
-// every store; the issue measured 7 in 17,280 trials of a steadier load.
+// At hz 10: 4 stores x 2 clients x 64 rounds x 40 claimers = 20,480 job
+// trials; at hz 100, where a block outlives the read far less often, a
+// quarter of that. Before the idempotent hand-off (issue 42) the hz 10
+// trials stranded jobs in every store on both clients; the issue measured
+// 7 in 17,280 trials of a steadier load.
 const (
 	raceClaimers = 40
-	raceRounds   = 64
 	raceDeadline = 70 * time.Millisecond
 )
+
+// raceRounds is the rounds a store and client run at each hz.
+var raceRounds = map[int]int{10: 64, 100: 16}
 
 // TestHandoffDeadlineRace: every job the store leased must have been
 // returned by some claim; every other job must still be due. Every store
 // that hands off, on both clients, each on a server of its own at hz 10
-// (traffic of another would wake the server's loop and time the blocks
-// out in time).
+// and at hz 100 (traffic of another would wake the server's loop and time
+// the blocks out in time).
 func TestHandoffDeadlineRace(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the deadline race runs about 20,000 claims")
+		t.Skip("the deadline race runs about 25,000 claims")
 	}
-	for _, cl := range []string{rclient.GoRedis, rclient.Rueidis} {
-		for _, tc := range handoffStores {
-			t.Run(cl+"/"+tc.name, func(t *testing.T) {
-				t.Parallel()
-				r := redistest.Start(t, redisserver.Options{ExtraArgs: []string{"--hz", "10"}})
-				o := r.ClientOptions()
-				o.PoolSize = 2*raceClaimers + 8
-				c, err := rclient.New(cl, o)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = c.Close() })
-				s := openStore(t, c, tc.new, jobstore.Options{Queue: "race", PollInterval: time.Millisecond})
-				deadlineRace(t, s)
-			})
+	for _, hz := range []int{10, 100} {
+		for _, cl := range []string{rclient.GoRedis, rclient.Rueidis} {
+			for _, tc := range handoffStores {
+				t.Run(fmt.Sprintf("hz%d/%s/%s", hz, cl, tc.name), func(t *testing.T) {
+					t.Parallel()
+					raceOne(t, hz, cl, tc.new)
+				})
+			}
 		}
 	}
 }
 
-// deadlineRace runs the rounds on s and checks that no job was stranded.
-func deadlineRace(t *testing.T, s jobstore.Store) {
+// raceOne runs the rounds for one store and client on a server of its own
+// at hz.
+func raceOne(t *testing.T, hz int, cl string, newStore func(context.Context, rclient.Client, jobstore.Options) (jobstore.Store, error)) {
+	r := redistest.Start(t, redisserver.Options{ExtraArgs: []string{"--hz", strconv.Itoa(hz)}})
+	o := r.ClientOptions()
+	o.PoolSize = 2*raceClaimers + 8
+	c, err := rclient.New(cl, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	s := openStore(t, c, newStore, jobstore.Options{Queue: "race", PollInterval: time.Millisecond})
+	deadlineRace(t, s, raceRounds[hz])
+}
+
+// deadlineRace runs rounds on s and checks that no job was stranded.
+func deadlineRace(t *testing.T, s jobstore.Store, rounds int) {
 	ctx := context.Background()
 	var mu sync.Mutex
 	claimed := map[string]bool{}
 	enqueued := 0
-	for round := range raceRounds {
+	for round := range rounds {
 		at := time.Now().Add(raceDeadline)
 		var wg sync.WaitGroup
 		for i := range raceClaimers {
@@ -128,7 +140,7 @@ func deadlineRace(t *testing.T, s jobstore.Store) {
 		}
 	}
 	t.Logf("%d claims ended by their deadline or a hand-off, %d jobs enqueued, %d returned by a claim",
-		raceRounds*raceClaimers, enqueued, len(claimed))
+		rounds*raceClaimers, enqueued, len(claimed))
 	if len(stranded) > 0 {
 		t.Errorf("%d job(s) leased by the hand-off but returned by no claim: %v", len(stranded), stranded)
 	}
