@@ -91,7 +91,8 @@ func fromRun(rs *summary.RunSummary) (Run, error) {
 	}
 	if rv := rs.Recovery; rv != nil {
 		f := &Faults{Landed: rv.Landed, Skipped: rv.Skipped, Affected: rv.Affected, Restarted: rv.Restarted,
-			Duplicates: rv.Duplicates, Lost: rv.Lost, ByKind: map[string]int{},
+			Duplicates: rv.Duplicates, Lost: rv.Lost, ByKind: map[string]int{}, NeverStarted: rv.NeverStarted,
+			DeadUnstarted: int(rs.Ledger.DeadUnstarted), ReturnedUnstarted: int(rs.Ledger.ReturnedUnstarted),
 			RecoveryP50Ns: rv.RecoveryNs["p50"], RecoveryP99Ns: rv.RecoveryNs["p99"], RecoveryMaxNs: rv.RecoveryNs["max"]}
 		for k, n := range rv.Faults {
 			f.ByKind[string(k)] = n

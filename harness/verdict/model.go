@@ -153,8 +153,12 @@ func (r Run) Incorrect() string {
 // Faults is what a run's faults did.
 type Faults struct {
 	Landed, Skipped, Affected, Restarted, Duplicates, Lost int
-	ByKind                                                 map[string]int
-	RecoveryP50Ns, RecoveryP99Ns, RecoveryMaxNs            float64
+	// NeverStarted: jobs in flight whose handler had not started;
+	// DeadUnstarted, ReturnedUnstarted: the run's jobs dead-lettered on an
+	// attempt that never started, and hand-offs returned without one.
+	NeverStarted, DeadUnstarted, ReturnedUnstarted int
+	ByKind                                         map[string]int
+	RecoveryP50Ns, RecoveryP99Ns, RecoveryMaxNs    float64
 }
 
 // CompleteFlag is the file a run writes last in its results directory,
