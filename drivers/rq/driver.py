@@ -72,8 +72,9 @@ def hello():
                        "registry.py, run at worker start, every 10 minutes and by registry.count) retries it while "
                        "it has retries left (at least once) and moves it to the failed registry otherwise: at most "
                        "once, and lost, only for jobs with no retries; delayed jobs and retries wait for the "
-                       "scheduler's 1 s pass, and up to a minute more when the process holding the scheduler's "
-                       "lock dies (rq/scheduler.py acquire_locks: ex=interval + 60)"})
+                       "scheduler's 1 s pass; when the process holding the scheduler's lock dies, they wait until "
+                       "the lock expires (rq/scheduler.py acquire_locks: ex=interval + 60) and another worker "
+                       "starts or runs its maintenance (rq/worker.py run_maintenance_tasks, every 10 minutes)"})
 
 
 def enqueue(q, jobs):
@@ -108,11 +109,12 @@ def start_ticks(pid):
 def alive(job, conn):
     """A started job is reachable only while the worker holding it works on
     it: its process lives (names are "ae-<pid>-<start ticks>-<n>-<generation>"),
-    RQ still has the worker registered, and that worker's current job is this
-    one. RQ never runs an abandoned job again, and a worker that quit on a
-    lost connection leaves its job behind in a process that lives on; a
-    killed worker's pid may belong to another process by the drain's end
-    (peers-crash showed two such jobs as still running)."""
+    RQ still has the worker registered, alive, and that worker's current job
+    is this one. RQ takes an abandoned job back only through its cleanup
+    (LATER), and a worker that quit on a lost connection leaves its job
+    behind in a process that lives on; a killed worker's pid may belong to
+    another process by the drain's end (peers-crash showed two such jobs as
+    still running)."""
     try:
         _, pid, ticks = (job.worker_name or "").split("-")[:3]
         if start_ticks(int(pid)) != int(ticks):
@@ -120,7 +122,10 @@ def alive(job, conn):
     except (ValueError, OSError):
         return False
     w = SimpleWorker.find_by_key(SimpleWorker.redis_worker_namespace_prefix + job.worker_name, connection=conn)
-    return w is not None and w.get_current_job_id() == job.id
+    # A worker that registered its death (forget, after work() quit on a
+    # lost connection) keeps its key, with its current job, for 60 s
+    # (rq/worker.py register_death): it works on nothing.
+    return w is not None and w.death_date is None and w.get_current_job_id() == job.id
 
 
 LATER = ("RQ retries an abandoned job with retries left once its started-registry entry expires (job timeout "

@@ -16,7 +16,7 @@ func (e *engine) drain(ctx context.Context, res *Result, interrupted bool) bool 
 	}
 	deadline := drainStart.Add(limit)
 	tick := time.NewTicker(5 * time.Millisecond)
-	q := quiet{since: time.Now(), last: e.led.Outstanding()}
+	q := quiet{since: time.Now(), last: e.led.Outstanding(), busyOK: e.declaredLoss() != ""}
 	for e.led.Outstanding() > 0 && time.Now().Before(deadline) {
 		if q.still(e.led.Outstanding(), e.c.inFlight.Load()) {
 			// Nothing in flight and the backlog still: jobs whose events
@@ -27,7 +27,7 @@ func (e *engine) drain(ctx context.Context, res *Result, interrupted bool) bool 
 				res.Window.Settled = true
 				break
 			}
-			q = quiet{since: time.Now(), last: e.led.Outstanding()}
+			q = quiet{since: time.Now(), last: e.led.Outstanding(), busyOK: q.busyOK}
 		}
 		select {
 		case <-tick.C:
@@ -52,16 +52,21 @@ func (e *engine) drain(ctx context.Context, res *Result, interrupted bool) bool 
 const quietFor = time.Second
 
 // quiet tracks how long the drain has seen no job in flight and an
-// unchanged count of open jobs.
+// unchanged count of open jobs. With busyOK (a system that declares
+// losing jobs under this run's faults) jobs in flight do not count, only
+// that neither count moved: a job its worker abandoned (RQ's after a Redis
+// restart its worker process survived) stays in flight for the
+// coordinator, and the read-back tells it from one still running.
 type quiet struct {
-	since time.Time
-	last  int64
+	since          time.Time
+	last, inFlight int64
+	busyOK         bool
 }
 
 // still reports whether the drain has been quiet for quietFor.
 func (q *quiet) still(outstanding, inFlight int64) bool {
-	if outstanding != q.last || inFlight > 0 {
-		q.since, q.last = time.Now(), outstanding
+	if outstanding != q.last || inFlight != q.inFlight || inFlight > 0 && !q.busyOK {
+		q.since, q.last, q.inFlight = time.Now(), outstanding, inFlight
 		return false
 	}
 	return time.Since(q.since) >= quietFor
