@@ -78,14 +78,27 @@ type lostJob struct {
 	due     time.Time // when it became due: its RunAt, else its enqueue
 	enq     time.Time // when its Enqueue call began
 	started bool      // some attempt's handler started
+	// scheduled: a delayed job or a retry, which a system's scheduler
+	// moves when due (Sidekiq's poller); else it was queued due at once.
+	scheduled bool
 }
+
+// fetchHold bounds how long before a fault a job queued due at once may
+// have become due and still be held unreported by the process the fault
+// killed: a free worker fetches a due job at once and reports its start
+// within milliseconds, so a job due longer before was either run or never
+// fetched. A scheduled job may wait for the system's scheduler pass, so
+// only "due by then" bounds it.
+const fetchHold = time.Second
 
 // judgeDeclaredLoss decides, job by job, which lost jobs the system's
 // declaration (why, under the fault kinds it names) covers: each that a
 // fault of those kinds caught in flight, and up to HoldsExtra
 // (jobstore.HoldDeclarer) per process such a fault hit of jobs never
-// started, enqueued before the fault and due by then, the earliest fault
-// after each first. Every other lost job fails the run, named.
+// started, enqueued before the fault and due by then (a job queued due at
+// once: within fetchHold), the earliest fault after each first. Every
+// other lost job fails the run, named: a job the driver acknowledged and
+// never stored is not made good by a kill seconds later.
 func (e *engine) judgeDeclaredLoss(r *LedgerReport, why string, sum faults.Summary) {
 	if r.Lost == 0 {
 		return
@@ -130,9 +143,13 @@ type declaredHit struct {
 }
 
 // claimHeld finds the first fault at or after j was due and enqueued with
-// room left, and charges j to it.
+// room left (within fetchHold of its due time for a job queued due at
+// once), and charges j to it.
 func claimHeld(hits []*declaredHit, j lostJob) bool {
 	for _, h := range hits {
+		if !j.scheduled && h.at.Sub(j.due) > fetchHold {
+			continue
+		}
 		if h.budget > 0 && !h.at.Before(j.due) && !h.at.Before(j.enq) {
 			h.budget--
 			return true

@@ -560,7 +560,8 @@ func (l *Ledger) lostJobs() []lostJob {
 		if e.state != enqAcked || e.done() || e.cutOff {
 			return
 		}
-		j := lostJob{id: id, enq: time.Unix(0, e.callStart), due: time.Unix(0, max(e.runAt, e.callStart))}
+		j := lostJob{id: id, enq: time.Unix(0, e.callStart), due: time.Unix(0, max(e.runAt, e.callStart)),
+			scheduled: e.runAt != 0 || len(e.attempts) > 1}
 		for _, a := range e.attempts {
 			j.started = j.started || a.starts > 0
 		}

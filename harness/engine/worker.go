@@ -333,11 +333,12 @@ func (e *engine) runJob(ctx context.Context, w *worker, slots <-chan struct{}, t
 	switch {
 	case fail:
 		e.failJob(w, p, e.wstore.Fail)
-	case w.acks != nil && touch.IsZero():
+	case w.acks != nil && (touch.IsZero() || time.Until(touch) > 2*e.cfg.Workers.AckInterval):
 		// Batched acks: the slot frees now, the job stays in flight until
-		// its acker completes it. A job still under a provisional lease
-		// (firstTouch) is completed at once: its lease may end before the
-		// batch's flush.
+		// its acker completes it, within the ack interval. A job still
+		// under a provisional lease (firstTouch) whose renewal point comes
+		// sooner than that is completed at once: its lease could end
+		// before the batch's flush.
 		w.acks.add(p)
 		<-slots
 		return
