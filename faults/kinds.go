@@ -17,6 +17,9 @@ type Needs struct {
 	// Recoverer, Mover: the run's maintenance loop of that name, on a
 	// store of its own behind a crash client.
 	Recoverer, Mover bool
+	// KillMaster, Partition: the runner's hook that kills the queue's
+	// master, or cuts its replication links (engine.FaultSetup).
+	KillMaster, Partition bool
 }
 
 // Descriptor is everything aebench knows of a fault kind, in one table:
@@ -40,7 +43,13 @@ type Descriptor struct {
 	Duration bool
 	// Latency: it takes latency and jitter.
 	Latency bool
-	Needs   Needs
+	// SlowsOnly: it slows calls and leaves no job claimed by nobody (a
+	// recovery measurement has nothing to take back after it).
+	SlowsOnly bool
+	// RestartsRedis: Redis comes back as a new process, whose counters
+	// (redis.meter instructions) start again.
+	RestartsRedis bool
+	Needs         Needs
 	// Explain is how its effect shows in the ledger and the tables.
 	Explain string
 	// Inject fires one event of the kind (the Injector calls it at the
@@ -89,11 +98,11 @@ func Descriptors() []Descriptor {
 			Points: []Point{BetweenSteps}, Steps: true, Replace: true, Needs: Needs{Mover: true},
 			Explain: "a promotion cut short must leave every job in the delayed set or the ready one: a job in neither is lost"},
 		{Kind: RedisRestart, Inject: injectRedis, Doc: "SIGKILLs the embedded redis-server and starts it again on the same port after duration",
-			Duration: true, Needs: Needs{OwnedRedis: true},
+			Duration: true, RestartsRedis: true, Needs: Needs{OwnedRedis: true},
 			Explain: "without persistence the acknowledged jobs are gone (expect.lost); with AOF always none is"},
 		{Kind: RedisPause, Inject: injectRedis, Doc: "stops redis-server with SIGSTOP for duration, then SIGCONT", Duration: true, Needs: Needs{OwnedRedis: true},
 			Explain: "calls time out meanwhile; leases may expire and their jobs run again"},
-		{Kind: NetLatency, Inject: injectNetwork, Doc: "adds latency +- jitter to the replies to the workers for duration", Duration: true, Latency: true, Needs: Needs{Proxy: true},
+		{Kind: NetLatency, Inject: injectNetwork, Doc: "adds latency +- jitter to the replies to the workers for duration", Duration: true, Latency: true, SlowsOnly: true, Needs: Needs{Proxy: true},
 			Explain: "slows calls only: no job should be lost or run twice"},
 		{Kind: NetReset, Inject: injectNetwork, Doc: "resets the workers' connections (TCP RST) for duration", Duration: true, Needs: Needs{Proxy: true},
 			Explain: "a reply lost with its connection leaves the outcome unknown until read back"},
@@ -101,10 +110,10 @@ func Descriptors() []Descriptor {
 			Duration: true, Needs: Needs{Proxy: true},
 			Explain: "as net_reset, and leases may expire meanwhile"},
 		{Kind: MasterKill, Inject: injectReplicated, Doc: "SIGKILLs the cluster master of the queue's slot and leaves it down; with redis.replicas the cluster promotes a replica",
-			Needs:   Needs{Replicas: true},
+			Needs:   Needs{Replicas: true, KillMaster: true},
 			Explain: "the acknowledged jobs the replica never got are lost: asynchronous replication's window"},
 		{Kind: NetPartition, Inject: injectReplicated, Doc: "cuts the replication links of the queue's master for duration; clients still reach it",
-			Duration: true, Needs: Needs{Replicas: true},
+			Duration: true, Needs: Needs{Replicas: true, Partition: true},
 			Explain: "with a master_kill during the cut, what an asynchronous failover loses"},
 	}
 }

@@ -102,6 +102,14 @@ const (
 	BetweenSteps Point = "between_steps"
 )
 
+// InLoop says whether p is a point in a worker's loop that a worker must
+// reach (armed, then announced); a random kill lands wherever it is.
+func (p Point) InLoop() bool { return p != Random }
+
+// Labelled says whether a plot marker names p: a worker's point, not the
+// maintenance loops' only one (or none).
+func (p Point) Labelled() bool { return p != "" && p != BetweenSteps }
+
 // WorkerPoints are the crash points inside the worker loop.
 func WorkerPoints() []Point { return []Point{AfterClaim, InHandler, AfterHandler} }
 

@@ -365,7 +365,7 @@ func (e *engine) startWorkers(ctx context.Context, wg *sync.WaitGroup) (*faults.
 	}
 	h.CrashLoop = func(ev faults.Event) error {
 		l := fs.RecLoop
-		if ev.Fault.Kind == faults.MoverCrash {
+		if ev.Fault.Descriptor().Needs.Mover {
 			l = fs.MovLoop
 		}
 		if l == nil {

@@ -159,14 +159,14 @@ func claimHeld(hits []*declaredHit, j lostJob) bool {
 }
 
 // holdsExtra is what one fault of kind k may leave held and unreported: a
-// worker kill hits one process; a fault on Redis or the network (a restart
-// the workers quit on) hits every worker process.
+// kind that acts on one worker (a kill) hits one process; a fault on Redis
+// or the network (a restart the workers quit on) hits every worker process.
 func (e *engine) holdsExtra(k faults.Kind) int {
 	hd, ok := e.store.(jobstore.HoldDeclarer)
 	if !ok {
 		return 0
 	}
-	if k == faults.WorkerKill {
+	if d, _ := faults.Describe(k); d.Worker {
 		return hd.HoldsExtra()
 	}
 	return hd.HoldsExtra() * max(1, e.cfg.Workers.Processes)

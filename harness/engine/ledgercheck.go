@@ -8,6 +8,104 @@ import (
 	"time"
 )
 
+// LedgerReport is the verdict on a run's jobs after the drain.
+type LedgerReport struct {
+	Attempted    int64 `json:"attempted"`
+	Acknowledged int64 `json:"acknowledged"`
+	// Indeterminate: the Enqueue call failed, so the jobs may or may not exist.
+	Indeterminate int64 `json:"indeterminate"`
+	Completed     int64 `json:"completed"`
+	DeadLettered  int64 `json:"dead_lettered"`
+	// Canceled: the store shows the job canceled.
+	Canceled int64 `json:"canceled"`
+	// SettledByReadBack: outcomes the events never brought (a worker process
+	// killed after its Complete, a reply lost on a reset connection, an
+	// event cut off by the drain) and a read-back of the job's record did;
+	// they are counted in Completed, DeadLettered or Canceled too.
+	SettledByReadBack int64 `json:"settled_by_read_back"`
+	// UnfinishedAtDrain: acknowledged jobs the store still held queued or
+	// running when the drain ended; cut off by the drain, not lost.
+	UnfinishedAtDrain int64 `json:"unfinished_at_drain"`
+	// UnfinishedLater: some of them the system under test takes back
+	// itself, later than the run waited, and why (jobstore.Location.Later).
+	UnfinishedLater string `json:"unfinished_later,omitempty"`
+	// Lost: acknowledged, neither finished nor still queued or running in
+	// the store after the drain (read back before it is called lost).
+	Lost int64 `json:"lost"`
+	// LostStates counts lost jobs by the state the read-back found: a
+	// Status name, not_found, or unreadable (Redis did not answer).
+	LostStates map[string]int64 `json:"lost_states,omitempty"`
+	// Unexpected: started or completed, but never enqueued by this run.
+	Unexpected int64 `json:"unexpected"`
+	// DuplicateStarts: handler starts beyond one per (job, attempt), plus
+	// starts after the job had already completed or been dead-lettered.
+	DuplicateStarts int64 `json:"duplicate_starts"`
+	// DuplicateCompletions: successful Complete calls beyond one per job.
+	DuplicateCompletions int64 `json:"duplicate_completions"`
+	// DuplicateReruns: starts of a later attempt while an earlier attempt
+	// of the job had started its handler and did not end by Fail: the work
+	// was done, or is still running, and runs again (a lease that lapsed
+	// on a long job, a worker that crashed in or after its handler).
+	DuplicateReruns int64 `json:"duplicate_reruns"`
+	// DuplicatedExecutions = DuplicateStarts + DuplicateCompletions + DuplicateReruns.
+	DuplicatedExecutions int64 `json:"duplicated_executions"`
+	// LostExpected: lost jobs were expected under the run's conditions
+	// (expect.lost), so they are reported, not a failure.
+	LostExpected bool `json:"lost_expected,omitempty"`
+	// LostDeclared: the lost jobs are the documented behaviour of the
+	// system under test under this run's faults (jobstore.LossDeclarer),
+	// in its driver's words. LostDeclaredJobs counts the lost jobs the
+	// declaration covers, judged job by job; LostBeyondIDs names lost jobs
+	// it does not cover, which fail the run.
+	LostDeclared     string   `json:"lost_declared,omitempty"`
+	LostDeclaredJobs int64    `json:"lost_declared_jobs,omitempty"`
+	LostBeyondIDs    []string `json:"lost_beyond_ids,omitempty"`
+	// EarlyDeclared: the early starts are within what the system under test
+	// declares (jobstore.EarlyDeclarer), in its driver's words.
+	EarlyDeclared string `json:"early_declared,omitempty"`
+	// SeedVariant: the store is a seed variant (jobstore.CapSeedVariant),
+	// which reproduces a seed's flaw on purpose: its lost and early jobs
+	// are listed in Expected with their counts, not as problems (an
+	// unexpected job still is one).
+	SeedVariant bool     `json:"seed_variant,omitempty"`
+	Expected    []string `json:"expected,omitempty"`
+	// StartedEarly: attempts whose handler started before the RunAt asked for
+	// (the producer's, or Fail's retry time); MaxEarlyNs is the worst.
+	StartedEarly int64 `json:"started_early"`
+	MaxEarlyNs   int64 `json:"max_early_ns"`
+	// Executions counts handler starts; Reexecutions those of attempts > 0.
+	Executions   int64 `json:"executions"`
+	Reexecutions int64 `json:"reexecutions"`
+	// Recovered counts jobs a Recover call took back at least once.
+	Recovered int64 `json:"recovered"`
+	// Jobs leased and never run, by what became of the lease: an attempt
+	// that Recover took back expired with no start of its handler
+	// (RecoveredUnstarted: the attempt was spent on nothing), the job
+	// dead-lettered so (DeadUnstarted), or an untouched hand-off returned
+	// without spending an attempt (ReturnedUnstarted: handed to a claimer
+	// that died registered). A dead letter with no start fails the run
+	// unless a fault caught the job in flight or expect.dead_unstarted
+	// allows it (DeadUnstartedExplained counts those a fault explains).
+	RecoveredUnstarted     int64    `json:"recovered_unstarted"`
+	DeadUnstarted          int64    `json:"dead_unstarted"`
+	DeadUnstartedExplained int64    `json:"dead_unstarted_explained,omitempty"`
+	ReturnedUnstarted      int64    `json:"returned_unstarted"`
+	DeadUnstartedIDs       []string `json:"dead_unstarted_ids,omitempty"`
+	// Fenced counts calls refused with ErrLeaseLost.
+	Fenced int64 `json:"fenced"`
+	// Examples lists up to 10 ids per problem.
+	LostIDs       []string `json:"lost_ids,omitempty"`
+	UnfinishedIDs []string `json:"unfinished_ids,omitempty"`
+	UnexpectedIDs []string `json:"unexpected_ids,omitempty"`
+	EarlyIDs      []string `json:"early_ids,omitempty"`
+	DuplicateIDs  []string `json:"duplicate_ids,omitempty"`
+	// OK is false when any job was lost or unexpected or started early.
+	OK       bool     `json:"ok"`
+	Problems []string `json:"problems,omitempty"`
+}
+
+const maxExamples = 10
+
 // Check computes the report. Call it after the drain, when no more events come.
 func (l *Ledger) Check() LedgerReport { return l.CheckWith(false) }
 

@@ -381,7 +381,7 @@ func (p *procPool) Crash(ctx context.Context, ev faults.Event) error {
 	if p.ext != nil {
 		point = faults.Random // a driver has no crash points: killed where it is
 	}
-	if point != faults.Random {
+	if point.InLoop() {
 		if _, err := io.WriteString(wp.stdin, "arm "+string(point)+"\n"); err != nil {
 			return fmt.Errorf("arm %s: %w", wp.id, err)
 		}

@@ -93,7 +93,7 @@ func hasFault(c scenario.Config, k faults.Kind) bool {
 // faultLabel is a plot marker's text: the kind, shortened, and the point.
 func faultLabel(ev faults.Event) string {
 	k := strings.NewReplacer("worker_", "", "recoverer_", "rec-", "redis_", "redis-", "net_", "net-").Replace(string(ev.Fault.Kind))
-	if ev.Point != "" && ev.Point != faults.BetweenSteps {
+	if ev.Point.Labelled() {
 		k += "@" + string(ev.Point)
 	}
 	return k

@@ -72,7 +72,7 @@ func heartbeatEvery(wc scenario.WorkerConfig) time.Duration {
 func recoveryFaults(fs []faults.Fault) []string {
 	seen := map[string]bool{}
 	for _, f := range fs {
-		if f.Kind != faults.NetLatency {
+		if !f.Descriptor().SlowsOnly {
 			seen[string(f.Kind)] = true
 		}
 	}

@@ -30,8 +30,8 @@ func (pr *planRunner) prepareFaults(ctx context.Context, spec scenario.RunSpec, 
 	workerAddr := fp.addr
 	var need struct{ proxy, rec, mov, master, partition bool }
 	for _, f := range cfg.Faults {
-		need.master = need.master || f.Kind == faults.MasterKill
-		need.partition = need.partition || f.Kind == faults.NetPartition
+		need.master = need.master || f.Descriptor().Needs.KillMaster
+		need.partition = need.partition || f.Descriptor().Needs.Partition
 		need.proxy = need.proxy || f.NeedsProxy()
 		need.rec = need.rec || f.Descriptor().Needs.Recoverer
 		need.mov = need.mov || f.Descriptor().Needs.Mover

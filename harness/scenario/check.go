@@ -57,8 +57,8 @@ func (p *parser) crossCheck(c Config) error {
 		return at("redis.meter", fmt.Sprintf("instructions needs a server aebench spawns alone (redis.mode embedded), not %q", c.Redis.Mode))
 	}
 	for _, f := range c.Faults {
-		if c.Redis.Metered() && f.Kind == faults.RedisRestart {
-			return at("redis.meter", "instructions cannot meter across a redis_restart fault (the restarted server is a new process with new counters); allowed: time")
+		if c.Redis.Metered() && f.Descriptor().RestartsRedis {
+			return at("redis.meter", fmt.Sprintf("instructions cannot meter across a %s fault (the restarted server is a new process with new counters); allowed: time", f.Kind))
 		}
 	}
 	if c.Redis.Persistence != "none" && c.Redis.Mode != "embedded" {
@@ -89,9 +89,9 @@ func (p *parser) checkFault(c Config, i int, f faults.Fault) error {
 		return fat("worker_crash crashes in-process workers, and every worker is a process (workers.processes, workers.remote); use worker_kill")
 	case f.Descriptor().Needs.Processes && c.Workers.Processes == 0:
 		return fat("worker_kill kills worker processes; set workers.processes >= 1")
-	case f.IsWorkerKind() && f.Worker >= 0 && f.Kind == faults.WorkerKill && f.Worker >= c.Workers.Processes:
+	case f.IsWorkerKind() && f.Worker >= 0 && f.Descriptor().Needs.Processes && f.Worker >= c.Workers.Processes:
 		return fat(fmt.Sprintf("worker %d: there are %d worker processes", f.Worker, c.Workers.Processes))
-	case f.IsWorkerKind() && f.Worker >= 0 && f.Kind == faults.WorkerCrash && f.Worker >= c.Workers.InProcess():
+	case f.IsWorkerKind() && f.Worker >= 0 && f.Descriptor().Needs.InProcessWorkers && f.Worker >= c.Workers.InProcess():
 		return fat(fmt.Sprintf("worker %d: there are %d in-process workers", f.Worker, c.Workers.InProcess()))
 	case f.NeedsReplicas() && (c.Redis.Mode != "cluster" || c.Redis.Replicas < 1 || c.Redis.Masters < 3):
 		return fat(fmt.Sprintf("%s needs a cluster aebench spawns with replicas and at least 3 masters (a failover needs a majority of masters to see the failure): redis.mode cluster, redis.replicas >= 1, redis.masters >= 3; here %s, %d replicas, %d masters",

@@ -224,10 +224,7 @@ func (s *Stream) Claim(ctx context.Context, req jobstore.ClaimRequest, promote i
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
-	end := time.Now().Add(s.Real(req.Wait))
-	if dl, ok := ctx.Deadline(); ok && req.Wait > 0 && dl.Add(-blockMargin).Before(end) {
-		end = dl.Add(-blockMargin)
-	}
+	end := s.waitEnd(ctx, req)
 	var next time.Time // earliest RunAt this pass appended anew
 	count := req.Max
 	handoff := s.Marker != ""
@@ -298,6 +295,16 @@ func (s *Stream) Claim(ctx context.Context, req jobstore.ClaimRequest, promote i
 		}
 		next, count = time.Time{}, req.Max
 	}
+}
+
+// waitEnd is when a claim's wait ends, in real time: req.Wait from now,
+// or blockMargin before ctx's deadline when that comes first.
+func (s *Stream) waitEnd(ctx context.Context, req jobstore.ClaimRequest) time.Time {
+	end := time.Now().Add(s.Real(req.Wait))
+	if dl, ok := ctx.Deadline(); ok && req.Wait > 0 && dl.Add(-blockMargin).Before(end) {
+		end = dl.Add(-blockMargin)
+	}
+	return end
 }
 
 // round is one stream_claim call of Claim's loop. With the hand-off

@@ -1,0 +1,268 @@
+package houserules
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"os/exec"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The brief's size rules.
+const (
+	maxFileLines = 600
+	maxFuncLines = 80
+)
+
+// module is the import path every package of the tree starts with.
+const module = "github.com/aebench/aebench/"
+
+// source is one Go file: its path from the repository's root and text.
+type source struct {
+	path string
+	text []byte
+}
+
+func (s source) test() bool { return strings.HasSuffix(s.path, "_test.go") }
+
+// pkg is the file's package directory ("harness/engine").
+func (s source) pkg() string { return path.Dir(s.path) }
+
+// fileLengths names each non-test file over maxFileLines lines.
+func fileLengths(files []source) []string {
+	var out []string
+	for _, f := range files {
+		if n := bytes.Count(f.text, []byte("\n")); !f.test() && n > maxFileLines {
+			out = append(out, fmt.Sprintf("%s: %d lines, over %d", f.path, n, maxFileLines))
+		}
+	}
+	return out
+}
+
+// funcLengths names each function of a non-test file over maxFuncLines
+// lines, from its signature to its closing brace.
+func funcLengths(files []source) []string {
+	var out []string
+	for _, f := range files {
+		if f.test() {
+			continue
+		}
+		fs := token.NewFileSet()
+		af, err := parser.ParseFile(fs, f.path, f.text, 0)
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s: %v", f.path, err))
+			continue
+		}
+		for _, d := range af.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			from, to := fs.Position(fd.Pos()).Line, fs.Position(fd.End()).Line
+			if n := to - from + 1; n > maxFuncLines {
+				out = append(out, fmt.Sprintf("%s:%d: func %s is %d lines, over %d", f.path, from, fd.Name.Name, n, maxFuncLines))
+			}
+		}
+	}
+	return out
+}
+
+// layerOf is the layer of package p: the index, top first, of the
+// longest prefix in layers that names it; -1 when none does.
+func layerOf(layers [][]string, p string) int {
+	best, at := -1, -1
+	for i, l := range layers {
+		for _, prefix := range l {
+			if (p == prefix || strings.HasPrefix(p, prefix+"/")) && len(prefix) > best {
+				best, at = len(prefix), i
+			}
+		}
+	}
+	return at
+}
+
+// upwardImports names each import of a non-test file that runs up the
+// layers, and each package in no layer.
+func upwardImports(files []source, layers [][]string) []string {
+	var out []string
+	unplaced := map[string]bool{}
+	for _, f := range files {
+		if f.test() {
+			continue
+		}
+		from := layerOf(layers, f.pkg())
+		if from < 0 {
+			if !unplaced[f.pkg()] {
+				out = append(out, fmt.Sprintf("%s: package %s is in no layer of docs/layers.md", f.path, f.pkg()))
+			}
+			unplaced[f.pkg()] = true
+			continue
+		}
+		af, err := parser.ParseFile(token.NewFileSet(), f.path, f.text, parser.ImportsOnly)
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s: %v", f.path, err))
+			continue
+		}
+		for _, im := range af.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			if !strings.HasPrefix(p, module) {
+				continue
+			}
+			p = strings.TrimPrefix(p, module)
+			if to := layerOf(layers, p); to >= 0 && to < from {
+				out = append(out, fmt.Sprintf("%s: imports %s, a layer above %s (docs/layers.md)", f.path, p, f.pkg()))
+			}
+		}
+	}
+	return out
+}
+
+// faultBranches names each == or != with a constant of package faults
+// (faults.X) outside faults/.
+func faultBranches(files []source) []string {
+	var out []string
+	for _, f := range files {
+		if f.test() || f.pkg() == "faults" {
+			continue
+		}
+		fs := token.NewFileSet()
+		af, err := parser.ParseFile(fs, f.path, f.text, 0)
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s: %v", f.path, err))
+			continue
+		}
+		ast.Inspect(af, func(n ast.Node) bool {
+			b, ok := n.(*ast.BinaryExpr)
+			if ok && (b.Op == token.EQL || b.Op == token.NEQ) && (isFaultsConst(b.X) || isFaultsConst(b.Y)) {
+				out = append(out, fmt.Sprintf("%s:%d: compares with a faults constant: put what depends on the kind or point on its descriptor in faults/",
+					f.path, fs.Position(b.Pos()).Line))
+			}
+			return true
+		})
+	}
+	return out
+}
+
+func isFaultsConst(e ast.Expr) bool {
+	sel, ok := e.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	id, ok := sel.X.(*ast.Ident)
+	return ok && id.Name == "faults"
+}
+
+// readLayers reads the layers from docs/layers.md's marked list.
+func readLayers(doc string) ([][]string, error) {
+	_, rest, ok := strings.Cut(doc, "<!-- layers -->")
+	list, _, ok2 := strings.Cut(rest, "<!-- /layers -->")
+	if !ok || !ok2 {
+		return nil, fmt.Errorf("no <!-- layers --> ... <!-- /layers --> list")
+	}
+	var out [][]string
+	for _, line := range strings.Split(list, "\n") {
+		line = strings.TrimSpace(line)
+		if l, ok := strings.CutPrefix(line, "- "); ok {
+			out = append(out, strings.Fields(l))
+		}
+	}
+	return out, nil
+}
+
+// tree reads every Go file git tracks in this module (examples/ is a
+// module of its own, drivers/ holds none).
+func tree(t *testing.T) []source {
+	t.Helper()
+	cmd := exec.Command("git", "ls-files", "*.go")
+	cmd.Dir = ".."
+	outb, err := cmd.Output()
+	if err != nil {
+		t.Skipf("git ls-files: %v (the house rules read the files git tracks)", err)
+	}
+	var files []source
+	for _, p := range strings.Fields(string(outb)) {
+		if strings.HasPrefix(p, "examples/") {
+			continue
+		}
+		text, err := os.ReadFile("../" + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, source{path: p, text: text})
+	}
+	return files
+}
+
+// TestHouseRules: the tree keeps every rule.
+func TestHouseRules(t *testing.T) {
+	doc, err := os.ReadFile("../docs/layers.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, err := readLayers(string(doc))
+	if err != nil {
+		t.Fatalf("docs/layers.md: %v", err)
+	}
+	files := tree(t)
+	var broken []string
+	for _, rule := range []func([]source) []string{fileLengths, funcLengths, faultBranches,
+		func(fs []source) []string { return upwardImports(fs, layers) }} {
+		broken = append(broken, rule(files)...)
+	}
+	sort.Strings(broken)
+	for _, b := range broken {
+		t.Error(b)
+	}
+}
+
+// TestHouseRulesCatch: each rule fails on a fixture that breaks it, naming
+// the place, and passes on one that keeps it.
+func TestHouseRulesCatch(t *testing.T) {
+	layers := [][]string{{"harness/engine"}, {"jobstore"}}
+	long := func(n int) []byte { return []byte("package x\n" + strings.Repeat("// a line\n", n-1)) }
+	body := func(n int) []byte {
+		return []byte("package x\n\nfunc f() {\n" + strings.Repeat("\t_ = 1\n", n-2) + "}\n")
+	}
+	cases := []struct {
+		name  string
+		rule  func([]source) []string
+		file  source
+		wants string // "" : no violation
+	}{
+		{"601-line file", fileLengths, source{"harness/engine/x.go", long(601)}, "harness/engine/x.go: 601 lines"},
+		{"600-line file", fileLengths, source{"harness/engine/x.go", long(600)}, ""},
+		{"601-line test file", fileLengths, source{"harness/engine/x_test.go", long(601)}, ""},
+		{"81-line function", funcLengths, source{"jobstore/x.go", body(81)}, "func f is 81 lines"},
+		{"80-line function", funcLengths, source{"jobstore/x.go", body(80)}, ""},
+		{"upward import", func(fs []source) []string { return upwardImports(fs, layers) },
+			source{"jobstore/x.go", []byte("package x\n\nimport _ \"" + module + "harness/engine\"\n")}, "imports harness/engine, a layer above jobstore"},
+		{"downward import", func(fs []source) []string { return upwardImports(fs, layers) },
+			source{"harness/engine/x.go", []byte("package x\n\nimport _ \"" + module + "jobstore\"\n")}, ""},
+		{"package in no layer", func(fs []source) []string { return upwardImports(fs, layers) },
+			source{"newpkg/x.go", []byte("package x\n")}, "newpkg is in no layer"},
+		{"== faults. outside faults/", faultBranches,
+			source{"harness/engine/x.go", []byte("package x\n\nfunc f(k faults.Kind) bool { return k == faults.WorkerKill }\n")}, "harness/engine/x.go:3: compares with a faults constant"},
+		{"!= faults. outside faults/", faultBranches,
+			source{"harness/engine/x.go", []byte("package x\n\nfunc f(p faults.Point) bool { return faults.Random != p }\n")}, "compares with a faults constant"},
+		{"== faults. inside faults/", faultBranches,
+			source{"faults/x.go", []byte("package faults\n\nfunc f(k Kind) bool { return k == WorkerKill || faults.A == 1 }\n")}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.rule([]source{tc.file})
+			switch {
+			case tc.wants == "" && len(got) > 0:
+				t.Errorf("violations %v, want none", got)
+			case tc.wants != "" && (len(got) != 1 || !strings.Contains(got[0], tc.wants)):
+				t.Errorf("violations %v, want one naming %q", got, tc.wants)
+			}
+		})
+	}
+}
