@@ -6,8 +6,18 @@ import (
 	"unicode/utf8"
 )
 
-// MaxClaim is the most jobs one Claim may ask for (ClaimRequest.Max).
+// MaxClaim is the most jobs one Claim may ask for (ClaimRequest.Max), and
+// one Recover or Promote may take (CheckMax).
 const MaxClaim = 1000
+
+// CheckMax checks the max of a Recover or Promote call (op names it): 1 to
+// MaxClaim, else ErrInvalid.
+func CheckMax(op string, max int) error {
+	if max <= 0 || max > MaxClaim {
+		return fmt.Errorf("%w: %s max %d: allowed is 1 to %d", ErrInvalid, op, max, MaxClaim)
+	}
+	return nil
+}
 
 // CheckBatch checks an Enqueue batch against the contract's input rules,
 // with one wording for every store: a batch is not empty, every id is set

@@ -343,8 +343,8 @@ func (s *Store) Extend(_ context.Context, l jobstore.Lease, d time.Duration) (jo
 
 // Recover does nothing: asynq's recoverer runs inside every server.
 func (s *Store) Recover(_ context.Context, max int) (jobstore.RecoverResult, error) {
-	if max <= 0 {
-		return jobstore.RecoverResult{}, fmt.Errorf("%w: Recover: max %d must be positive", jobstore.ErrInvalid, max)
+	if err := jobstore.CheckMax("Recover", max); err != nil {
+		return jobstore.RecoverResult{}, err
 	}
 	return jobstore.RecoverResult{}, s.check()
 }

@@ -168,8 +168,8 @@ func (s *Seed000) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobst
 // Promote is approach 2's mover (jobstore.Mover); max is not used, as the
 // seed reads every id in its range.
 func (s *Seed000) Promote(ctx context.Context, max int) (int, error) {
-	if max <= 0 || max > base.MaxClaim {
-		return 0, fmt.Errorf("%w: Promote max %d: allowed is 1 to %d", jobstore.ErrInvalid, max, base.MaxClaim)
+	if err := jobstore.CheckMax("Promote", max); err != nil {
+		return 0, err
 	}
 	if err := s.Check(); err != nil {
 		return 0, err

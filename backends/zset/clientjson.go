@@ -292,8 +292,8 @@ func (s *ClientJSON) failed(r cjRecord, reason string, now, runAt time.Time) (jo
 // back with a GET and a CAS: due now with RetryCount+1, or dead-lettered.
 func (s *ClientJSON) Recover(ctx context.Context, max int) (jobstore.RecoverResult, error) {
 	var res jobstore.RecoverResult
-	if max <= 0 || max > base.MaxClaim {
-		return res, fmt.Errorf("%w: Recover max %d: allowed is 1 to %d", jobstore.ErrInvalid, max, base.MaxClaim)
+	if err := jobstore.CheckMax("Recover", max); err != nil {
+		return res, err
 	}
 	if err := s.Check(); err != nil {
 		return res, err

@@ -37,8 +37,8 @@ func (s *Seed002) Capabilities() jobstore.Capabilities {
 // most max jobs (the seed's script has no limit; the scan is whole anyway).
 func (s *Seed002) Recover(ctx context.Context, max int) (jobstore.RecoverResult, error) {
 	var res jobstore.RecoverResult
-	if max <= 0 || max > base.MaxClaim {
-		return res, fmt.Errorf("%w: Recover max %d: allowed is 1 to %d", jobstore.ErrInvalid, max, base.MaxClaim)
+	if err := jobstore.CheckMax("Recover", max); err != nil {
+		return res, err
 	}
 	if err := s.Check(); err != nil {
 		return res, err

@@ -132,8 +132,8 @@ func (s *Seed004) Stats(ctx context.Context) (jobstore.Stats, error) {
 
 // Recover finds nothing: a popped job is in no index the seed reclaims from.
 func (s *Seed004) Recover(ctx context.Context, max int) (jobstore.RecoverResult, error) {
-	if max <= 0 || max > base.MaxClaim {
-		return jobstore.RecoverResult{}, fmt.Errorf("%w: Recover max %d: allowed is 1 to %d", jobstore.ErrInvalid, max, base.MaxClaim)
+	if err := jobstore.CheckMax("Recover", max); err != nil {
+		return jobstore.RecoverResult{}, err
 	}
 	if err := s.Check(); err != nil {
 		return jobstore.RecoverResult{}, err

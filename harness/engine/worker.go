@@ -448,11 +448,8 @@ func (e *engine) runHandler(ctx context.Context, w *worker, timer *clock.Sleeper
 	}
 	wc := e.cfg.Workers
 	interval := time.Duration(math.MaxInt64)
-	if wc.Heartbeat {
-		interval = wc.HeartbeatInterval
-		if interval <= 0 {
-			interval = wc.Lease / 3
-		}
+	if every := wc.HeartbeatEvery(); every > 0 {
+		interval = every
 	}
 	end := time.Now().Add(d)
 	for {

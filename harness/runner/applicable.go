@@ -55,16 +55,8 @@ func needs(cfg scenario.Config) []need {
 }
 
 // heartbeatEvery is how often the workers extend a lease, or 0 when they
-// do not (the engine's rule: heartbeat_interval, default lease/3).
-func heartbeatEvery(wc scenario.WorkerConfig) time.Duration {
-	if !wc.Heartbeat {
-		return 0
-	}
-	if wc.HeartbeatInterval > 0 {
-		return wc.HeartbeatInterval
-	}
-	return wc.Lease / 3
-}
+// do not (scenario.WorkerConfig.HeartbeatEvery).
+func heartbeatEvery(wc scenario.WorkerConfig) time.Duration { return wc.HeartbeatEvery() }
 
 // recoveryFaults lists the fault kinds of fs that can leave a job claimed
 // by nobody (a crashed worker, a lost acknowledgement): all but added

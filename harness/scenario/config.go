@@ -194,6 +194,19 @@ type WorkerConfig struct {
 	RemoteHosts string `json:"remote_hosts,omitempty"`
 }
 
+// HeartbeatEvery is how often a worker extends a lease it holds, or 0 when
+// workers send no heartbeat: heartbeat_interval, by default a third of the
+// lease (the one place that default is written).
+func (wc WorkerConfig) HeartbeatEvery() time.Duration {
+	if !wc.Heartbeat {
+		return 0
+	}
+	if wc.HeartbeatInterval > 0 {
+		return wc.HeartbeatInterval
+	}
+	return wc.Lease / 3
+}
+
 // InProcess is how many of the workers run in this process.
 func (w WorkerConfig) InProcess() int { return w.Count - w.Processes - w.Remote }
 

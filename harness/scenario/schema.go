@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/aebench/aebench/jobstore"
 )
 
 // field is one scalar setting of a scenario file. The table below is the
@@ -215,9 +217,9 @@ func workerFields() []field {
 		{Path: "workers.concurrency", Default: "8", Allowed: "an integer 1..10000", Matrix: true,
 			Doc: "jobs each worker runs at once",
 			set: func(c *Config, v string) error { return setInt(&c.Workers.Concurrency, v, 1, 10000) }},
-		{Path: "workers.claim_batch", Default: "1", Allowed: "an integer 1..1000", Matrix: true,
+		{Path: "workers.claim_batch", Default: "1", Allowed: "an integer 1.." + strconv.Itoa(jobstore.MaxClaim), Matrix: true,
 			Doc: "most jobs per Claim call (never more than free slots)",
-			set: func(c *Config, v string) error { return setInt(&c.Workers.ClaimBatch, v, 1, 1000) }},
+			set: func(c *Config, v string) error { return setInt(&c.Workers.ClaimBatch, v, 1, jobstore.MaxClaim) }},
 		{Path: "workers.claim_wait", Default: "1s", Allowed: "a duration >= 0, at most 1m", Matrix: true,
 			Doc: "ClaimRequest.Wait: how long a Claim waits for work (blocking or polling, as the backend can)",
 			set: func(c *Config, v string) error { return setDur(&c.Workers.ClaimWait, v, 0, time.Minute) }},
@@ -295,9 +297,9 @@ func workerPlaceFields() []field {
 				c.Workers.RemoteHosts = v
 				return nil
 			}},
-		{Path: "workers.recovery_batch", Default: "100", Allowed: "an integer 1..1000", Matrix: true,
+		{Path: "workers.recovery_batch", Default: "100", Allowed: "an integer 1.." + strconv.Itoa(jobstore.MaxClaim), Matrix: true,
 			Doc: "max per Recover call (repeated while full)",
-			set: func(c *Config, v string) error { return setInt(&c.Workers.RecoveryBatch, v, 1, 1000) }},
+			set: func(c *Config, v string) error { return setInt(&c.Workers.RecoveryBatch, v, 1, jobstore.MaxClaim) }},
 		{Path: "workers.mover_interval", Default: "50ms", Allowed: "a duration > 0, at most 1m", Matrix: true,
 			Doc: "the run's mover calls Promote this often, for a jobstore.Mover backend whose option mover is background (bucket, dual; their default, claim, promotes inside Claim and gets no loop)",
 			set: func(c *Config, v string) error {
@@ -312,9 +314,9 @@ func workerPlaceFields() []field {
 				}
 				return setDur(&c.Workers.MonitorInterval, v, 10*time.Millisecond, time.Minute)
 			}},
-		{Path: "workers.mover_batch", Default: "1000", Allowed: "an integer 1..1000", Matrix: true,
+		{Path: "workers.mover_batch", Default: "1000", Allowed: "an integer 1.." + strconv.Itoa(jobstore.MaxClaim), Matrix: true,
 			Doc: "max per Promote call (repeated while full)",
-			set: func(c *Config, v string) error { return setInt(&c.Workers.MoverBatch, v, 1, 1000) }},
+			set: func(c *Config, v string) error { return setInt(&c.Workers.MoverBatch, v, 1, jobstore.MaxClaim) }},
 
 		{Path: "expect.lost", Default: "none", Allowed: "none, allowed, unless_persistent", Matrix: true,
 			Doc: "none: a lost job fails the run; allowed: lost jobs are reported as expected (e.g. a Redis restart without persistence); unless_persistent: allowed unless redis.persistence is aof-always",

@@ -45,8 +45,8 @@ func moverError(backend, v string) error {
 // CheckPromote validates a jobstore.Mover's Promote call: max from 1 to
 // MaxClaim (one promotion is one script call), on an open store.
 func (c *Core) CheckPromote(max int) error {
-	if max <= 0 || max > MaxClaim {
-		return fmt.Errorf("%w: Promote max %d: allowed is 1 to %d", jobstore.ErrInvalid, max, MaxClaim)
+	if err := jobstore.CheckMax("Promote", max); err != nil {
+		return err
 	}
 	return c.Check()
 }

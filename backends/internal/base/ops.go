@@ -157,8 +157,8 @@ func (c *Core) FailWith(ctx context.Context, script Script, l jobstore.Lease, re
 // calls lib.lua's recover_leases.
 func (c *Core) RecoverWith(ctx context.Context, script Script, max int, placeKeys []string) (jobstore.RecoverResult, error) {
 	var res jobstore.RecoverResult
-	if max <= 0 || max > MaxClaim {
-		return res, fmt.Errorf("%w: Recover max %d: allowed is 1 to %d", jobstore.ErrInvalid, max, MaxClaim)
+	if err := jobstore.CheckMax("Recover", max); err != nil {
+		return res, err
 	}
 	if err := c.Check(); err != nil {
 		return res, err
