@@ -150,6 +150,64 @@ func faultBranches(files []source) []string {
 	return out
 }
 
+// brokenTables names each Markdown table row whose cell count differs
+// from its header's, and each table without its delimiter row.
+func brokenTables(files []source) []string {
+	var out []string
+	for _, f := range files {
+		lines := strings.Split(string(f.text), "\n")
+		header, fence := -1, false
+		for i, line := range lines {
+			t := strings.TrimSpace(line)
+			if strings.HasPrefix(t, "```") {
+				fence = !fence
+				continue
+			}
+			if fence || !strings.HasPrefix(t, "|") {
+				header = -1
+				continue
+			}
+			n := cells(t)
+			switch {
+			case header < 0:
+				header = n
+				if i+1 >= len(lines) || !isDelimiter(strings.TrimSpace(lines[i+1])) {
+					out = append(out, fmt.Sprintf("%s:%d: a table without its | --- | row", f.path, i+1))
+				}
+			case n != header:
+				out = append(out, fmt.Sprintf("%s:%d: %d cells where the header has %d", f.path, i+1, n, header))
+			}
+		}
+	}
+	return out
+}
+
+// cells counts a table row's cells: its unescaped pipes less one, outside
+// code spans.
+func cells(row string) int {
+	n, code := 0, false
+	for i := 0; i < len(row); i++ {
+		switch row[i] {
+		case '\\':
+			i++
+		case '`':
+			code = !code
+		case '|':
+			if !code {
+				n++
+			}
+		}
+	}
+	if !strings.HasSuffix(row, "|") {
+		n++
+	}
+	return n - 1
+}
+
+func isDelimiter(row string) bool {
+	return strings.HasPrefix(row, "|") && strings.Trim(row, "|-: ") == ""
+}
+
 func isFaultsConst(e ast.Expr) bool {
 	sel, ok := e.(*ast.SelectorExpr)
 	if !ok {
@@ -198,6 +256,35 @@ func tree(t *testing.T) []source {
 		files = append(files, source{path: p, text: text})
 	}
 	return files
+}
+
+// markdown reads every Markdown file git tracks (drivers' node_modules
+// are not tracked).
+func markdown(t *testing.T) []source {
+	t.Helper()
+	cmd := exec.Command("git", "ls-files", "*.md")
+	cmd.Dir = ".."
+	outb, err := cmd.Output()
+	if err != nil {
+		t.Skipf("git ls-files: %v", err)
+	}
+	var files []source
+	for _, p := range strings.Fields(string(outb)) {
+		text, err := os.ReadFile("../" + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, source{path: p, text: text})
+	}
+	return files
+}
+
+// TestMarkdownTables: no Markdown table of the tree is broken (a row with
+// more or fewer cells than its header, a header without its | --- | row).
+func TestMarkdownTables(t *testing.T) {
+	for _, b := range brokenTables(markdown(t)) {
+		t.Error(b)
+	}
 }
 
 // TestHouseRules: the tree keeps every rule.
@@ -251,6 +338,9 @@ func TestHouseRulesCatch(t *testing.T) {
 			source{"harness/engine/x.go", []byte("package x\n\nfunc f(k faults.Kind) bool { return k == faults.WorkerKill }\n")}, "harness/engine/x.go:3: compares with a faults constant"},
 		{"!= faults. outside faults/", faultBranches,
 			source{"harness/engine/x.go", []byte("package x\n\nfunc f(p faults.Point) bool { return faults.Random != p }\n")}, "compares with a faults constant"},
+		{"table row with a cell too many", brokenTables, source{"x.md", []byte("| a | b |\n| --- | --- |\n| 1 | 2 | 3 |\n")}, "x.md:3: 3 cells where the header has 2"},
+		{"table without its delimiter row", brokenTables, source{"x.md", []byte("| a | b |\n| 1 | 2 |\n")}, "x.md:1: a table without"},
+		{"whole table, pipes in code", brokenTables, source{"x.md", []byte("| a | b |\n| --- | --- |\n| `x|y` | 2 |\n\ntext\n")}, ""},
 		{"== faults. inside faults/", faultBranches,
 			source{"faults/x.go", []byte("package faults\n\nfunc f(k Kind) bool { return k == WorkerKill || faults.A == 1 }\n")}, ""},
 	}

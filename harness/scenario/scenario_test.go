@@ -478,3 +478,21 @@ func parseOrErr(t *testing.T, file, src, wantErr string) *Scenario {
 	}
 	return s
 }
+
+// TestReadmeListsEveryScenario: scenarios/README.md's table names every
+// scenario file in scenarios/ (claims/ has its own list in docs/claims.md).
+func TestReadmeListsEveryScenario(t *testing.T) {
+	data, err := os.ReadFile("../../scenarios/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob("../../scenarios/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenarios found: %v", err)
+	}
+	for _, f := range files {
+		if name := filepath.Base(f); !strings.Contains(string(data), "`"+name+"`") {
+			t.Errorf("scenarios/README.md does not list `%s`", name)
+		}
+	}
+}
