@@ -234,11 +234,11 @@ func readLayers(doc string) ([][]string, error) {
 	return out, nil
 }
 
-// tree reads every Go file git tracks in this module (examples/ is a
-// module of its own, drivers/ holds none).
-func tree(t *testing.T) []source {
+// tracked reads every file git tracks in this module that matches
+// pattern ("*.go"), but examples/, a module of its own.
+func tracked(t *testing.T, pattern string) []source {
 	t.Helper()
-	cmd := exec.Command("git", "ls-files", "*.go")
+	cmd := exec.Command("git", "ls-files", pattern)
 	cmd.Dir = ".."
 	outb, err := cmd.Output()
 	if err != nil {
@@ -258,31 +258,10 @@ func tree(t *testing.T) []source {
 	return files
 }
 
-// markdown reads every Markdown file git tracks (drivers' node_modules
-// are not tracked).
-func markdown(t *testing.T) []source {
-	t.Helper()
-	cmd := exec.Command("git", "ls-files", "*.md")
-	cmd.Dir = ".."
-	outb, err := cmd.Output()
-	if err != nil {
-		t.Skipf("git ls-files: %v", err)
-	}
-	var files []source
-	for _, p := range strings.Fields(string(outb)) {
-		text, err := os.ReadFile("../" + p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, source{path: p, text: text})
-	}
-	return files
-}
-
 // TestMarkdownTables: no Markdown table of the tree is broken (a row with
 // more or fewer cells than its header, a header without its | --- | row).
 func TestMarkdownTables(t *testing.T) {
-	for _, b := range brokenTables(markdown(t)) {
+	for _, b := range brokenTables(tracked(t, "*.md")) {
 		t.Error(b)
 	}
 }
@@ -297,7 +276,7 @@ func TestHouseRules(t *testing.T) {
 	if err != nil {
 		t.Fatalf("docs/layers.md: %v", err)
 	}
-	files := tree(t)
+	files := tracked(t, "*.go")
 	var broken []string
 	for _, rule := range []func([]source) []string{fileLengths, funcLengths, faultBranches,
 		func(fs []source) []string { return upwardImports(fs, layers) }} {
