@@ -46,3 +46,33 @@ func TestHandoffKills(t *testing.T) {
 			r.Label, rv.Landed, rv.Affected, rv.NeverStarted, l.DeadLettered, l.ReturnedUnstarted)
 	}
 }
+
+// TestHandoffFirstTouch: a job handed to a waiting claimer comes under a
+// provisional lease (2s) shorter than the 30s the workers ask for; with no
+// heartbeat (recovery_mode seed), the worker's first Extend, halfway
+// through it, is what keeps a 2.5s handler's job from being taken back
+// and run twice. Without that touch every job here would run twice.
+func TestHandoffFirstTouch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a run of about 8s")
+	}
+	out, _ := runScenarioText(t, "first-touch.yaml", `
+name: first-touch
+duration: 3s
+warmup: 500ms
+drain: 10s
+calibration: off
+backends: [zset, stream]
+producers: {rate: 4, arrivals: constant}
+workers: {count: 2, concurrency: 4, handler: constant(2500ms), lease: 30s, recovery_mode: seed, recovery_interval: 100ms}
+`)
+	for _, r := range out.Summary.Runs {
+		l := r.Ledger
+		if r.Status != summary.StatusOK || l.DuplicatedExecutions != 0 || l.Completed == 0 {
+			t.Errorf("%s: status %s, %d completed, %d duplicated (problems %v); want every job run once", r.Label, r.Status, l.Completed, l.DuplicatedExecutions, r.Problems)
+		}
+		if r.Counters.Extends == 0 {
+			t.Errorf("%s: no Extend: the handed jobs' provisional leases were not renewed", r.Label)
+		}
+	}
+}
