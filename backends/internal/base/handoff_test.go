@@ -2,6 +2,7 @@ package base_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -301,6 +302,46 @@ func TestStreamWakeNeedsLiveWaiter(t *testing.T) {
 					t.Errorf("live waiter %v: marker set %v", live, got)
 				}
 			}
+		})
+	}
+}
+
+// A claimer's registration lasts at most about a second whatever its
+// wait, and a live claimer renews it: a process killed while registered
+// stops being handed jobs that soon.
+func TestHandoffRegistrationIsShort(t *testing.T) {
+	c := basetest.Client(t)
+	ctx := context.Background()
+	for _, tc := range handoffStores {
+		t.Run(tc.name, func(t *testing.T) {
+			o := jobstore.Options{Queue: "handoff-short-" + tc.name, PollInterval: time.Millisecond}
+			s := openStore(t, c, tc.new, o)
+			keys := base.NewKeys(o.Queue)
+			wctx, cancel := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				_, _ = s.Claim(wctx, jobstore.ClaimRequest{WorkerID: "w", Max: 1, Lease: time.Minute, Wait: 30 * time.Second})
+			}()
+			defer func() { cancel(); <-done }()
+			until := func() (string, time.Time) {
+				v, _ := c.Do(ctx, rclient.Cmd("ZRANGE", keys.Waiters(), "0", "0"))
+				r := base.Strings(v)
+				if len(r) < 1 {
+					return "", time.Time{}
+				}
+				sc, _ := c.Do(ctx, rclient.Cmd("ZSCORE", keys.Waiters(), r[0]))
+				f, _ := strconv.ParseFloat(fmt.Sprint(sc), 64)
+				return r[0], time.UnixMilli(int64(f))
+			}
+			var first string
+			waitFor(t, func() bool { m, _ := until(); first = m; return m != "" })
+			_, at := until()
+			if d := time.Until(at); d > 1200*time.Millisecond {
+				t.Fatalf("a claimer waiting 30s registered until %v from now, want about a second at most", d)
+			}
+			// Renewed: a new registration replaces it before it ends.
+			waitFor(t, func() bool { m, _ := until(); return m != "" && m != first })
 		})
 	}
 }
