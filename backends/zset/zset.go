@@ -129,11 +129,13 @@
 // Lease), and puts them in the waiter's inbox as one member, which the
 // blocked BZPOPMIN returns: one trip, as the floor. The waiter's next
 // call, or the leave script when its wait or context ends, ends the
-// registration and takes what was handed to it meanwhile, so a live
-// claimer never strands a job. A claimer that dies while registered may
-// be handed jobs until its wait's end: they are leased to it and come
-// back by Recover when the lease ends, as any job a dead worker claimed
-// (base's TestHandoffToDeadWaiter). Measured (latency.yaml, floor, zset,
+// registration and takes what was handed to it meanwhile (or its copy,
+// when an orphaned block popped the item: base's TestHandoffDeadlineRace),
+// so a live claimer never strands a job. A registration lasts at most a
+// second, and a handed job's lease is provisional (2s): a claimer that
+// dies registered is handed jobs for a second at most, and Recover
+// returns those no block popped, once their provisional lease ends, with
+// no attempt spent (base's TestHandoffToDeadWaiter, issue 42). Measured (latency.yaml, floor, zset,
 // bucket and dual, four repeats, 2026-11-27): zset queue-wait p50 0.95-1.06x
 // the floor's and p99 0.47-1.16x, where it was 1.32-1.58x and 0.89-1.45x
 // (docs/results.md). At speed a claim rarely finds nothing, and the
