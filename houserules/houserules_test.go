@@ -35,6 +35,16 @@ func (s source) test() bool { return strings.HasSuffix(s.path, "_test.go") }
 // pkg is the file's package directory ("harness/engine").
 func (s source) pkg() string { return path.Dir(s.path) }
 
+// parse parses a Go file whole.
+func (s source) parse() (*token.FileSet, *ast.File, error) {
+	fs := token.NewFileSet()
+	af, err := parser.ParseFile(fs, s.path, s.text, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", s.path, err)
+	}
+	return fs, af, nil
+}
+
 // fileLengths names each non-test file over maxFileLines lines.
 func fileLengths(files []source) []string {
 	var out []string
@@ -54,10 +64,9 @@ func funcLengths(files []source) []string {
 		if f.test() {
 			continue
 		}
-		fs := token.NewFileSet()
-		af, err := parser.ParseFile(fs, f.path, f.text, 0)
+		fs, af, err := f.parse()
 		if err != nil {
-			out = append(out, fmt.Sprintf("%s: %v", f.path, err))
+			out = append(out, err.Error())
 			continue
 		}
 		for _, d := range af.Decls {
@@ -132,10 +141,9 @@ func faultBranches(files []source) []string {
 		if f.test() || f.pkg() == "faults" {
 			continue
 		}
-		fs := token.NewFileSet()
-		af, err := parser.ParseFile(fs, f.path, f.text, 0)
+		fs, af, err := f.parse()
 		if err != nil {
-			out = append(out, fmt.Sprintf("%s: %v", f.path, err))
+			out = append(out, err.Error())
 			continue
 		}
 		ast.Inspect(af, func(n ast.Node) bool {
