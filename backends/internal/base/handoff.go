@@ -65,6 +65,10 @@ func (c *Core) registration(req jobstore.ClaimRequest, now time.Time) (member, u
 // ends.
 func holdBlock(block time.Duration) time.Duration { return min(block, registrationHold) }
 
+// returnedItem is what an inbox holds once Recover returned its jobs
+// (lib.lua's RETURNED, return_handed): no job.
+const returnedItem = "returned"
+
 // DecodeClaimReply reads a ZSET claim script's reply {claimed jobs
 // (DecodeClaimed), head ms or ”, [handed item]}: the jobs, the head and
 // whether the head was read. A reply with a handed item (handoff_leave
@@ -169,6 +173,10 @@ func (c *Core) blockHanded(ctx context.Context, member, marker string, block tim
 	r, _ := v.([]any)
 	if err == nil && member != "" && len(r) >= 2 && r[0] == keys[0] {
 		item, _ := r[1].(string)
+		if item == returnedItem {
+			// Recover took the jobs back: this claimer came too late.
+			return nil, true, nil
+		}
 		got, err := decodeHandoff(item, worker)
 		return got, true, err
 	}

@@ -121,6 +121,33 @@ func handoffToDeadWaiter(t *testing.T, c rclient.Client, newStore func(context.C
 		t.Fatalf("j1 claimed again with payload %q", g.Job.Payload)
 	}
 
+	// Two jobs handed in one item, their leases taken back by two Recover
+	// calls: both are returned, and a claimer that comes back late to the
+	// inbox gets nothing.
+	ghost("pair")
+	if err := s.Enqueue(ctx, jobstore.NewJob{ID: "p1"}, jobstore.NewJob{ID: "p2"}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(1001 * time.Millisecond)
+	var returned []string
+	for range 2 {
+		r, err := s.Recover(ctx, 1)
+		if err != nil || r.Len() != 1 {
+			t.Fatalf("Recover(1) = %+v, %v; want one job", r, err)
+		}
+		returned = append(returned, r.Returned...)
+	}
+	if slices.Sort(returned); !slices.Equal(returned, []string{"p1", "p2"}) {
+		t.Fatalf("returned %v over two Recover calls, want p1 and p2", returned)
+	}
+	if v, _ := c.Do(ctx, rclient.Cmd("ZPOPMIN", keys.Inbox("pair-1"))); len(base.Strings(v)) > 0 && base.Strings(v)[0] != "returned" {
+		t.Fatalf("a late claimer's pop of the inbox got %v, want only the returned mark", v)
+	}
+	if got, err := s.Claim(ctx, jobstore.ClaimRequest{WorkerID: "w", Max: 5, Lease: time.Minute}); err != nil || len(got) != 2 ||
+		got[0].Lease.Attempt != 0 || got[1].Lease.Attempt != 0 {
+		t.Fatalf("Claim after the pair's return = %v, %v; want p1 and p2, first attempts", got, err)
+	}
+
 	// Received (its block popped the item), then dead: the attempt is
 	// spent.
 	ghost("receiver")

@@ -430,15 +430,24 @@ end
 -- unpopped, so no block took it (the claimer died registered). The job
 -- goes back to Queued with its RetryCount unchanged, since no attempt was
 -- made, and the inbox goes, so that a claimer that comes back late finds
--- nothing. A job whose item was popped (received, by the claimer's block
--- or its leave) is its claimer's, and expires as any claimed job. False:
--- not a hand-off, or received, or the inbox expired (handoff_give).
+-- nothing. The item and its copy give way to RETURNED (scored 2, the
+-- inbox keeping its expiry), so that the other jobs of the same item, in
+-- this call or a later one, are returned too, and a claimer that comes
+-- back late pops RETURNED, which holds no job (base's decodeHandoff). A
+-- job whose item was popped (received, by the claimer's block or its
+-- leave) is its claimer's, and expires as any claimed job. False: not a
+-- hand-off, or received, or the inbox expired (handoff_give).
+local RETURNED = 'returned'
 local function return_handed(active, key, token, now)
   local base = token:match('^(.*)%.[^.]*$')
   if not base then return false end
   local inbox = inbox_key(active, base)
-  if redis.call('ZCOUNT', inbox, '0', '0') == 0 then return false end
-  redis.call('DEL', inbox)
+  if redis.call('ZCOUNT', inbox, '0', '0') == 0 then
+    if not redis.call('ZSCORE', inbox, RETURNED) then return false end
+  else
+    redis.call('ZADD', inbox, '2', RETURNED) -- first, so the key and its expiry stay
+    redis.call('ZREMRANGEBYSCORE', inbox, '0', '1')
+  end
   local deadline, started = lease_parts(rec_get(key, 'Lease')[1])
   rec_set(key, 'Status', ST_QUEUED, 'Lease', lease_field(token, deadline or '', started or '', ''), 'LastUpdatedAt', now)
   return true
@@ -641,7 +650,7 @@ local function handoff_leave(tagged, member)
   if member == '' or redis.call('ZREM', waiters_key(tagged), member) == 1 then return false end
   local inbox = inbox_key(tagged, member:match('^[^|]*'))
   local item = redis.call('ZRANGE', inbox, '0', '0')[1]
-  if not item then return false end
+  if not item or item == RETURNED then return false end
   redis.call('DEL', inbox)
   if item:sub(1, 1) == '~' then return item:sub(2) end
   return item
