@@ -10,8 +10,9 @@ import (
 
 // TestHandoffKills runs scenarios/handoff-kills.yaml, shortened to 4s, on
 // every store that hands off and the polling zset and bucket: mostly idle
-// worker processes SIGKILLed every 400ms, max_retries 0. Each dead letter must be a job in flight at a
-// kill (the claimer that held it died), as with polling; a job handed to a
+// worker processes SIGKILLed every 400ms, max_retries 0. Each job in
+// flight at a kill is dead-lettered, as with polling, and no dead letter is
+// a job leased and never run that no kill explains: a job handed to a
 // killed process's registration comes back without an attempt instead of
 // being dead-lettered unrun, which failed this run before issue 42's fix.
 func TestHandoffKills(t *testing.T) {
@@ -38,8 +39,13 @@ func TestHandoffKills(t *testing.T) {
 		if rv.Landed < 5 {
 			t.Errorf("%s: %d kills landed, want about 8", r.Label, rv.Landed)
 		}
-		if l.DeadLettered != int64(rv.Affected) || l.DeadUnstarted != l.DeadUnstartedExplained || l.Lost != 0 {
-			t.Errorf("%s: %d dead-lettered (%d with no start, %d of them caught by a kill), %d in flight at the kills, %d lost; want dead = in flight, none unexplained",
+		// Every job in flight at a kill dies with its only attempt; a dead
+		// letter beyond them may only be a job whose live worker stalled
+		// past its lease (a loaded machine), which started it: none may be
+		// a job leased and never run that no kill explains. On a quiet
+		// machine dead equals in flight (docs/results.md).
+		if l.DeadLettered < int64(rv.Affected) || l.DeadUnstarted != l.DeadUnstartedExplained || l.Lost != 0 {
+			t.Errorf("%s: %d dead-lettered (%d with no start, %d of them caught by a kill), %d in flight at the kills, %d lost; want every job in flight dead, no unexplained dead letter with no start",
 				r.Label, l.DeadLettered, l.DeadUnstarted, l.DeadUnstartedExplained, rv.Affected, l.Lost)
 		}
 		t.Logf("%s: %d kills, %d in flight (%d never started), %d dead-lettered, %d hand-offs returned without an attempt",
