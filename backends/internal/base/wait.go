@@ -50,8 +50,11 @@ const minBlock = time.Millisecond
 // block registers the claimer as a waiter when it finds nothing (h.Join),
 // and the next try ends that registration (h.Leave); the block is then on
 // the claimer's inbox and the marker together, and returns the jobs an
-// enqueue handed it. A claimer whose wait ends after a block runs one more
-// try without registering; one whose context ends leaves with ScriptLeave.
+// enqueue handed it. A registration holds for registrationHold at most, so
+// the block is cut to that and the next try renews it (a claimer killed
+// while registered stops being handed jobs that soon). A claimer whose
+// wait ends after a block runs one more try without registering; one whose
+// context ends leaves with ScriptLeave.
 //
 // A claim that took work and saw the queue left empty (NoteEmptied) lets
 // the next waiting BlockClaim block first and try after: the try would find
