@@ -459,7 +459,7 @@ func (l *Ledger) LostState(id, state string) {
 func (l *Ledger) lostJobs() []lostJob {
 	var out []lostJob
 	l.each(func(id string, e *ledgerEntry) {
-		if e.state != enqAcked || e.done() || e.cutOff {
+		if !e.lost() {
 			return
 		}
 		j := lostJob{id: id, enq: time.Unix(0, e.callStart), due: time.Unix(0, max(e.runAt, e.callStart)),
@@ -477,17 +477,29 @@ func (l *Ledger) lostJobs() []lostJob {
 func (l *Ledger) deadUnstarted(max int) []string {
 	var out []string
 	l.each(func(id string, e *ledgerEntry) {
-		if len(out) >= max || !e.dead {
-			return
-		}
-		for _, a := range e.attempts {
-			if a.lapsed && a.starts == 0 {
+		if len(out) < max && e.dead {
+			if dead, _ := e.unstarted(); dead {
 				out = append(out, id)
-				return
 			}
 		}
 	})
 	return out
+}
+
+// lost: acknowledged, neither finished nor left in the store by the
+// drain's end.
+func (e *ledgerEntry) lost() bool { return e.state == enqAcked && !e.done() && !e.cutOff }
+
+// unstarted says whether an attempt of the job that never started was
+// dead-lettered (dead) or taken back by Recover (recovered).
+func (e *ledgerEntry) unstarted() (dead, recovered bool) {
+	for _, a := range e.attempts {
+		if a.starts == 0 {
+			dead = dead || a.lapsed
+			recovered = recovered || a.recovered
+		}
+	}
+	return dead, recovered
 }
 
 // IsLost reports whether id was acknowledged and is neither completed nor dead-lettered.
@@ -498,13 +510,8 @@ func (l *Ledger) IsLost(id string) bool { return l.Outcome(id).Lost }
 func (l *Ledger) Outcome(id string) faults.Outcome {
 	var o faults.Outcome
 	l.update(id, false, func(e *ledgerEntry) {
-		o.Lost = e.state == enqAcked && !e.done() && !e.cutOff
-		for _, a := range e.attempts {
-			if a.starts == 0 {
-				o.DeadUnstarted = o.DeadUnstarted || a.lapsed
-				o.RecoveredUnstarted = o.RecoveredUnstarted || a.recovered
-			}
-		}
+		o.Lost = e.lost()
+		o.DeadUnstarted, o.RecoveredUnstarted = e.unstarted()
 	})
 	return o
 }
