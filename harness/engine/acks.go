@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/jobstore"
 )
 
@@ -15,7 +16,7 @@ type pendingAck struct {
 	hs, he   time.Time     // handler start and end
 	measured bool          // the job's times are known and in the measured window
 	book     time.Duration // bookkeeping spent on the job so far
-	entry    ledgerRef     // the job's ledger entry (in process), from its start
+	entry    ledger.Ref    // the job's ledger entry (in process), from its start
 }
 
 // acker is one worker's batched acknowledgements (workers.ack_batch > 1):

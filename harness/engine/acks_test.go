@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/backends/registry"
+	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
@@ -63,15 +64,15 @@ func buildStore(t *testing.T, ctx context.Context, rs *redisserver.Redis, name s
 func leaseLostInBatch(t *testing.T, ctx context.Context, store jobstore.Store) {
 	spec := shortRun(t, scenario.Override{Path: "workers.ack_batch", Value: "10"},
 		scenario.Override{Path: "workers.ack_interval", Value: "1s"})
-	e := &engine{cfg: spec.Config, store: store, wstore: store, led: NewLedger(), hardStop: make(chan struct{})}
+	e := &engine{cfg: spec.Config, store: store, wstore: store, led: ledger.New(), hardStop: make(chan struct{})}
 	e.events = ledgerEvents{Ledger: e.led, resolve: e.resolveUnknown}
 	now := time.Now()
 	e.warmEnd, e.t0 = now, now
 	e.windowEnd.Store(now.Add(time.Hour).UnixNano())
 	ids := []string{"short", "ok1", "ok2"}
-	var planned []PlannedJob
+	var planned []ledger.PlannedJob
 	for _, id := range ids {
-		planned = append(planned, PlannedJob{ID: id, Intended: now, Measured: true})
+		planned = append(planned, ledger.PlannedJob{ID: id, Intended: now, Measured: true})
 	}
 	e.led.Planned(planned, now)
 	for _, id := range ids {

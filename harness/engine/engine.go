@@ -11,6 +11,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/jobstore"
 )
@@ -70,7 +71,7 @@ type engine struct {
 	store    jobstore.Store
 	wstore   jobstore.Store // the workers' store
 	hooks    Hooks
-	led      *Ledger
+	led      *ledger.Ledger
 	events   workerEvents // where workers report: the ledger, or a worker process's pipe
 	ft       *faultRun    // nil without faults or worker processes
 	local    *localWorkers
@@ -146,7 +147,7 @@ type Result struct {
 	Prefill     *PrefillResult
 	Hists       HistSet
 	Series      []SeriesPoint
-	Ledger      LedgerReport
+	Ledger      ledger.Report
 	Counters    Counters
 	Window      Window
 	Throughput  Throughput
@@ -222,7 +223,7 @@ const idleProbe = 300 * time.Millisecond
 // fault schedule, then a bounded drain; it checks every job with the ledger.
 func Run(ctx context.Context, spec scenario.RunSpec, store jobstore.Store, hooks Hooks) *Result {
 	cfg := spec.Config
-	e := &engine{spec: spec, cfg: cfg, store: store, wstore: store, hooks: hooks, led: NewLedger(), hardStop: make(chan struct{}),
+	e := &engine{spec: spec, cfg: cfg, store: store, wstore: store, hooks: hooks, led: ledger.New(), hardStop: make(chan struct{}),
 		calls: callDeadlines{limit: finishTimeout}}
 	e.events = ledgerEvents{Ledger: e.led, resolve: e.resolveUnknown}
 	if hooks.WStore != nil {

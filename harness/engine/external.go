@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/jobstore"
 )
 
@@ -37,12 +38,6 @@ func (e *engine) external() error {
 	}
 	return nil
 }
-
-// AllowEarly makes starts up to max before a job's RunAt the documented
-// behaviour of the store under test (why): the ledger's check reports them
-// with their count instead of failing the run; an earlier start still
-// fails it.
-func (l *Ledger) AllowEarly(max time.Duration, why string) { l.early, l.earlyWhy = max, why }
 
 // handlerPlan is how long attempt a of job id runs and whether it fails:
 // the same draw for aebench's workers and a driver's.
@@ -72,17 +67,6 @@ func (e *engine) declaredLoss() string {
 	return ""
 }
 
-// lostJob is a lost job as the ledger knows it, for judgeDeclaredLoss.
-type lostJob struct {
-	id      string
-	due     time.Time // when it became due: its RunAt, else its enqueue
-	enq     time.Time // when its Enqueue call began
-	started bool      // some attempt's handler started
-	// scheduled: a delayed job or a retry, which a system's scheduler
-	// moves when due (Sidekiq's poller); else it was queued due at once.
-	scheduled bool
-}
-
 // fetchHold bounds how long before a fault a job queued due at once may
 // have become due and still be held unreported by the process the fault
 // killed: a free worker fetches a due job at once and reports its start
@@ -99,7 +83,7 @@ const fetchHold = time.Second
 // once: within fetchHold), the earliest fault after each first. Every
 // other lost job fails the run, named: a job the driver acknowledged and
 // never stored is not made good by a kill seconds later.
-func (e *engine) judgeDeclaredLoss(r *LedgerReport, why string, sum faults.Summary) {
+func (e *engine) judgeDeclaredLoss(r *ledger.Report, why string, sum faults.Summary) {
 	if r.Lost == 0 {
 		return
 	}
@@ -117,12 +101,12 @@ func (e *engine) judgeDeclaredLoss(r *LedgerReport, why string, sum faults.Summa
 		hits = append(hits, &declaredHit{at: rec.Time(), budget: e.holdsExtra(rec.Kind)})
 	}
 	var beyond []string
-	for _, j := range e.led.lostJobs() {
-		if caught[j.id] || !j.started && claimHeld(hits, j) {
+	for _, j := range e.led.LostJobs() {
+		if caught[j.ID] || !j.Started && claimHeld(hits, j) {
 			r.LostDeclaredJobs++
 			continue
 		}
-		beyond = append(beyond, j.id)
+		beyond = append(beyond, j.ID)
 	}
 	if len(beyond) == 0 {
 		return
@@ -145,12 +129,12 @@ type declaredHit struct {
 // claimHeld finds the first fault at or after j was due and enqueued with
 // room left (within fetchHold of its due time for a job queued due at
 // once), and charges j to it.
-func claimHeld(hits []*declaredHit, j lostJob) bool {
+func claimHeld(hits []*declaredHit, j ledger.LostJob) bool {
 	for _, h := range hits {
-		if !j.scheduled && h.at.Sub(j.due) > fetchHold {
+		if !j.Scheduled && h.at.Sub(j.Due) > fetchHold {
 			continue
 		}
-		if h.budget > 0 && !h.at.Before(j.due) && !h.at.Before(j.enq) {
+		if h.budget > 0 && !h.at.Before(j.Due) && !h.at.Before(j.Enq) {
 			h.budget--
 			return true
 		}
@@ -172,5 +156,5 @@ func (e *engine) holdsExtra(k faults.Kind) int {
 	return hd.HoldsExtra() * max(1, e.cfg.Workers.Processes)
 }
 
-// examples is up to maxExamples of ids.
-func examples(ids []string) []string { return ids[:min(len(ids), maxExamples)] }
+// examples is up to ledger.MaxExamples of ids.
+func examples(ids []string) []string { return ids[:min(len(ids), ledger.MaxExamples)] }

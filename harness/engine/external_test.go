@@ -1,6 +1,11 @@
 package engine
 
-import "testing"
+import (
+	"testing"
+	"time"
+
+	"github.com/aebench/aebench/harness/ledger"
+)
 
 // claimHeld charges a never-started lost job to a fault that may have
 // held it unreported: at or after its due time and enqueue, within the
@@ -9,16 +14,16 @@ func TestClaimHeld(t *testing.T) {
 	kill := ms(10_000)
 	cases := []struct {
 		name   string
-		job    lostJob
+		job    ledger.LostJob
 		budget int
 		want   bool
 	}{
-		{"due just before the kill", lostJob{due: ms(9_800), enq: ms(9_800)}, 1, true},
-		{"no budget left", lostJob{due: ms(9_800), enq: ms(9_800)}, 0, false},
-		{"enqueued after the kill", lostJob{due: ms(10_200), enq: ms(10_200)}, 1, false},
-		{"queued due at once, seconds before the kill", lostJob{due: ms(7_000), enq: ms(7_000)}, 1, false},
-		{"delayed, due seconds before the kill", lostJob{due: ms(7_000), enq: ms(1_000), scheduled: true}, 1, true},
-		{"delayed, due after the kill", lostJob{due: ms(10_500), enq: ms(1_000), scheduled: true}, 1, false},
+		{"due just before the kill", ledger.LostJob{Due: ms(9_800), Enq: ms(9_800)}, 1, true},
+		{"no budget left", ledger.LostJob{Due: ms(9_800), Enq: ms(9_800)}, 0, false},
+		{"enqueued after the kill", ledger.LostJob{Due: ms(10_200), Enq: ms(10_200)}, 1, false},
+		{"queued due at once, seconds before the kill", ledger.LostJob{Due: ms(7_000), Enq: ms(7_000)}, 1, false},
+		{"delayed, due seconds before the kill", ledger.LostJob{Due: ms(7_000), Enq: ms(1_000), Scheduled: true}, 1, true},
+		{"delayed, due after the kill", ledger.LostJob{Due: ms(10_500), Enq: ms(1_000), Scheduled: true}, 1, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -34,12 +39,17 @@ func TestClaimHeld(t *testing.T) {
 	// Two jobs, two kills with one each: each takes the first with room.
 	a, b := &declaredHit{at: ms(3_000), budget: 1}, &declaredHit{at: ms(6_000), budget: 1}
 	hits := []*declaredHit{a, b}
-	for _, j := range []lostJob{{due: ms(2_900), enq: ms(2_900), scheduled: true}, {due: ms(2_950), enq: ms(2_950), scheduled: true}} {
+	for _, j := range []ledger.LostJob{{Due: ms(2_900), Enq: ms(2_900), Scheduled: true}, {Due: ms(2_950), Enq: ms(2_950), Scheduled: true}} {
 		if !claimHeld(hits, j) {
-			t.Fatalf("job due %v not charged", j.due)
+			t.Fatalf("job due %v not charged", j.Due)
 		}
 	}
 	if a.budget != 0 || b.budget != 0 {
 		t.Errorf("budgets %d and %d, want both spent", a.budget, b.budget)
 	}
+}
+
+// ms is n milliseconds after a fixed origin.
+func ms(n int64) time.Time {
+	return time.Unix(1_700_000_000, 0).Add(time.Duration(n) * time.Millisecond)
 }

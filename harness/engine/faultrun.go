@@ -9,14 +9,15 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/jobstore"
 )
 
-// workerEvents is what a worker loop reports: the Events the ledger takes,
+// workerEvents is what a worker loop reports: the events the ledger takes,
 // plus the claims (a worker process sends them so the coordinator knows
 // what it held when it was killed).
 type workerEvents interface {
-	Events
+	ledger.Events
 	Claimed(c []jobstore.Claimed, at time.Time)
 	// Unknown: Complete or Fail returned an error other than ErrLeaseLost,
 	// so whether the store applied it is unknown (a reply lost on a reset
@@ -27,7 +28,7 @@ type workerEvents interface {
 // ledgerEvents feeds the in-process ledger; claims are tracked by the
 // worker itself; unknown outcomes are read back from the store.
 type ledgerEvents struct {
-	*Ledger
+	*ledger.Ledger
 	resolve func(id string, attempt int, token string, at time.Time)
 }
 
@@ -106,7 +107,7 @@ const maxUnreported = 1000
 // What stays unexplained is a claimer that was handed jobs and never ran
 // them with no fault to show for it, and fails the run (Ledger's check).
 func (e *engine) attributeUnreported() {
-	for _, id := range e.led.deadUnstarted(maxUnreported) {
+	for _, id := range e.led.DeadUnstarted(maxUnreported) {
 		if e.ft.tracker.Caught(id) {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/jobstore"
 )
 
@@ -62,7 +63,7 @@ func (e *engine) prefill(ctx context.Context) (*PrefillResult, error) {
 // is delayed past the run.
 func (e *engine) prefillLoader(ctx context.Context, next *atomic.Int64, total, delayed int64, farRunAt time.Time) error {
 	jobs := make([]jobstore.NewJob, 0, prefillBatch)
-	var planned []PlannedJob
+	var planned []ledger.PlannedJob
 	var ids []string
 	for {
 		first := next.Add(prefillBatch) - prefillBatch
@@ -77,7 +78,7 @@ func (e *engine) prefillLoader(ctx context.Context, next *atomic.Int64, total, d
 			if i < delayed {
 				nj.RunAt = farRunAt
 			} else {
-				planned = append(planned, PlannedJob{ID: id, Intended: now})
+				planned = append(planned, ledger.PlannedJob{ID: id, Intended: now})
 				ids = append(ids, id)
 			}
 			jobs = append(jobs, nj)

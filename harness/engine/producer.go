@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/clock"
+	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/jobstore"
 )
 
@@ -17,7 +18,7 @@ func (e *engine) produce(ctx context.Context, p int) {
 		open: cfg.Mode == "open", prefix: "p" + strconv.Itoa(p) + "-",
 		// Calls per second for this producer.
 		callRate: cfg.Rate / float64(cfg.Count) / float64(cfg.Batch),
-		jobs:     make([]jobstore.NewJob, cfg.Batch), planned: make([]PlannedJob, cfg.Batch), ids: make([]string, cfg.Batch)}
+		jobs:     make([]jobstore.NewJob, cfg.Batch), planned: make([]ledger.PlannedJob, cfg.Batch), ids: make([]string, cfg.Batch)}
 	// The first planned call: spread the producers' phases so constant
 	// arrivals do not come in bursts.
 	next := e.t0
@@ -53,7 +54,7 @@ type producer struct {
 	callRate float64
 	seq      int64
 	jobs     []jobstore.NewJob
-	planned  []PlannedJob
+	planned  []ledger.PlannedJob
 	ids      []string
 }
 
@@ -105,7 +106,7 @@ func (pr *producer) call(ctx context.Context, intended time.Time) bool {
 			runAt = e.align(intended.Add(cfg.Delay.Sample(jr.float(), jr.float()))).Truncate(time.Millisecond)
 		}
 		pr.jobs[i] = jobstore.NewJob{ID: id, Name: "bench", Payload: e.payload, RunAt: runAt, MaxRetries: cfg.MaxRetries}
-		pr.planned[i] = PlannedJob{ID: id, Intended: intended, RunAt: runAt, Measured: measured}
+		pr.planned[i] = ledger.PlannedJob{ID: id, Intended: intended, RunAt: runAt, Measured: measured}
 		pr.ids[i] = id
 	}
 	callStart := time.Now()

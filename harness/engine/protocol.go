@@ -22,6 +22,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/jobstore"
 )
@@ -127,21 +128,21 @@ func (p *pipeEvents) Claimed(cs []jobstore.Claimed, at time.Time) {
 	}
 }
 
-func (p *pipeEvents) Started(id string, attempt int, at time.Time) JobTimes {
+func (p *pipeEvents) Started(id string, attempt int, at time.Time) ledger.JobTimes {
 	p.send(workerEvent{E: "started", ID: id, A: attempt, T: at.UnixNano()})
-	return JobTimes{Known: p.measuring != nil, Measured: p.measuring != nil && p.measuring(at)}
+	return ledger.JobTimes{Known: p.measuring != nil, Measured: p.measuring != nil && p.measuring(at)}
 }
 
-func (p *pipeEvents) Completed(id string, attempt int, at time.Time) JobTimes {
+func (p *pipeEvents) Completed(id string, attempt int, at time.Time) ledger.JobTimes {
 	p.send(workerEvent{E: "completed", ID: id, A: attempt, T: at.UnixNano()})
-	return JobTimes{}
+	return ledger.JobTimes{}
 }
 
 // completedAfter is Completed with the handler's end, from which the
 // coordinator records the job's ack wait.
-func (p *pipeEvents) completedAfter(id string, attempt int, at, handlerEnd time.Time) JobTimes {
+func (p *pipeEvents) completedAfter(id string, attempt int, at, handlerEnd time.Time) ledger.JobTimes {
 	p.send(workerEvent{E: "completed", ID: id, A: attempt, T: at.UnixNano(), H: handlerEnd.UnixNano()})
-	return JobTimes{}
+	return ledger.JobTimes{}
 }
 
 func (p *pipeEvents) Failed(id string, attempt int, res jobstore.FailResult, at time.Time) {

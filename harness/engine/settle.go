@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/jobstore"
 )
 
@@ -46,7 +47,7 @@ func (e *engine) settle(ctx context.Context, id string, attempt int, token strin
 	default:
 		return rb
 	}
-	e.led.settled.Add(1)
+	e.led.NoteSettled()
 	rb.settled = true
 	return rb
 }
@@ -109,7 +110,7 @@ func (e *engine) settleOutstanding() {
 
 // settleLocated settles jobs with the store's Locate: false when Locate
 // failed before it placed any job (the caller falls back to Stats).
-func (e *engine) settleLocated(ctx context.Context, loc jobstore.Locator, jobs []OutstandingJob) bool {
+func (e *engine) settleLocated(ctx context.Context, loc jobstore.Locator, jobs []ledger.OutstandingJob) bool {
 	at := time.Now()
 	ids := make([]string, len(jobs))
 	for i, j := range jobs {
@@ -234,7 +235,7 @@ func isOpen(st jobstore.Status) bool {
 // settleByStats is the read-back of a store without jobstore.Locator: each
 // open job's record read one by one (Get); an open record is lost only when
 // the store's exact Stats hold no job at all.
-func (e *engine) settleByStats(ctx context.Context, jobs []OutstandingJob) {
+func (e *engine) settleByStats(ctx context.Context, jobs []ledger.OutstandingJob) {
 	at := time.Now()
 	held, counted := e.storeUnfinished(ctx)
 	empty := counted && held == 0 && e.store.Capabilities().Has(jobstore.CapExactStats)

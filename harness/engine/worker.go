@@ -11,6 +11,7 @@ import (
 
 	"github.com/aebench/aebench/clock"
 	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/jobstore"
 )
 
@@ -366,7 +367,7 @@ func (e *engine) runJob(ctx context.Context, w *worker, slots <-chan struct{}, t
 // and the dispatch and queue-wait histograms. measured says the job counts
 // in the window's histograms; book is the bookkeeping time so far; entry
 // the job's ledger entry when the ledger is in process.
-func (e *engine) jobStarted(w *worker, it workItem) (measured bool, book time.Duration, entry ledgerRef) {
+func (e *engine) jobStarted(w *worker, it workItem) (measured bool, book time.Duration, entry ledger.Ref) {
 	id, attempt := it.c.Lease.JobID, it.c.Lease.Attempt
 	start := time.Now()
 	jt := e.events.Started(id, attempt, start)
@@ -386,7 +387,7 @@ func (e *engine) jobStarted(w *worker, it workItem) (measured bool, book time.Du
 			w.rec.Record(TagLateness, start.Sub(jt.Due))
 		}
 	}
-	return measured, book, jt.entry
+	return measured, book, jt.Ref
 }
 
 // failFunc fails a job's attempt: the store's Fail, or a served job's.
@@ -506,11 +507,11 @@ func (e *engine) acked(w *worker, p pendingAck, err error, ce time.Time, book *t
 			return false
 		}
 		b0 := time.Now()
-		var jt JobTimes
+		var jt ledger.JobTimes
 		if pe, ok := e.events.(*pipeEvents); ok {
 			jt = pe.completedAfter(id, attempt, ce, p.he) // the coordinator records the ack wait
-		} else if p.entry.e != nil && e.led != nil {
-			jt = e.led.completedAt(p.entry, ce)
+		} else if p.entry.Valid() && e.led != nil {
+			jt = e.led.CompletedAt(p.entry, ce)
 		} else {
 			jt = e.events.Completed(id, attempt, ce)
 		}

@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/scenario"

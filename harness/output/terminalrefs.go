@@ -7,7 +7,7 @@ import (
 
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/harness/analysis"
-	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/report"
 )
@@ -54,7 +54,7 @@ func ledgerNotes(w io.Writer, runs []summary.RunSummary, repeats int) {
 	for _, r := range runs {
 		l := r.Ledger
 		if l.Lost > 0 {
-			fmt.Fprintf(w, "note: %s: lost %d, the store shows them %s\n", runName(r, repeats), l.Lost, engine.FormatStates(l.LostStates))
+			fmt.Fprintf(w, "note: %s: lost %d, the store shows them %s\n", runName(r, repeats), l.Lost, ledger.FormatStates(l.LostStates))
 		}
 		if l.UnfinishedAtDrain > 0 {
 			hint := "raise drain"

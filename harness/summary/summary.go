@@ -15,6 +15,7 @@ import (
 
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/stats"
 )
@@ -208,7 +209,7 @@ type RunSummary struct {
 	// LatencyNs maps a histogram name to p50, p90, p99, p99.9, p99.99, max,
 	// mean and count, in ns.
 	LatencyNs map[string]map[string]float64 `json:"latency_ns"`
-	Ledger    engine.LedgerReport           `json:"ledger"`
+	Ledger    ledger.Report                 `json:"ledger"`
 	Counters  engine.Counters               `json:"counters"`
 	Cost      *engine.CostReport            `json:"cost"`
 	Harness   engine.HarnessCost            `json:"harness"`

@@ -1,4 +1,4 @@
-package engine
+package ledger
 
 import (
 	"reflect"
@@ -70,73 +70,73 @@ func TestLedger(t *testing.T) {
 	cases := []struct {
 		name  string
 		steps []ledgerStep
-		want  LedgerReport // compared on the counted fields and OK
+		want  Report // compared on the counted fields and OK
 	}{
 		{"one job completed", steps(enqueued("a", 0), []ledgerStep{{op: "start", id: "a", at: 1}, {op: "complete", id: "a", at: 2}}),
-			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 1, OK: true}},
+			Report{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 1, OK: true}},
 		{"acknowledged, never run: lost", enqueued("a", 0),
-			LedgerReport{Attempted: 1, Acknowledged: 1, Lost: 1}},
+			Report{Attempted: 1, Acknowledged: 1, Lost: 1}},
 		{"started, never finished: lost", steps(enqueued("a", 0), []ledgerStep{{op: "start", id: "a", at: 1}}),
-			LedgerReport{Attempted: 1, Acknowledged: 1, Lost: 1, Executions: 1}},
+			Report{Attempted: 1, Acknowledged: 1, Lost: 1, Executions: 1}},
 		{"fenced completion does not count", steps(enqueued("a", 0), []ledgerStep{{op: "start", id: "a", at: 1}, {op: "fenced", id: "a", at: 2}}),
-			LedgerReport{Attempted: 1, Acknowledged: 1, Lost: 1, Executions: 1, Fenced: 1}},
+			Report{Attempted: 1, Acknowledged: 1, Lost: 1, Executions: 1, Fenced: 1}},
 		{"dead-lettered is accounted, not lost", steps(enqueued("a", 0), []ledgerStep{
 			{op: "start", id: "a", at: 1}, {op: "retry", id: "a", at: 2, runAt: 10},
 			{op: "start", id: "a", attempt: 1, at: 11}, {op: "dead", id: "a", attempt: 1, at: 12}}),
-			LedgerReport{Attempted: 1, Acknowledged: 1, DeadLettered: 1, Executions: 2, Reexecutions: 1, OK: true}},
+			Report{Attempted: 1, Acknowledged: 1, DeadLettered: 1, Executions: 2, Reexecutions: 1, OK: true}},
 		{"dead-lettered by Recover", steps(enqueued("a", 0), []ledgerStep{{op: "start", id: "a", at: 1}, {op: "recover-dead", id: "a", at: 50}}),
-			LedgerReport{Attempted: 1, Acknowledged: 1, DeadLettered: 1, Executions: 1, OK: true}},
+			Report{Attempted: 1, Acknowledged: 1, DeadLettered: 1, Executions: 1, OK: true}},
 		{"unexpected start and completion", steps(enqueued("a", 0), []ledgerStep{
 			{op: "start", id: "a", at: 1}, {op: "complete", id: "a", at: 2},
 			{op: "start", id: "ghost", at: 3}, {op: "complete", id: "ghost", at: 4}}),
-			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 1, Unexpected: 1}},
+			Report{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 1, Unexpected: 1}},
 		{"unexpected recovery", []ledgerStep{{op: "recover", id: "ghost", at: 1}},
-			LedgerReport{Unexpected: 1}},
+			Report{Unexpected: 1}},
 		{"enqueue error, job ran anyway: indeterminate, not unexpected", []ledgerStep{
 			{op: "plan", id: "a", at: 0}, {op: "enqfail", id: "a"}, {op: "start", id: "a", at: 1}, {op: "complete", id: "a", at: 2}},
-			LedgerReport{Attempted: 1, Indeterminate: 1, Completed: 1, Executions: 1, OK: true}},
+			Report{Attempted: 1, Indeterminate: 1, Completed: 1, Executions: 1, OK: true}},
 		{"enqueue error, never ran: not lost", []ledgerStep{{op: "plan", id: "a", at: 0}, {op: "enqfail", id: "a"}},
-			LedgerReport{Attempted: 1, Indeterminate: 1, OK: true}},
+			Report{Attempted: 1, Indeterminate: 1, OK: true}},
 		{"started before the ack arrived", []ledgerStep{
 			{op: "plan", id: "a", at: 0}, {op: "start", id: "a", at: 1}, {op: "complete", id: "a", at: 2}, {op: "ack", id: "a"}},
-			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 1, OK: true}},
+			Report{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 1, OK: true}},
 		{"same attempt started twice: duplicate", steps(enqueued("a", 0), []ledgerStep{
 			{op: "start", id: "a", at: 1}, {op: "start", id: "a", at: 2}, {op: "complete", id: "a", at: 3}}),
-			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 2, DuplicateStarts: 1, DuplicatedExecutions: 1, OK: true}},
+			Report{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 2, DuplicateStarts: 1, DuplicatedExecutions: 1, OK: true}},
 		{"completed twice: duplicate", steps(enqueued("a", 0), []ledgerStep{
 			{op: "start", id: "a", at: 1}, {op: "complete", id: "a", at: 2},
 			{op: "start", id: "a", attempt: 1, at: 3}, {op: "complete", id: "a", attempt: 1, at: 4}}),
-			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 2, Reexecutions: 1, DuplicateStarts: 1,
+			Report{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 2, Reexecutions: 1, DuplicateStarts: 1,
 				DuplicateCompletions: 1, DuplicatedExecutions: 2, OK: true}},
 		// Attempt 0 was still running (its Complete was fenced): attempt 1
 		// runs the work again, a duplicate that at-least-once allows.
 		{"recovered lease re-runs: allowed, counted", steps(enqueued("a", 0), []ledgerStep{
 			{op: "start", id: "a", at: 1}, {op: "recover", id: "a", at: 40}, {op: "start", id: "a", attempt: 1, at: 41},
 			{op: "fenced", id: "a", at: 42}, {op: "complete", id: "a", attempt: 1, at: 43}}),
-			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 2, Reexecutions: 1, Recovered: 1, Fenced: 1,
+			Report{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 2, Reexecutions: 1, Recovered: 1, Fenced: 1,
 				DuplicateReruns: 1, DuplicatedExecutions: 1, OK: true}},
 		{"delayed job on time", steps([]ledgerStep{{op: "plan-delayed", id: "d", at: 0, runAt: 100}, {op: "ack", id: "d"},
 			{op: "start", id: "d", at: 100}, {op: "complete", id: "d", at: 101}}),
-			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 1, OK: true}},
+			Report{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 1, OK: true}},
 		{"delayed job started early", steps([]ledgerStep{{op: "plan-delayed", id: "d", at: 0, runAt: 100}, {op: "ack", id: "d"},
 			{op: "start", id: "d", at: 97}, {op: "complete", id: "d", at: 101}}),
-			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 1, StartedEarly: 1, MaxEarlyNs: 3e6}},
+			Report{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 1, StartedEarly: 1, MaxEarlyNs: 3e6}},
 		{"retry started before its backoff", steps(enqueued("a", 0), []ledgerStep{
 			{op: "start", id: "a", at: 1}, {op: "retry", id: "a", at: 2, runAt: 200},
 			{op: "start", id: "a", attempt: 1, at: 150}, {op: "complete", id: "a", attempt: 1, at: 151}}),
-			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 2, Reexecutions: 1, StartedEarly: 1, MaxEarlyNs: 50e6}},
+			Report{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 2, Reexecutions: 1, StartedEarly: 1, MaxEarlyNs: 50e6}},
 		{"retry started before Fail's reply reached the ledger", steps(enqueued("a", 0), []ledgerStep{
 			{op: "start", id: "a", at: 1}, {op: "start", id: "a", attempt: 1, at: 5},
 			{op: "retry", id: "a", at: 6, runAt: 4}, {op: "complete", id: "a", attempt: 1, at: 7}}),
-			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 2, Reexecutions: 1, OK: true}},
+			Report{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 2, Reexecutions: 1, OK: true}},
 		{"immediate job is never early", steps(enqueued("a", 10), []ledgerStep{{op: "start", id: "a", at: 5}, {op: "complete", id: "a", at: 6}}),
-			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 1, OK: true}},
+			Report{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 1, OK: true}},
 		{"started after completion: duplicate", steps(enqueued("a", 0), []ledgerStep{
 			{op: "start", id: "a", at: 1}, {op: "complete", id: "a", at: 2}, {op: "start", id: "a", attempt: 1, at: 3}}),
-			LedgerReport{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 2, Reexecutions: 1, DuplicateStarts: 1, DuplicatedExecutions: 1, OK: true}},
+			Report{Attempted: 1, Acknowledged: 1, Completed: 1, Executions: 2, Reexecutions: 1, DuplicateStarts: 1, DuplicatedExecutions: 1, OK: true}},
 		{"mixed: one lost among many", steps(enqueued("a", 0), enqueued("b", 0), enqueued("c", 0), []ledgerStep{
 			{op: "start", id: "a", at: 1}, {op: "complete", id: "a", at: 2}, {op: "start", id: "c", at: 1}, {op: "complete", id: "c", at: 2}}),
-			LedgerReport{Attempted: 3, Acknowledged: 3, Completed: 2, Executions: 2, Lost: 1}},
+			Report{Attempted: 3, Acknowledged: 3, Completed: 2, Executions: 2, Lost: 1}},
 	}
 	for _, tc := range cases {
 		for _, ids := range []struct {
@@ -144,7 +144,7 @@ func TestLedger(t *testing.T) {
 			as   func(string) string
 		}{{"map", func(id string) string { return id }}, {"dense", harnessID}} {
 			t.Run(tc.name+"/"+ids.name, func(t *testing.T) {
-				l := NewLedger()
+				l := New()
 				play(l, renamed(tc.steps, ids.as))
 				got := l.Check()
 				if got, want := stripIDs(got), stripIDs(tc.want); !reflect.DeepEqual(got, want) {
@@ -205,7 +205,7 @@ func TestHarnessKey(t *testing.T) {
 // never planned, or past the table's bounds is unexpected, and looking it
 // up grows nothing.
 func TestLedgerDenseBounds(t *testing.T) {
-	l := NewLedger()
+	l := New()
 	play(l, steps(enqueued("f-5", 0), enqueued("f-999999999999999", 0)))
 	for _, id := range []string{"f-6", "f-5000000", "p7-1", "f-999999999999998"} {
 		l.Started(id, 0, ms(1))
@@ -224,7 +224,7 @@ func TestLedgerDenseBounds(t *testing.T) {
 }
 
 // stripIDs drops the example lists so reports compare on counts.
-func stripIDs(r LedgerReport) LedgerReport {
+func stripIDs(r Report) Report {
 	r.LostIDs, r.UnexpectedIDs, r.EarlyIDs, r.DuplicateIDs, r.Problems = nil, nil, nil, nil, nil
 	return r
 }
@@ -232,7 +232,7 @@ func stripIDs(r LedgerReport) LedgerReport {
 func TestLedgerProblemsNameIDs(t *testing.T) {
 	for _, ids := range [][3]string{{"lost-1", "ghost-1", "early-1"}, {"f-17", "f-18", "p3-2048"}} {
 		lost, ghost, early := ids[0], ids[1], ids[2]
-		l := NewLedger()
+		l := New()
 		play(l, steps(enqueued(lost, 0), []ledgerStep{{op: "start", id: ghost, at: 1},
 			{op: "plan-delayed", id: early, at: 0, runAt: 100}, {op: "ack", id: early},
 			{op: "start", id: early, at: 50}, {op: "complete", id: early, at: 51}}))
@@ -249,7 +249,7 @@ func TestLedgerProblemsNameIDs(t *testing.T) {
 
 // TestLedgerConcurrent feeds many goroutines at once (run with -race).
 func TestLedgerConcurrent(t *testing.T) {
-	l := NewLedger()
+	l := New()
 	const n = 2000
 	var wg sync.WaitGroup
 	for g := 0; g < 4; g++ {
@@ -276,7 +276,7 @@ func TestLedgerConcurrent(t *testing.T) {
 }
 
 func TestLedgerJobTimes(t *testing.T) {
-	l := NewLedger()
+	l := New()
 	l.Planned([]PlannedJob{{ID: "a", Intended: ms(0), Measured: true}}, ms(2))
 	l.Planned([]PlannedJob{{ID: "d", Intended: ms(0), RunAt: ms(100), Measured: false}}, ms(2))
 	l.Acked([]string{"a", "d"})
@@ -304,16 +304,16 @@ func TestLedgerJobTimes(t *testing.T) {
 // books the job as Completed by id does, and an unknown id has no entry.
 func TestLedgerCompletedAt(t *testing.T) {
 	for _, byEntry := range []bool{false, true} {
-		l := NewLedger()
+		l := New()
 		l.Planned([]PlannedJob{{ID: "a", Intended: ms(0), Measured: true}}, ms(1))
 		l.Acked([]string{"a"})
 		jt := l.Started("a", 0, ms(5))
-		if jt.entry.e == nil || jt.entry.s == nil {
+		if jt.Ref.e == nil || jt.Ref.s == nil {
 			t.Fatalf("Started returned no entry: %+v", jt)
 		}
 		var done JobTimes
 		if byEntry {
-			done = l.completedAt(jt.entry, ms(9))
+			done = l.CompletedAt(jt.Ref, ms(9))
 		} else {
 			done = l.Completed("a", 0, ms(9))
 		}
@@ -324,7 +324,7 @@ func TestLedgerCompletedAt(t *testing.T) {
 			t.Errorf("by entry %v: report %+v", byEntry, r)
 		}
 	}
-	if jt := NewLedger().Started("nope", 0, ms(1)); jt.entry.e != nil {
+	if jt := New().Started("nope", 0, ms(1)); jt.Ref.e != nil {
 		t.Errorf("unknown id has an entry")
 	}
 }
@@ -332,7 +332,7 @@ func TestLedgerCompletedAt(t *testing.T) {
 // TestLedgerCountsReruns: a later attempt that starts while an earlier one
 // ran (no Fail in between) is a duplicate; a retry after Fail is not.
 func TestLedgerCountsReruns(t *testing.T) {
-	l := NewLedger()
+	l := New()
 	now := timeNow()
 	l.Planned([]PlannedJob{{ID: "a", Intended: now}, {ID: "b", Intended: now}, {ID: "c", Intended: now}}, now)
 	l.Acked([]string{"a", "b", "c"})
@@ -360,7 +360,7 @@ func failRetry(now time.Time) jobstore.FailResult {
 // TestLedgerDelayed: a delayed job and a retry count as delayed until their
 // RunAt, then as due.
 func TestLedgerDelayed(t *testing.T) {
-	l := NewLedger()
+	l := New()
 	now := time.Now()
 	l.Planned([]PlannedJob{{ID: "now", Intended: now}, {ID: "later", Intended: now, RunAt: now.Add(time.Hour)},
 		{ID: "soon", Intended: now, RunAt: now.Add(time.Minute)}}, now)
@@ -391,7 +391,7 @@ func TestLedgerShardFillsACacheLine(t *testing.T) {
 // and complete the ones already planned (run with -race: lookups take no
 // lock while the directory doubles).
 func TestLedgerDenseGrowth(t *testing.T) {
-	l := NewLedger()
+	l := New()
 	const n = 20 * denseChunk
 	ids := make(chan string, 256)
 	var wg sync.WaitGroup
@@ -450,7 +450,7 @@ func TestLedgerUnstarted(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			l := NewLedger()
+			l := New()
 			play(l, tc.steps)
 			l.SetCaught(func(string) bool { return tc.caught }, tc.allowed)
 			r := l.Check()

@@ -1,4 +1,4 @@
-package engine
+package ledger
 
 import (
 	"strings"
@@ -25,7 +25,7 @@ func TestLedgerSeedVariant(t *testing.T) {
 		{"unexpected", stray, false, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			lv, lc := NewLedger(), NewLedger()
+			lv, lc := New(), New()
 			play(lv, tc.steps)
 			play(lc, tc.steps)
 			v, c := lv.CheckSeedVariant(), lc.CheckWith(false)

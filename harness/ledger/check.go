@@ -1,4 +1,4 @@
-package engine
+package ledger
 
 import (
 	"fmt"
@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// LedgerReport is the verdict on a run's jobs after the drain.
-type LedgerReport struct {
+// Report is the verdict on a run's jobs after the drain.
+type Report struct {
 	Attempted    int64 `json:"attempted"`
 	Acknowledged int64 `json:"acknowledged"`
 	// Indeterminate: the Enqueue call failed, so the jobs may or may not exist.
@@ -104,23 +104,23 @@ type LedgerReport struct {
 	Problems []string `json:"problems,omitempty"`
 }
 
-const maxExamples = 10
+const MaxExamples = 10
 
 // Check computes the report. Call it after the drain, when no more events come.
-func (l *Ledger) Check() LedgerReport { return l.CheckWith(false) }
+func (l *Ledger) Check() Report { return l.CheckWith(false) }
 
 // CheckWith is Check; with lostAllowed, lost jobs are counted and listed
 // but do not make the report fail (the run's conditions expect them).
-func (l *Ledger) CheckWith(lostAllowed bool) LedgerReport { return l.check(lostAllowed, false) }
+func (l *Ledger) CheckWith(lostAllowed bool) Report { return l.check(lostAllowed, false) }
 
 // CheckSeedVariant is Check for a seed variant's run: lost, duplicated and
 // early jobs are what the variant exists to show, so they are reported as
 // expected for it (Expected, with the counts), not as a failure. Only a
 // store that declares jobstore.CapSeedVariant is checked this way.
-func (l *Ledger) CheckSeedVariant() LedgerReport { return l.check(true, true) }
+func (l *Ledger) CheckSeedVariant() Report { return l.check(true, true) }
 
-func (l *Ledger) check(lostAllowed, seedVariant bool) LedgerReport {
-	var r LedgerReport
+func (l *Ledger) check(lostAllowed, seedVariant bool) Report {
+	var r Report
 	l.each(func(id string, e *ledgerEntry) {
 		r.countEntry(id, e)
 		r.countUnstarted(id, e, l.caught)
@@ -144,15 +144,15 @@ func (l *Ledger) check(lostAllowed, seedVariant bool) LedgerReport {
 	return r
 }
 
-// example keeps id as an example in list, up to maxExamples.
-func (r *LedgerReport) example(list *[]string, id string) {
-	if len(*list) < maxExamples {
+// example keeps id as an example in list, up to MaxExamples.
+func (r *Report) example(list *[]string, id string) {
+	if len(*list) < MaxExamples {
 		*list = append(*list, id)
 	}
 }
 
 // countEntry adds one job's entry to the report's counts.
-func (r *LedgerReport) countEntry(id string, e *ledgerEntry) {
+func (r *Report) countEntry(id string, e *ledgerEntry) {
 	r.Attempted++
 	switch e.state {
 	case enqAcked:
@@ -200,9 +200,9 @@ func (r *LedgerReport) countEntry(id string, e *ledgerEntry) {
 
 // countUnstarted adds a job's attempts that were leased and never run:
 // taken back by Recover, dead-lettered, or returned with no handler start
-// (LedgerReport.RecoveredUnstarted and the rest). caught (nil: none) says
+// (Report.RecoveredUnstarted and the rest). caught (nil: none) says
 // whether a fault caught the job in flight, which explains a dead letter.
-func (r *LedgerReport) countUnstarted(id string, e *ledgerEntry, caught func(string) bool) {
+func (r *Report) countUnstarted(id string, e *ledgerEntry, caught func(string) bool) {
 	for _, a := range e.attempts {
 		if a.returned {
 			// A return puts back a hand-off no block popped: the attempt
@@ -228,7 +228,7 @@ func (r *LedgerReport) countUnstarted(id string, e *ledgerEntry, caught func(str
 
 // countAttempt adds attempt n of a job: its executions, duplicate starts
 // and reruns, and an early start.
-func (r *LedgerReport) countAttempt(id string, e *ledgerEntry, n int, a attemptRec) {
+func (r *Report) countAttempt(id string, e *ledgerEntry, n int, a attemptRec) {
 	r.Executions += int64(a.starts)
 	if n > 0 {
 		r.Reexecutions += int64(a.starts)
@@ -259,7 +259,7 @@ func (r *LedgerReport) countAttempt(id string, e *ledgerEntry, n int, a attemptR
 
 // judge turns the counts into problems, or into what a seed variant or a
 // declared early margin expects.
-func (l *Ledger) judge(r *LedgerReport, lostAllowed, seedVariant bool) {
+func (l *Ledger) judge(r *Report, lostAllowed, seedVariant bool) {
 	if r.Lost > 0 && lostAllowed {
 		r.LostExpected = true
 	} else if r.Lost > 0 {

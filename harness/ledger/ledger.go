@@ -1,4 +1,4 @@
-package engine
+package ledger
 
 import (
 	"hash/maphash"
@@ -51,18 +51,24 @@ type JobTimes struct {
 	// job or a retry after Fail), so its start-minus-Due is lateness.
 	Scheduled bool
 	Delayed   bool // the job was enqueued with a RunAt in the future
-	// entry is the in-process ledger's entry of the job, set by Started:
-	// the worker completes the job through it (Ledger.completedAt), one
+	// Ref is the in-process ledger's entry of the job, set by Started:
+	// the worker completes the job through it (Ledger.CompletedAt), one
 	// map lookup among every job of the run fewer.
-	entry ledgerRef
+	Ref Ref
 }
 
-// ledgerRef is a job's entry and the shard whose lock guards it. Entries
+// Ref is a job's entry and the shard whose lock guards it. Entries
 // are never removed during a run, so a ref stays valid.
-type ledgerRef struct {
+type Ref struct {
 	s *ledgerShard
 	e *ledgerEntry
 }
+
+// Valid says the ref names an entry (the job started in process).
+func (r Ref) Valid() bool { return r.e != nil }
+
+// NoteSettled counts an outcome taken from a read-back of the store.
+func (l *Ledger) NoteSettled() { l.settled.Add(1) }
 
 // Ledger checks a run the way Jepsen's total-queue checker does: every job
 // acknowledged by Enqueue must be completed or dead-lettered, nothing may
@@ -89,6 +95,12 @@ type Ledger struct {
 	caught          func(id string) bool
 	deadUnstartedOK bool
 }
+
+// AllowEarly makes starts up to max before a job's RunAt the documented
+// behaviour of the store under test (why): the ledger's check reports them
+// with their count instead of failing the run; an earlier start still
+// fails it.
+func (l *Ledger) AllowEarly(max time.Duration, why string) { l.early, l.earlyWhy = max, why }
 
 // SetCaught gives the check the faults' jobs in flight: a dead letter
 // with no start of a job a fault caught is explained by the fault (its
@@ -159,8 +171,8 @@ type attemptRec struct {
 	recovered, lapsed, returned bool
 }
 
-// NewLedger returns an empty ledger.
-func NewLedger() *Ledger {
+// New returns an empty ledger.
+func New() *Ledger {
 	l := &Ledger{seed: maphash.MakeSeed()}
 	for i := range l.shards {
 		l.shards[i].m = map[string]*ledgerEntry{}
@@ -346,7 +358,7 @@ func (l *Ledger) Started(id string, attempt int, at time.Time) JobTimes {
 		} else if attempt > 0 && e.recoveredAt != 0 {
 			t.Due = time.Unix(0, e.recoveredAt)
 		}
-		t.entry = ledgerRef{s: s, e: e}
+		t.Ref = Ref{s: s, e: e}
 	})
 	return t
 }
@@ -358,8 +370,8 @@ func (l *Ledger) Completed(id string, attempt int, at time.Time) JobTimes {
 	return t
 }
 
-// completedAt is Completed of the job whose entry Started returned in r.
-func (l *Ledger) completedAt(r ledgerRef, at time.Time) JobTimes {
+// CompletedAt is Completed of the job whose entry Started returned in r.
+func (l *Ledger) CompletedAt(r Ref, at time.Time) JobTimes {
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
 	return l.complete(r.e, at)
@@ -454,27 +466,38 @@ func (l *Ledger) LostState(id, state string) {
 	l.update(id, false, func(e *ledgerEntry) { e.lostState = state })
 }
 
-// lostJobs lists every lost job (Outcome's Lost), for the declared-loss
+// LostJob is a lost job as the ledger knows it, for judgeDeclaredLoss.
+type LostJob struct {
+	ID      string
+	Due     time.Time // when it became due: its RunAt, else its enqueue
+	Enq     time.Time // when its Enqueue call began
+	Started bool      // some attempt's handler started
+	// Scheduled: a delayed job or a retry, which a system's scheduler
+	// moves when due (Sidekiq's poller); else it was queued due at once.
+	Scheduled bool
+}
+
+// LostJobs lists every lost job (Outcome's Lost), for the declared-loss
 // judgement.
-func (l *Ledger) lostJobs() []lostJob {
-	var out []lostJob
+func (l *Ledger) LostJobs() []LostJob {
+	var out []LostJob
 	l.each(func(id string, e *ledgerEntry) {
 		if !e.lost() {
 			return
 		}
-		j := lostJob{id: id, enq: time.Unix(0, e.callStart), due: time.Unix(0, max(e.runAt, e.callStart)),
-			scheduled: e.runAt != 0 || len(e.attempts) > 1}
+		j := LostJob{ID: id, Enq: time.Unix(0, e.callStart), Due: time.Unix(0, max(e.runAt, e.callStart)),
+			Scheduled: e.runAt != 0 || len(e.attempts) > 1}
 		for _, a := range e.attempts {
-			j.started = j.started || a.starts > 0
+			j.Started = j.Started || a.starts > 0
 		}
 		out = append(out, j)
 	})
 	return out
 }
 
-// deadUnstarted lists up to max jobs dead-lettered on an attempt that
+// DeadUnstarted lists up to max jobs dead-lettered on an attempt that
 // never started.
-func (l *Ledger) deadUnstarted(max int) []string {
+func (l *Ledger) DeadUnstarted(max int) []string {
 	var out []string
 	l.each(func(id string, e *ledgerEntry) {
 		if len(out) < max && e.dead {
