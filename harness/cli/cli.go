@@ -26,10 +26,10 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/aebench/aebench/backends/driver"
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/lab"
 	"github.com/aebench/aebench/harness/output"
 	"github.com/aebench/aebench/harness/runner"
 	"github.com/aebench/aebench/harness/scenario"
@@ -71,6 +71,11 @@ func (o Options) withDefaults() Options {
 		o.Stderr = os.Stderr
 	}
 	return o
+}
+
+// lab is what the lab procedures need of the options.
+func (o Options) lab() lab.Options {
+	return lab.Options{Registry: o.Registry, Stdout: o.Stdout, Stderr: o.Stderr}
 }
 
 // Main runs the aebench command line (args without the program name) and
@@ -120,11 +125,11 @@ func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 	case "list":
 		return cmdList(args[1:], opts)
 	case "claims":
-		return cmdClaims(ctx, args[1:], opts, tty)
+		return lab.Claims(ctx, args[1:], opts.lab(), tty)
 	case "drivers":
-		return cmdDrivers(ctx, args[1:], opts)
+		return lab.Drivers(ctx, args[1:], opts.lab())
 	case "peer-check":
-		return cmdPeerCheck(ctx, args[1:], opts)
+		return lab.PeerCheck(ctx, args[1:], opts.lab())
 	case "doctor":
 		return cmdDoctor(ctx, args[1:], opts)
 	case "version", "--version", "-version":
@@ -464,29 +469,8 @@ func listKind(w io.Writer, b registry.Backend) {
 		fmt.Fprintf(w, "  %-8s limits: %s\n", "", b.Limits)
 	}
 	if b.Driver != nil {
-		listDriver(w, *b.Driver)
+		lab.PrintDriver(w, *b.Driver)
 	}
-}
-
-// listDriver runs a driver's hello: what it declares, or how to install it.
-func listDriver(w io.Writer, spec driver.Spec) {
-	h, err := driver.ProbeHello(context.Background(), spec)
-	if err != nil {
-		if errors.Is(err, driver.ErrNotInstalled) {
-			fmt.Fprintf(w, "  %-8s driver: not installed: %v\n", "", err)
-		} else {
-			fmt.Fprintf(w, "  %-8s driver: broken: %v\n", "", err)
-		}
-		return
-	}
-	loses := "none"
-	if len(h.Loses) > 0 {
-		loses = strings.Join(h.Loses, ", ")
-	}
-	fmt.Fprintf(w, "  %-8s driver: %s %s on %s (driver %s, protocol %d)\n", "", h.System, h.SystemVersion, h.Runtime, h.DriverVersion, h.Protocol)
-	fmt.Fprintf(w, "  %-8s declares: delayed %v, retries %q, recovery %q, batch enqueue %v; loses in-flight jobs under: %s\n",
-		"", h.Caps.Delayed, h.Caps.Retries, h.Caps.Recovery, h.Caps.BatchEnqueue, loses)
-	fmt.Fprintf(w, "  %-8s guarantees: %s\n", "", h.Guarantees)
 }
 
 // listFaultKinds prints the fault kinds below the fields: what each does,

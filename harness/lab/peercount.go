@@ -1,4 +1,4 @@
-package cli
+package lab
 
 import (
 	"context"

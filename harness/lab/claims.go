@@ -1,4 +1,4 @@
-package cli
+package lab
 
 import (
 	"context"
@@ -161,7 +161,7 @@ type flawResult struct {
 	Note           string `json:"note,omitempty"`
 }
 
-func cmdClaims(ctx context.Context, args []string, opts Options, tty bool) int {
+func Claims(ctx context.Context, args []string, opts Options, tty bool) int {
 	fs := flag.NewFlagSet("claims", flag.ContinueOnError)
 	fs.SetOutput(opts.Stderr)
 	quick := fs.Bool("quick", false, "skip the plots")

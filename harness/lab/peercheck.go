@@ -1,4 +1,4 @@
-package cli
+package lab
 
 import (
 	"bytes"
@@ -84,8 +84,8 @@ var peerPairs = []peerPair{
 		peerExtra{prog: "bench/plain/store", what: "aebench's floor Store in the plain loop, no harness"}},
 }
 
-// cmdPeerCheck is `aebench peer-check`.
-func cmdPeerCheck(ctx context.Context, args []string, opts Options) int {
+// PeerCheck is `aebench peer-check`.
+func PeerCheck(ctx context.Context, args []string, opts Options) int {
 	stdout, stderr := opts.Stdout, opts.Stderr
 	fs := flag.NewFlagSet("peer-check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -235,7 +235,7 @@ func (r *peerRounds) add(pl, ae, st plainResult) {
 }
 
 // print writes the pair's line (and the extra program's, which is not
-// judged) and returns exitThreshold when the medians miss the targets.
+// judged) and returns exitThresh when the medians miss the targets.
 func (r *peerRounds) print(w io.Writer, p peerPair) int {
 	jr, cr := medianOf(r.jobs), medianOf(r.cpu)
 	verdict, code := peerVerdict(r.jobs, r.cpu)
@@ -266,7 +266,7 @@ const (
 )
 
 // peerVerdict judges a pair's rounds (aebench's ratios to the plain
-// program): the gate reads the medians (exitThreshold when one misses its
+// program): the gate reads the medians (exitThresh when one misses its
 // target), and the words say whether the rounds' range agrees, so that a
 // verdict never claims more than its rounds show.
 func peerVerdict(jobs, cpu []float64) (string, int) {
@@ -280,9 +280,9 @@ func peerVerdict(jobs, cpu []float64) (string, int) {
 	case medianOK:
 		return "ok on the medians; some rounds fell short (more --rounds to be sure)", exitOK
 	case noneOK:
-		return "BELOW the targets (" + targets + ") in every round", exitThreshold
+		return "BELOW the targets (" + targets + ") in every round", exitThresh
 	}
-	return "BELOW on the medians; some rounds met the targets (more --rounds to decide)", exitThreshold
+	return "BELOW on the medians; some rounds met the targets (more --rounds to decide)", exitThresh
 }
 
 type plainResult struct {

@@ -1,4 +1,4 @@
-package cli
+package lab
 
 import (
 	"os"
@@ -36,9 +36,9 @@ func TestPeerVerdict(t *testing.T) {
 	}{
 		{"every round", []float64{0.95, 1.0, 1.1}, []float64{1.0, 1.1, 0.9}, exitOK, "in every round"},
 		{"median, not every round", []float64{0.85, 0.95, 1.0}, []float64{1.0, 1.0, 1.0}, exitOK, "some rounds fell short"},
-		{"median short, some rounds met", []float64{0.80, 0.88, 1.07}, []float64{1.0, 1.1, 1.3}, exitThreshold, "some rounds met"},
-		{"no round met", []float64{0.69, 0.78, 0.85}, []float64{1.0, 1.0, 1.0}, exitThreshold, "in every round"},
-		{"CPU above in every round", []float64{1.0, 1.0, 1.0}, []float64{1.21, 1.3, 1.4}, exitThreshold, "BELOW the targets"},
+		{"median short, some rounds met", []float64{0.80, 0.88, 1.07}, []float64{1.0, 1.1, 1.3}, exitThresh, "some rounds met"},
+		{"no round met", []float64{0.69, 0.78, 0.85}, []float64{1.0, 1.0, 1.0}, exitThresh, "in every round"},
+		{"CPU above in every round", []float64{1.0, 1.0, 1.0}, []float64{1.21, 1.3, 1.4}, exitThresh, "BELOW the targets"},
 	} {
 		word, code := peerVerdict(tc.jobs, tc.cpu)
 		if code != tc.code || !strings.Contains(word, tc.word) {

@@ -1,4 +1,4 @@
-package cli
+package lab
 
 import (
 	"context"
@@ -29,8 +29,8 @@ inconclusive when it straddles 0.9x), the exit code the median. Without
 measured below its honest best: exit 4.
 `
 
-// cmdDrivers is `aebench drivers`.
-func cmdDrivers(ctx context.Context, args []string, opts Options) int {
+// Drivers is `aebench drivers`.
+func Drivers(ctx context.Context, args []string, opts Options) int {
 	stdout, stderr := opts.Stdout, opts.Stderr
 	fs := flag.NewFlagSet("drivers", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -54,7 +54,7 @@ func cmdDrivers(ctx context.Context, args []string, opts Options) int {
 	var installed []driver.Spec
 	for _, s := range specs {
 		fmt.Fprintf(stdout, "%s\n", s.Name)
-		listDriver(stdout, s)
+		PrintDriver(stdout, s)
 		if _, err := driver.ProbeHello(ctx, s); err == nil {
 			installed = append(installed, s)
 		}
@@ -85,7 +85,7 @@ func cmdDrivers(ctx context.Context, args []string, opts Options) int {
 		iv := medianInterval("ratio", res.Ratios)
 		verdict, ok := overheadVerdict(iv)
 		if !ok {
-			code = exitThreshold
+			code = exitThresh
 		}
 		loopPS, driverPS := medianInterval("loop", res.Loops).Estimate, medianInterval("driver", res.Drivers).Estimate
 		fmt.Fprintf(stdout, "%-8s  %12.0f  %14.0f  %5.2fx (%s-%s, %.0f%%)  %s\n", s.Name, loopPS, driverPS,

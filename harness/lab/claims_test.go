@@ -1,6 +1,7 @@
-package cli
+package lab
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aebench/aebench/backends/registry"
 )
 
 // TestClaimsFlaws runs every flaw scenario on a spawned Redis (each a
@@ -27,7 +30,7 @@ func TestClaimsFlaws(t *testing.T) {
 	}
 	// Every flaw, and of the claims the quickest (the others take about two
 	// minutes more; aebench claims --quick runs them all).
-	code, stdout, stderr := cli(t, "claims", "--quick", "--dir", filepath.Join("..", "..", "scenarios", "claims"), "--out", out,
+	code, stdout, stderr := claims(t, "--quick", "--dir", filepath.Join("..", "..", "scenarios", "claims"), "--out", out,
 		"--flaws", strings.Join(slices.Compact(flaws), ","), "--claims", "claim-polling")
 	if code != exitOK {
 		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
@@ -68,7 +71,7 @@ func TestClaimsFlaws(t *testing.T) {
 }
 
 func TestClaimsUsage(t *testing.T) {
-	code, _, stderr := cli(t, "claims", "--flaws", "flaw-nope")
+	code, _, stderr := claims(t, "--flaws", "flaw-nope")
 	if code != exitUsage || !strings.Contains(stderr, "flaw-seed004") {
 		t.Fatalf("exit %d, stderr %q: want usage naming the allowed flaws", code, stderr)
 	}
@@ -125,4 +128,13 @@ func TestReadmeClaimsBlock(t *testing.T) {
 	if err := rewriteReadme(filepath.Join(t.TempDir(), "none.md"), gen); err == nil {
 		t.Error("a missing file: no error")
 	}
+}
+
+// claims runs the claims procedure with args and returns its exit code and
+// output.
+func claims(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb strings.Builder
+	code = Claims(context.Background(), args, Options{Registry: registry.Builtin(), Stdout: &out, Stderr: &errb}, false)
+	return code, out.String(), errb.String()
 }
