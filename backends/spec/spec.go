@@ -24,16 +24,16 @@ type Option struct {
 	ClaimPoll bool
 }
 
-// Kind says what a backend is for.
-type Kind string
+// Kind says what a backend is for (jobstore.Kind: the results name a
+// run's kind without linking any backend).
+type Kind = jobstore.Kind
 
-// The kinds of backend. Only a calibration backend is treated apart: its
-// numbers measure the harness, not a strategy, and it needs no Redis.
+// The kinds of backend.
 const (
-	KindJobStore    Kind = "job store"
-	KindReference   Kind = "reference"
-	KindCalibration Kind = "calibration"
-	KindPeer        Kind = "peer"
+	KindJobStore    = jobstore.KindJobStore
+	KindReference   = jobstore.KindReference
+	KindCalibration = jobstore.KindCalibration
+	KindPeer        = jobstore.KindPeer
 )
 
 // Spec is a backend's declaration (registry.Backend adds what only the

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/engine"
-	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/stats"
 )
@@ -63,7 +63,7 @@ func TestSetRatios(t *testing.T) {
 // TestScalingCurve: efficiency against linear from the smallest cluster,
 // the projection from the busiest master's CPU per job, and the bound.
 func TestScalingCurve(t *testing.T) {
-	cfg := scenario.Config{Producers: scenario.ProducerConfig{Mode: "closed"}, Store: scenario.StoreConfig{Shards: 6}}
+	cfg := conditions.Config{Producers: conditions.ProducerConfig{Mode: "closed"}, Store: conditions.StoreConfig{Shards: 6}}
 	sum := &summary.Summary{Environment: summary.Environment{CPUs: 2}, Runs: []summary.RunSummary{
 		{ID: "m1", Config: cfg}, {ID: "m2", Config: cfg}, {ID: "m4", Config: cfg}}}
 	group := func(run string, masters string, tput, redis, busiest, client float64) stats.Group {

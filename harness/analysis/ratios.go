@@ -1,8 +1,8 @@
 package analysis
 
 import (
-	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/harness/summary"
+	"github.com/aebench/aebench/jobstore"
 )
 
 // refFigures are a reference's figures, averaged over its measured repeats.
@@ -31,7 +31,7 @@ func Measured(r summary.RunSummary) bool {
 
 // averaged returns the measured runs of a cell of one kind, averaged per
 // label, in the plan's order.
-func Averaged(runs []summary.RunSummary, cell int, kind registry.Kind) []RefFigures {
+func Averaged(runs []summary.RunSummary, cell int, kind jobstore.Kind) []RefFigures {
 	var out []RefFigures
 	idx := map[string]int{}
 	n := map[string]float64{}
@@ -73,14 +73,14 @@ func Averaged(runs []summary.RunSummary, cell int, kind registry.Kind) []RefFigu
 // strategy, each when the cell measured one.
 func References(runs []summary.RunSummary, cell int) []RefFigures {
 	var out []RefFigures
-	for _, f := range Averaged(runs, cell, registry.KindReference) {
+	for _, f := range Averaged(runs, cell, jobstore.KindReference) {
 		if f.Label == RefFloor {
 			f.Key = RefFloor
 			out = append(out, f)
 		}
 	}
 	var best *RefFigures
-	stores := Averaged(runs, cell, registry.KindJobStore)
+	stores := Averaged(runs, cell, jobstore.KindJobStore)
 	for i := range stores {
 		s := &stores[i]
 		if best == nil || s.kept > 1.01*best.kept ||

@@ -1,26 +1,11 @@
 package analysis
 
 import (
-	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/harness/verdict"
 )
 
-// parseThresholds parses the scenario's thresholds block before any run,
-// so a malformed gate fails in a second with its file, line and field.
-func ParseThresholds(s *scenario.Scenario) ([]verdict.Threshold, error) {
-	out := make([]verdict.Threshold, 0, len(s.Thresholds))
-	for _, t := range s.Thresholds {
-		th, err := verdict.ParseThreshold(t.Expr)
-		if err != nil {
-			return nil, t.Error(err.Error())
-		}
-		out = append(out, th)
-	}
-	return out, nil
-}
-
-// gate checks the absolute thresholds over the statistics (medians of the
+// Gate checks the absolute thresholds over the statistics (medians of the
 // repeats of every job store; the floor and the calibration never gate)
 // and returns one result per threshold and the lines of those that failed:
 // crossed, or unchecked because no job store measured the metric.

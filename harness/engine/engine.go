@@ -11,8 +11,8 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/ledger"
-	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/jobstore"
 )
 
@@ -66,8 +66,8 @@ type engine struct {
 	// laterWhy: the read-back found open jobs the system takes back itself
 	// later than the run waits (jobstore.Location.Later), in its words.
 	laterWhy string
-	spec     scenario.RunSpec
-	cfg      scenario.Config
+	spec     conditions.RunSpec
+	cfg      conditions.Config
 	store    jobstore.Store
 	wstore   jobstore.Store // the workers' store
 	hooks    Hooks
@@ -221,7 +221,7 @@ const idleProbe = 300 * time.Millisecond
 // Run runs one run of spec against store: producers, workers (in process
 // and in worker processes), the maintenance loops, the collector and the
 // fault schedule, then a bounded drain; it checks every job with the ledger.
-func Run(ctx context.Context, spec scenario.RunSpec, store jobstore.Store, hooks Hooks) *Result {
+func Run(ctx context.Context, spec conditions.RunSpec, store jobstore.Store, hooks Hooks) *Result {
 	cfg := spec.Config
 	e := &engine{spec: spec, cfg: cfg, store: store, wstore: store, hooks: hooks, led: ledger.New(), hardStop: make(chan struct{}),
 		calls: callDeadlines{limit: finishTimeout}}

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/backends/null"
+	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/jobstore"
 )
 
 // shortRun is a mixed load small enough for tests: immediate and delayed
 // jobs, failures with quick retries.
-func shortRun(t *testing.T, overrides ...scenario.Override) scenario.RunSpec {
+func shortRun(t *testing.T, overrides ...scenario.Override) conditions.RunSpec {
 	t.Helper()
 	src := `
 duration: 1s
@@ -32,7 +33,7 @@ workers: {count: 2, concurrency: 4, claim_batch: 2, handler: "exponential(500us)
 	return s.Runs()[0]
 }
 
-func newNull(t *testing.T, cfg scenario.Config) *null.Store {
+func newNull(t *testing.T, cfg conditions.Config) *null.Store {
 	t.Helper()
 	s, err := null.New(jobstore.Options{Backoff: jobstore.Backoff{Base: cfg.Store.BackoffBase, Max: cfg.Store.BackoffMax}})
 	if err != nil {
@@ -135,7 +136,7 @@ func TestEngineClosedLoopAndHeartbeat(t *testing.T) {
 	// scheduling delays do not let a lease lapse.
 	spec.Config.Workers.Lease = 200 * time.Millisecond
 	spec.Config.Workers.HeartbeatInterval = 20 * time.Millisecond
-	spec.Config.Workers.Handler = scenario.Dist{Kind: "uniform", A: 5 * time.Millisecond, B: 400 * time.Millisecond}
+	spec.Config.Workers.Handler = conditions.Dist{Kind: "uniform", A: 5 * time.Millisecond, B: 400 * time.Millisecond}
 	res := Run(context.Background(), spec, newNull(t, spec.Config), Hooks{Label: "closed"})
 	if !res.Ledger.OK || res.Ledger.Lost != 0 {
 		t.Fatalf("ledger %+v", res.Ledger)
@@ -156,7 +157,7 @@ func TestEngineLeaseExpiryIsRecovered(t *testing.T) {
 	spec := shortRun(t)
 	spec.Config.Workers.Lease = 20 * time.Millisecond
 	spec.Config.Workers.Fail = 0
-	spec.Config.Workers.Handler = scenario.Dist{Kind: "constant", A: 40 * time.Millisecond}
+	spec.Config.Workers.Handler = conditions.Dist{Kind: "constant", A: 40 * time.Millisecond}
 	spec.Config.Producers.Rate = 100
 	spec.Config.Producers.MaxRetries = 1
 	spec.Config.Workers.RecoveryInterval = 10 * time.Millisecond

@@ -19,7 +19,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/aebench/aebench/faults"
-	"github.com/aebench/aebench/harness/scenario"
+	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/procio"
 )
@@ -27,7 +27,7 @@ import (
 // ProcSetup says how to start worker processes: the run's conditions and
 // where its queue lives.
 type ProcSetup struct {
-	Config   scenario.Config
+	Config   conditions.Config
 	Queue    string
 	Addr     string // the Redis, or the network-fault proxy
 	Password string

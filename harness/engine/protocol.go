@@ -22,8 +22,8 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/ledger"
-	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/jobstore"
 )
 
@@ -43,13 +43,13 @@ const (
 // ProcessConfig is what a coordinator passes to an `aebench worker` process:
 // the run's conditions and where its queue lives.
 type ProcessConfig struct {
-	Config   scenario.Config `json:"config"`
-	Queue    string          `json:"queue"`
-	Addr     string          `json:"addr"` // the Redis, or the network-fault proxy
-	Password string          `json:"password,omitempty"`
-	Cluster  bool            `json:"cluster,omitempty"` // Addr is a Redis Cluster node
-	Index    int             `json:"index"`             // worker index in the run
-	Gen      int             `json:"gen"`               // replacement count
+	Config   conditions.Config `json:"config"`
+	Queue    string            `json:"queue"`
+	Addr     string            `json:"addr"` // the Redis, or the network-fault proxy
+	Password string            `json:"password,omitempty"`
+	Cluster  bool              `json:"cluster,omitempty"` // Addr is a Redis Cluster node
+	Index    int               `json:"index"`             // worker index in the run
+	Gen      int               `json:"gen"`               // replacement count
 	// WarmEnd and WindowEnd (unix ns, the coordinator's clock) bound the
 	// measured window: the worker records its histograms inside it only.
 	// A worker on another host reads them on its own clock, so its clock's

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/faults"
-	"github.com/aebench/aebench/harness/scenario"
+	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/jobstore"
 )
 
@@ -27,7 +27,7 @@ func ServeWorker(pc ProcessConfig, store jobstore.Store, stdin io.Reader, stdout
 	cfg := pc.Config
 	var err error
 	// Distributions travel as text; the sampler is rebuilt here.
-	if cfg.Workers.Handler, err = scenario.ParseDist(cfg.Workers.HandlerText); err != nil {
+	if cfg.Workers.Handler, err = conditions.ParseDist(cfg.Workers.HandlerText); err != nil {
 		return fmt.Errorf("handler %q: %w", cfg.Workers.HandlerText, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/faults"
-	"github.com/aebench/aebench/harness/scenario"
+	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/harness/verdict"
 )
@@ -81,7 +81,7 @@ func latText(r *summary.RunSummary, ns float64) string {
 func fmtNs(ns float64) string { return verdict.FormatNs(ns) }
 
 // hasFault reports whether c schedules a fault of kind k.
-func hasFault(c scenario.Config, k faults.Kind) bool {
+func hasFault(c conditions.Config, k faults.Kind) bool {
 	for _, f := range c.Faults {
 		if f.Kind == k {
 			return true

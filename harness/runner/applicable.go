@@ -9,7 +9,7 @@ import (
 
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/faults"
-	"github.com/aebench/aebench/harness/scenario"
+	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/jobstore"
 )
 
@@ -27,7 +27,7 @@ type need struct {
 // complete: the harness calls Fail for handler failures, Extend for
 // heartbeats, relies on Recover for crashed workers, and stores RunAt
 // after now for delayed jobs.
-func needs(cfg scenario.Config) []need {
+func needs(cfg conditions.Config) []need {
 	var out []need
 	if cfg.Producers.Delayed > 0 {
 		out = append(out, need{cap: jobstore.CapDelayedJobs, why: fmt.Sprintf("delayed jobs (producers.delayed %g)", cfg.Producers.Delayed)})
@@ -55,8 +55,8 @@ func needs(cfg scenario.Config) []need {
 }
 
 // heartbeatEvery is how often the workers extend a lease, or 0 when they
-// do not (scenario.WorkerConfig.HeartbeatEvery).
-func heartbeatEvery(wc scenario.WorkerConfig) time.Duration { return wc.HeartbeatEvery() }
+// do not (conditions.WorkerConfig.HeartbeatEvery).
+func heartbeatEvery(wc conditions.WorkerConfig) time.Duration { return wc.HeartbeatEvery() }
 
 // recoveryFaults lists the fault kinds of fs that can leave a job claimed
 // by nobody (a crashed worker, a lost acknowledgement): all but added
@@ -84,7 +84,7 @@ func recoveryFaults(fs []faults.Fault) []string {
 // system run through a driver (registry.Backend.Driver) meets every fault
 // with its own recovery: what it loses beyond what its driver declares
 // fails the run, which is the finding.
-func notApplicable(be registry.Backend, caps jobstore.Capabilities, cfg scenario.Config) string {
+func notApplicable(be registry.Backend, caps jobstore.Capabilities, cfg conditions.Config) string {
 	if caps.Has(jobstore.CapSeedVariant) {
 		return ""
 	}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/engine"
-	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
 )
@@ -16,7 +16,7 @@ import (
 // proxy the workers connect through (network faults), a store of its own
 // on a crash client for each maintenance loop that may crash, and the
 // worker processes' configuration. cleanup releases all of it.
-func (pr *planRunner) prepareFaults(ctx context.Context, spec scenario.RunSpec, srv *pooledRedis, be registry.Backend, jopts jobstore.Options,
+func (pr *planRunner) prepareFaults(ctx context.Context, spec conditions.RunSpec, srv *pooledRedis, be registry.Backend, jopts jobstore.Options,
 	moverLoop bool, hooks *engine.Hooks) (*engine.FaultSetup, func(), error) {
 	cfg := spec.Config
 	fp := &faultPrep{ctx: ctx, cfg: cfg, srv: srv, be: be, jopts: jopts, addr: srv.r.Addrs[0]}
@@ -76,7 +76,7 @@ func (pr *planRunner) prepareFaults(ctx context.Context, spec scenario.RunSpec, 
 // keeps what to close.
 type faultPrep struct {
 	ctx   context.Context
-	cfg   scenario.Config
+	cfg   conditions.Config
 	srv   *pooledRedis
 	be    registry.Backend
 	jopts jobstore.Options

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/aebench/aebench/harness/scenario"
+	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/rclient"
 	"github.com/aebench/aebench/rediscost"
@@ -41,7 +41,7 @@ func newRedisPool(logf func(string, ...any)) *redisPool {
 	return &redisPool{logf: logf, servers: map[string]*pooledRedis{}}
 }
 
-func (p *redisPool) get(ctx context.Context, rc scenario.RedisConfig) (*pooledRedis, error) {
+func (p *redisPool) get(ctx context.Context, rc conditions.RedisConfig) (*pooledRedis, error) {
 	key := rc.Mode + "|" + rc.URL + "|" + strconv.Itoa(rc.Masters) + "x" + strconv.Itoa(rc.Replicas) + "|" + rc.Persistence + "|" + strconv.Itoa(rc.HZ) + "|" + rc.Meter
 	if pr, ok := p.servers[key]; ok && !pr.broken.Load() {
 		return pr, nil
@@ -99,7 +99,7 @@ func (p *redisPool) get(ctx context.Context, rc scenario.RedisConfig) (*pooledRe
 
 // fresh returns the server for a new run: the pooled one, or for a
 // metered Redis that has already served a run, a new one.
-func (p *redisPool) fresh(ctx context.Context, rc scenario.RedisConfig) (*pooledRedis, error) {
+func (p *redisPool) fresh(ctx context.Context, rc conditions.RedisConfig) (*pooledRedis, error) {
 	srv, err := p.get(ctx, rc)
 	if err != nil {
 		return nil, err

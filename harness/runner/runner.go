@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/backends/registry"
-	"github.com/aebench/aebench/harness/analysis"
+	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/output"
 	"github.com/aebench/aebench/harness/scenario"
@@ -78,7 +78,7 @@ type Outcome struct {
 // run that fails its correctness checks is not an error (see Outcome.Failed).
 func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error) {
 	o = o.withDefaults()
-	ths, err := analysis.ParseThresholds(s)
+	ths, err := parseThresholds(s)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +100,7 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 	}
 	// Whatever happens, the last line names the results directory.
 	defer fmt.Fprintf(o.Stdout, "results: %s\n", dir)
-	sum := summary.New(s, collectEnv(ctx, o.GitDir), started)
+	sum := newSummary(s, collectEnv(ctx, o.GitDir), started)
 	fmt.Fprintln(progress, envLine(sum.Environment))
 	out := &Outcome{Dir: dir, Summary: sum}
 	pr := &planRunner{s: s, o: o, dir: dir, sum: sum, ths: ths, pool: newRedisPool(o.Logf), progress: progress,
@@ -159,7 +159,7 @@ func (o Options) withDefaults() Options {
 // prepare starts every Redis the plan needs before the first run, so a
 // missing server fails in a second, not after the calibration run, and
 // checks every backend's options.
-func (pr *planRunner) prepare(ctx context.Context, runs []scenario.RunSpec) error {
+func (pr *planRunner) prepare(ctx context.Context, runs []conditions.RunSpec) error {
 	checked := map[*pooledRedis]bool{}
 	for _, spec := range runs {
 		if be, err := pr.o.Registry.Lookup(spec.Config.Backend.Name); err == nil && be.Kind != registry.KindCalibration {
@@ -182,7 +182,7 @@ func (pr *planRunner) prepare(ctx context.Context, runs []scenario.RunSpec) erro
 
 // runAll runs the plan's runs in order, writing summary.json after each;
 // it stops at Ctrl-C or at an infrastructure error, which it returns.
-func (pr *planRunner) runAll(ctx context.Context, runs []scenario.RunSpec, out *Outcome) error {
+func (pr *planRunner) runAll(ctx context.Context, runs []conditions.RunSpec, out *Outcome) error {
 	for i, spec := range runs {
 		if ctx.Err() != nil {
 			out.Interrupted = true
@@ -214,7 +214,7 @@ func (pr *planRunner) runAll(ctx context.Context, runs []scenario.RunSpec, out *
 
 // plannedLength is how long a run is planned to measure: warm-up plus
 // duration (real time; its drain is not known in advance).
-func plannedLength(r scenario.RunSpec) time.Duration {
+func plannedLength(r conditions.RunSpec) time.Duration {
 	c := r.Config.RealTime()
 	return c.Warmup + c.Duration
 }
@@ -296,7 +296,7 @@ func planError(runErr error, sum *summary.Summary) string {
 	return strings.Join(bad, "; ")
 }
 
-func backendTitle(spec scenario.RunSpec) string {
+func backendTitle(spec conditions.RunSpec) string {
 	if spec.Calibration {
 		return "null backend (calibration, not a job store)"
 	}
@@ -335,7 +335,7 @@ func randHex(n int) string {
 
 // runOne prepares the store, runs the engine and writes the run's files.
 // The error is for what stops the whole plan (configuration, infrastructure).
-func (pr *planRunner) runOne(ctx context.Context, spec scenario.RunSpec) (*summary.RunSummary, error) {
+func (pr *planRunner) runOne(ctx context.Context, spec conditions.RunSpec) (*summary.RunSummary, error) {
 	cfg := spec.Config
 	rs := &summary.RunSummary{ID: spec.ID, Label: cfg.Backend.Label, Backend: cfg.Backend.Name, Cell: spec.Cell,
 		Repeat: spec.Repeat, Calibration: spec.Calibration, Client: cfg.Client, Config: cfg,
@@ -373,7 +373,7 @@ func (pr *planRunner) runOne(ctx context.Context, spec scenario.RunSpec) (*summa
 // buildStore builds the run's store (sharded, and wrapped for simulated
 // time) and describes it in rs; a nil store without an error means the run
 // does not apply (rs says why).
-func (pr *planRunner) buildStore(ctx context.Context, spec scenario.RunSpec, be registry.Backend, client rclient.Client,
+func (pr *planRunner) buildStore(ctx context.Context, spec conditions.RunSpec, be registry.Backend, client rclient.Client,
 	rs *summary.RunSummary) (jobstore.Store, jobstore.Options, error) {
 	cfg := spec.Config
 	jopts := runStoreOptions(cfg, "aeb-"+spec.ID+"-"+randHex(3))
@@ -415,7 +415,7 @@ func (pr *planRunner) buildStore(ctx context.Context, spec scenario.RunSpec, be 
 }
 
 // execute runs the engine on store and hands the result to the outputs.
-func (pr *planRunner) execute(ctx context.Context, spec scenario.RunSpec, be registry.Backend, store jobstore.Store,
+func (pr *planRunner) execute(ctx context.Context, spec conditions.RunSpec, be registry.Backend, store jobstore.Store,
 	jopts jobstore.Options, cost engine.CostMeter, rs *summary.RunSummary) (*summary.RunSummary, error) {
 	cfg := spec.Config
 	espec := spec
@@ -461,7 +461,7 @@ func (pr *planRunner) execute(ctx context.Context, spec scenario.RunSpec, be reg
 // calibration run. It needs a Redis to build on and does it only on one
 // aebench spawned (it is flushed before each run): a store may create keys
 // when it is built, and a user's Redis gets none that a run did not need.
-func (pr *planRunner) checkOptions(ctx context.Context, runs []scenario.RunSpec) error {
+func (pr *planRunner) checkOptions(ctx context.Context, runs []conditions.RunSpec) error {
 	seen := map[string]bool{}
 	for _, spec := range runs {
 		cfg := spec.Config

@@ -7,8 +7,8 @@ import (
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/clock"
 	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/engine"
-	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/simtime"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/jobstore"
@@ -85,7 +85,7 @@ func (pr *planRunner) rttOptions(srv *pooledRedis, rtt time.Duration) (rclient.O
 // time.speed enters, as the stores' clock (a scaled clock under simulated
 // time: the stores decide on simulated time, the engine runs the scenario
 // scaled to the wall clock and sees them through simtime.Wrap).
-func runStoreOptions(cfg scenario.Config, queue string) jobstore.Options {
+func runStoreOptions(cfg conditions.Config, queue string) jobstore.Options {
 	o := cfg.StoreOptions(queue)
 	if cfg.Simulated() {
 		o.Clock = clock.NewScaled(time.Now(), cfg.Speed())
@@ -97,7 +97,7 @@ func runStoreOptions(cfg scenario.Config, queue string) jobstore.Options {
 // when store.shards asks), wrapped for simulated time. The run's store,
 // the maintenance loops' own under faults, the option check before the
 // first run and a worker process's all come from it.
-func newStore(ctx context.Context, be registry.Backend, c rclient.Client, cfg scenario.Config, o jobstore.Options) (jobstore.Store, error) {
+func newStore(ctx context.Context, be registry.Backend, c rclient.Client, cfg conditions.Config, o jobstore.Options) (jobstore.Store, error) {
 	st, err := be.BuildShards(ctx, c, o, cfg.Backend.Options, cfg.Store.Shards)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aebench/aebench/backends/null"
 	"github.com/aebench/aebench/backends/registry"
+	"github.com/aebench/aebench/harness/conditions"
 )
 
 const goodScenario = `
@@ -344,9 +345,9 @@ func TestReadmeDocumentsEveryField(t *testing.T) {
 
 func TestParseDist(t *testing.T) {
 	for _, s := range []string{"1ms", "0", "constant(2ms)", "uniform(1ms, 2ms)", "exponential(1ms)", "normal(5ms, 1ms)"} {
-		d, err := ParseDist(s)
+		d, err := conditions.ParseDist(s)
 		if err != nil {
-			t.Errorf("ParseDist(%q): %v", s, err)
+			t.Errorf("conditions.ParseDist(%q): %v", s, err)
 			continue
 		}
 		for i := 0; i < 100; i++ {
@@ -362,12 +363,12 @@ func TestParseDist(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"", "fast", "uniform(1ms", "poisson(1ms)", "uniform(-1ms, 1ms)", "exponential(1ms, 2ms)"} {
-		if _, err := ParseDist(s); err == nil {
-			t.Errorf("ParseDist(%q) accepted", s)
+		if _, err := conditions.ParseDist(s); err == nil {
+			t.Errorf("conditions.ParseDist(%q) accepted", s)
 		}
 	}
 	// The exponential's sample mean is near its mean.
-	d, _ := ParseDist("exponential(1ms)")
+	d, _ := conditions.ParseDist("exponential(1ms)")
 	r := rand.New(rand.NewPCG(1, 2))
 	var sum time.Duration
 	for i := 0; i < 20000; i++ {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/jobstore"
 )
 
@@ -51,9 +52,11 @@ func runFields() []field {
 		{Path: "drain", Default: "30s", Allowed: "a duration > 0, at most 24h", Matrix: true,
 			Doc: "after the producers stop, how long workers may take to finish every acknowledged job; what is left is lost",
 			set: func(c *Config, v string) error { return setDur(&c.Drain, v, time.Millisecond, 24*time.Hour) }},
-		{Path: "time.base", Default: TimeReal, Allowed: "real, simulated", Matrix: true,
+		{Path: "time.base", Default: conditions.TimeReal, Allowed: "real, simulated", Matrix: true,
 			Doc: "real: the wall clock; simulated: every duration and rate of the file is simulated time running time.speed times as fast (the stores decide on a scaled clock, latencies are reported in simulated time; see Simulated time in scenarios/README.md)",
-			set: func(c *Config, v string) error { return setEnum(&c.Time.Base, v, TimeReal, TimeSimulated) }},
+			set: func(c *Config, v string) error {
+				return setEnum(&c.Time.Base, v, conditions.TimeReal, conditions.TimeSimulated)
+			}},
 		{Path: "time.speed", Default: "1", Allowed: "a number 1..10000 (simulated seconds per real second)", Matrix: true,
 			Doc: "with time.base simulated: 60 runs one simulated minute a real second; one real millisecond (Redis's round trip is a fraction of it) then counts as 60 simulated ms, the run's resolution",
 			set: func(c *Config, v string) error { return setFloat(&c.Time.Speed, v, 1, 10000) }},
@@ -173,7 +176,7 @@ func producerFields() []field {
 		{Path: "producers.payload", Default: "256", Allowed: "a size 0..1MiB (256, 4KiB)", Matrix: true,
 			Doc: "payload bytes per job",
 			set: func(c *Config, v string) error {
-				n, err := parseSize(v)
+				n, err := conditions.ParseSize(v)
 				if err != nil || n < 0 || n > 1<<20 {
 					return fmt.Errorf("%q is not a size between 0 and 1MiB", v)
 				}
@@ -183,10 +186,10 @@ func producerFields() []field {
 		{Path: "producers.delayed", Default: "0", Allowed: "a share 0..1", Matrix: true,
 			Doc: "share of jobs enqueued with a RunAt in the future",
 			set: func(c *Config, v string) error { return setFloat(&c.Producers.Delayed, v, 0, 1) }},
-		{Path: "producers.delay", Default: "1s", Allowed: DistAllowed, Matrix: true,
+		{Path: "producers.delay", Default: "1s", Allowed: conditions.DistAllowed, Matrix: true,
 			Doc: "delay of a delayed job, from its intended enqueue time",
 			set: func(c *Config, v string) error {
-				d, err := ParseDist(v)
+				d, err := conditions.ParseDist(v)
 				c.Producers.Delay, c.Producers.DelayText = d, d.String()
 				return err
 			}},
@@ -229,10 +232,10 @@ func workerFields() []field {
 		{Path: "workers.ack_interval", Default: "1ms", Allowed: "a duration >= 0 (0: flush what is pending without waiting), at most 1s", Matrix: true,
 			Doc: "with ack_batch > 1: longest an acknowledgement waits for its batch to fill",
 			set: func(c *Config, v string) error { return setDur(&c.Workers.AckInterval, v, 0, time.Second) }},
-		{Path: "workers.handler", Default: "1ms", Allowed: DistAllowed, Matrix: true,
+		{Path: "workers.handler", Default: "1ms", Allowed: conditions.DistAllowed, Matrix: true,
 			Doc: "handler run time",
 			set: func(c *Config, v string) error {
-				d, err := ParseDist(v)
+				d, err := conditions.ParseDist(v)
 				c.Workers.Handler, c.Workers.HandlerText = d, d.String()
 				return err
 			}},
@@ -354,7 +357,7 @@ func setDur(dst *time.Duration, v string, min, max time.Duration) error {
 		return fmt.Errorf("%s is below the minimum %s", d, min)
 	}
 	if d > max {
-		return fmt.Errorf("%s is above the maximum %s", d, fmtBound(max))
+		return fmt.Errorf("%s is above the maximum %s", d, conditions.FormatBound(max))
 	}
 	*dst = d
 	return nil
@@ -403,11 +406,4 @@ func setEnum(dst *string, v string, allowed ...string) error {
 		}
 	}
 	return fmt.Errorf("%q is not one of %s", v, strings.Join(allowed, ", "))
-}
-
-// fmtBound writes a bound as people write it: 24h, not 24h0m0s.
-func fmtBound(d time.Duration) string {
-	s := d.String()
-	s = strings.TrimSuffix(s, "0s")
-	return strings.TrimSuffix(s, "0m")
 }

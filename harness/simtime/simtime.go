@@ -2,7 +2,7 @@
 // runs on the wall clock. The store decides on a clock.Scaled (a lease of
 // 30 minutes is 30 simulated minutes, checked against simulated now) and
 // the engine plans, sleeps and measures in real time on a scenario scaled
-// down by the speed (scenario.Config.RealTime); Store is the adapter
+// down by the speed (conditions.Config.RealTime); Store is the adapter
 // between them, converting every duration and instant that crosses:
 // durations the engine passes (a lease, a claim's wait, an extension) are
 // multiplied by the speed, instants (a RunAt) are mapped from the wall

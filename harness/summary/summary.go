@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/ledger"
-	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/stats"
 )
 
@@ -25,9 +25,9 @@ import (
 // of older files would misread.
 const SchemaVersion = stats.SchemaVersion
 
-// schemaNoStatistics is the version of a summary.json without the
+// SchemaNoStatistics is the version of a summary.json without the
 // statistics block (a plan still running, or older files).
-const schemaNoStatistics = 1
+const SchemaNoStatistics = 1
 
 // Run statuses.
 const (
@@ -171,11 +171,11 @@ type RunSummary struct {
 	// ResolutionNs, on simulated time, is what one real millisecond is in
 	// simulated time: latencies below it are the harness's and Redis's own
 	// time, not the design's, and tables print them as "<" it.
-	ResolutionNs int64           `json:"resolution_ns,omitempty"`
-	Config       scenario.Config `json:"config"`
-	Redis        *RedisInfo      `json:"redis,omitempty"`
-	Client       string          `json:"client"`
-	Capabilities []string        `json:"capabilities"`
+	ResolutionNs int64             `json:"resolution_ns,omitempty"`
+	Config       conditions.Config `json:"config"`
+	Redis        *RedisInfo        `json:"redis,omitempty"`
+	Client       string            `json:"client"`
+	Capabilities []string          `json:"capabilities"`
 	// Kind is the backend's kind (job store, reference, peer, calibration);
 	// Limits what it does not guarantee, for a reference or a peer.
 	Kind   string `json:"kind,omitempty"`
@@ -306,32 +306,6 @@ type HarnessFloor struct {
 	At bool `json:"at_harness_floor"`
 }
 
-// New starts the summary of a plan of s: what is known before the first run.
-func New(s *scenario.Scenario, env Environment, started time.Time) *Summary {
-	sum := &Summary{SchemaVersion: schemaNoStatistics, Tool: "aebench", Environment: env, StartedAt: started.UTC(),
-		Units: map[string]string{
-			"latency_ns":       "nanoseconds",
-			"throughput":       "jobs per second over the measured window (after warm-up, before the drain)",
-			"cost.per_job":     "Redis INFO deltas over the measured window divided by cost.jobs (jobs completed in the window)",
-			"cost.memory":      "bytes, INFO used_memory",
-			"timeseries.csv":   "per-second counts; backlog = acknowledged jobs not finished and not in a handler, split into backlog_due and backlog_delayed (waiting for a RunAt after that second); e2e percentiles of the second, empty when it had no sample (e2e_samples 0)",
-			"hlog":             "HdrHistogram interval log, values in ns, one tag per histogram",
-			"hgrm":             "percentile distribution, values in ms",
-			"recovery":         "fault -> next handler start of each job in flight at the fault, or its next claim when a later fault catches it before that start (faults.csv: one row per fault, at_s from the start of the measured window)",
-			"e2e":              "intended enqueue time (open loop: the plan) to Complete acknowledged, immediate jobs done on their first attempt",
-			"lateness":         "handler start minus the RunAt asked for (delayed jobs, and retries after Fail)",
-			"queue_wait":       "handler start minus when the attempt became due",
-			"enqueue, claim..": "one store call each; claim counts calls that returned jobs, including any wait for work",
-		},
-		Scenario: ScenarioInfo{Name: s.Name, File: s.File, Description: s.Description, Overrides: s.Overrides,
-			Thresholds: thresholdExprs(s.Thresholds),
-			Repeats:    s.Repeats, CalibrationNs: int64(s.Calibration), Source: string(s.Source)}}
-	for _, c := range s.Cells {
-		sum.Scenario.Cells = append(sum.Scenario.Cells, CellInfo{Index: c.Index, Vary: c.Vary})
-	}
-	return sum
-}
-
 // AddRedis notes a server the plan used.
 func (e *Environment) AddRedis(r RedisInfo) {
 	if !slices.Contains(e.Redis, r) {
@@ -416,12 +390,4 @@ func Read(path string) (*Summary, error) {
 		return nil, fmt.Errorf("%s: schema_version %d, this aebench reads 1 to %d", path, sum.SchemaVersion, SchemaVersion)
 	}
 	return &sum, nil
-}
-
-func thresholdExprs(ths []scenario.Threshold) []string {
-	var out []string
-	for _, t := range ths {
-		out = append(out, t.Expr)
-	}
-	return out
 }

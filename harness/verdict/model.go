@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/harness/summary"
+	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/stats"
 )
 
@@ -225,4 +225,4 @@ func values(obj map[string]any) map[string]float64 {
 // Reference says a backend kind is a reference (the floor): measured beside
 // the job stores for the ratios, it is not one, so it never gates a
 // threshold or a comparison.
-func Reference(kind string) bool { return kind == string(registry.KindReference) }
+func Reference(kind string) bool { return kind == string(jobstore.KindReference) }

@@ -1,4 +1,4 @@
-package scenario
+package conditions
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package scenario
+package conditions
 
 import (
 	"fmt"
@@ -75,7 +75,7 @@ func parseNonNegDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("duration %q is negative", s)
 	}
 	if d > maxDistDuration {
-		return 0, fmt.Errorf("duration %q is above the maximum %s", s, fmtBound(maxDistDuration))
+		return 0, fmt.Errorf("duration %q is above the maximum %s", s, FormatBound(maxDistDuration))
 	}
 	return d, nil
 }
@@ -137,8 +137,8 @@ func (d Dist) Sample(u1, u2 float64) time.Duration {
 	return d.A
 }
 
-// parseSize reads a byte count: 256, 1KiB, 4KB, 1MiB.
-func parseSize(s string) (int, error) {
+// ParseSize reads a byte count: 256, 1KiB, 4KB, 1MiB.
+func ParseSize(s string) (int, error) {
 	s = strings.TrimSpace(s)
 	mult := 1
 	for _, u := range []struct {
@@ -155,4 +155,11 @@ func parseSize(s string) (int, error) {
 		return 0, fmt.Errorf("not a size")
 	}
 	return n * mult, nil
+}
+
+// FormatBound writes a bound as people write it: 24h, not 24h0m0s.
+func FormatBound(d time.Duration) string {
+	s := d.String()
+	s = strings.TrimSuffix(s, "0s")
+	return strings.TrimSuffix(s, "0m")
 }
