@@ -19,6 +19,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/redisserver"
 )
 
@@ -316,28 +317,14 @@ func runAebench(ctx context.Context, self, root, out, url, backend string, jobs 
 	if o, err := cmd.Output(); err != nil {
 		return plainResult{}, fmt.Errorf("aebench run (%s): %w: %s %s", backend, err, lastLineOf(o), lastLineOf(stderr.Bytes()))
 	}
-	data, err := os.ReadFile(filepath.Join(out, "summary.json"))
-	if err != nil {
-		return plainResult{}, err
-	}
-	var sum struct {
-		Runs []struct {
-			Backend    string `json:"backend"`
-			Throughput struct {
-				Completed float64 `json:"completed_per_s"`
-			} `json:"throughput"`
-			Harness struct {
-				CPU float64 `json:"client_cpu_us_per_job"`
-			} `json:"harness"`
-		} `json:"runs"`
-	}
-	if err := json.Unmarshal(data, &sum); err != nil || len(sum.Runs) != 1 {
+	sum, err := summary.Read(filepath.Join(out, "summary.json"))
+	if err != nil || len(sum.Runs) != 1 {
 		return plainResult{}, fmt.Errorf("%s: want one run in summary.json (%v)", out, err)
 	}
 	if err := backlogHeld(filepath.Join(out, "timeseries.csv")); err != nil {
 		return plainResult{}, fmt.Errorf("aebench run (%s): %w", backend, err)
 	}
-	return plainResult{JobsPS: sum.Runs[0].Throughput.Completed, CPU: sum.Runs[0].Harness.CPU}, nil
+	return plainResult{JobsPS: sum.Runs[0].Throughput.Completed, CPU: sum.Runs[0].Harness.ClientCPUUsPerJob}, nil
 }
 
 // backlogHeld checks that the prefilled backlog lasted through every

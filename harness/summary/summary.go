@@ -7,6 +7,7 @@ package summary
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -376,18 +377,30 @@ func Write(path string, sum *Summary) error {
 	return os.Rename(tmp, path)
 }
 
-// Read reads a summary.json of schema version 1 to SchemaVersion.
+// ErrSchema reports a summary.json this version cannot read.
+var ErrSchema = errors.New("unsupported summary.json schema")
+
+// Read reads a summary.json of schema version 1 to SchemaVersion: the one
+// decoder of the file, for compare, export, report and the lab procedures.
+// The version is checked before the body, so a file of a newer schema
+// fails on its version, not on a field it changed.
 func Read(path string) (*Summary, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
-	var sum Summary
-	if err := json.Unmarshal(data, &sum); err != nil {
+	var head struct {
+		Schema int `json:"schema_version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, fmt.Errorf("%s: not a summary.json: %w", path, err)
 	}
-	if sum.SchemaVersion < 1 || sum.SchemaVersion > SchemaVersion {
-		return nil, fmt.Errorf("%s: schema_version %d, this aebench reads 1 to %d", path, sum.SchemaVersion, SchemaVersion)
+	if head.Schema < 1 || head.Schema > SchemaVersion {
+		return nil, fmt.Errorf("%s: schema_version %d, this aebench reads 1 to %d: %w", path, head.Schema, SchemaVersion, ErrSchema)
+	}
+	var sum Summary
+	if err := json.Unmarshal(data, &sum); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &sum, nil
 }

@@ -1,11 +1,11 @@
 package verdict
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"golang.org/x/perf/benchmath"
@@ -572,7 +572,7 @@ func (n Num) MarshalJSON() ([]byte, error) {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return []byte("null"), nil
 	}
-	return json.Marshal(f)
+	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
 }
 
 func fmtResolution(ns int64) string {

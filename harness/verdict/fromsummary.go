@@ -4,39 +4,23 @@ package verdict
 // summary).
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/stats"
 )
 
-// ReadSummary reads a summary.json of schema version 1 or 2.
+// ReadSummary reads a summary.json of schema version 1 or 2 (summary.Read).
 func ReadSummary(path string) (*Set, error) {
-	data, err := os.ReadFile(path)
+	sum, err := summary.Read(path)
 	if err != nil {
-		return nil, fmt.Errorf("results: %w", err)
+		return nil, err
 	}
-	var head struct {
-		Schema int          `json:"schema_version"`
-		Stats  *stats.Block `json:"statistics"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("%s: not a summary.json: %w", path, err)
-	}
-	if head.Schema < 1 || head.Schema > stats.SchemaVersion {
-		return nil, fmt.Errorf("%s: schema_version %d, this aebench reads 1 to %d: %w", path, head.Schema, stats.SchemaVersion, ErrSchema)
-	}
-	var sum summary.Summary
-	if err := json.Unmarshal(data, &sum); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	s, err := FromSummary(&sum)
+	s, err := FromSummary(sum)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	s.Schema, s.Stats, s.Source = head.Schema, head.Stats, path
+	s.Stats, s.Source = sum.Statistics, path
 	return s, nil
 }
 
@@ -65,20 +49,10 @@ func FromSummary(sum *summary.Summary) (*Set, error) {
 }
 
 func fromRun(rs *summary.RunSummary) (Run, error) {
-	// The catalog names each metric by its place in the run's JSON, so
-	// reading goes through that encoding.
-	data, err := json.Marshal(rs)
-	if err != nil {
-		return Run{}, fmt.Errorf("run %s: %w", rs.ID, err)
-	}
-	var obj map[string]any
-	if err := json.Unmarshal(data, &obj); err != nil {
-		return Run{}, fmt.Errorf("run %s: %w", rs.ID, err)
-	}
 	l := rs.Ledger
 	r := Run{ID: rs.ID, Label: rs.Label, Backend: rs.Backend, Client: rs.Client, Cell: rs.Cell, Repeat: rs.Repeat,
 		Calibration: rs.Calibration, Kind: rs.Kind, Status: rs.Status, Error: rs.Error, Problems: rs.Problems,
-		Conditions: rs.Conditions, ResolutionNs: rs.ResolutionNs, CountNoise: rs.CountNoise, Values: values(obj), Served: rs.Served,
+		Conditions: rs.Conditions, ResolutionNs: rs.ResolutionNs, CountNoise: rs.CountNoise, Values: values(rs), Served: rs.Served,
 		Ledger: Ledger{Attempted: l.Attempted, Acknowledged: l.Acknowledged, Completed: l.Completed,
 			DeadLettered: l.DeadLettered, Lost: l.Lost, LostExpected: l.LostExpected, Unexpected: l.Unexpected,
 			Duplicated: l.DuplicatedExecutions, Early: l.StartedEarly, SeedVariant: l.SeedVariant}}

@@ -14,6 +14,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/ledger"
+	"github.com/aebench/aebench/harness/summary"
 )
 
 // Direction says whether a larger value of a metric is an improvement.
@@ -49,8 +53,11 @@ const (
 type Metric struct {
 	// Name is what thresholds, --fail-on and the tables call it.
 	Name string
-	// Path is where a run's value sits in the run's summary.json object.
-	Path []string
+	// Field is the run's field in summary.json, for the docs.
+	Field string
+	// get reads the run's value; false when the run did not measure it
+	// (the field is absent from its summary.json).
+	get func(r *summary.RunSummary) (float64, bool)
 	// Unit of the value as stored: ns, jobs/s, µs, cmds, B, jobs.
 	Unit   string
 	Kind   Kind
@@ -87,12 +94,17 @@ func (m Metric) FloorFor(metered bool) float64 {
 }
 
 func lat(name, tag, q string, gate bool, doc string) Metric {
-	return Metric{Name: name, Path: []string{"latency_ns", tag, q}, Unit: "ns", Kind: KindDuration,
+	get := func(r *summary.RunSummary) (float64, bool) {
+		v, ok := r.LatencyNs[tag][q]
+		return v, ok
+	}
+	return Metric{Name: name, Field: "latency_ns." + tag + "." + q, get: get, Unit: "ns", Kind: KindDuration,
 		Better: LowerIsBetter, BenchUnit: "ns/" + strings.ReplaceAll(name, ".", "-"), Gate: gate, Doc: doc}
 }
 
-func ledger(name, field, doc string) Metric {
-	return Metric{Name: name, Path: []string{"ledger", field}, Unit: "jobs", Kind: KindCount,
+func ledgerMetric(name, field string, v func(l *ledger.Report) int64, doc string) Metric {
+	get := func(r *summary.RunSummary) (float64, bool) { return float64(v(&r.Ledger)), true }
+	return Metric{Name: name, Field: "ledger." + field, get: get, Unit: "jobs", Kind: KindCount,
 		Better: LowerIsBetter, BenchUnit: strings.ReplaceAll(name, ".", "-") + "-jobs/run", Doc: doc}
 }
 
@@ -119,7 +131,7 @@ const (
 
 // catalog is the single list of metrics; its order is the tables' order.
 var catalog = []Metric{
-	{Name: "throughput", Path: []string{"throughput", "completed_per_s"}, Unit: "jobs/s", Kind: KindRate,
+	{Name: "throughput", Field: "throughput.completed_per_s", get: func(r *summary.RunSummary) (float64, bool) { return r.Throughput.Completed, true }, Unit: "jobs/s", Kind: KindRate,
 		Better: HigherIsBetter, BenchUnit: "jobs/s", Gate: true,
 		Doc: "jobs completed per second over the measured window"},
 	lat("e2e.p50", "e2e", "p50", true, "intended enqueue to Complete acknowledged, median"),
@@ -130,42 +142,70 @@ var catalog = []Metric{
 	lat("claim.p99", "claim", "p99", false, "one Claim call that returned jobs, p99"),
 	lat("complete.p99", "complete", "p99", false, "one Complete call (with workers.ack_batch > 1 one batch's CompleteAll), p99"),
 	lat("ack_wait.p99", "ack_wait", "p99", false, "handler end to its Complete acknowledged (what ack batching adds to e2e), p99"),
-	{Name: "redis_cpu_us_per_job", Path: []string{"cost", "redis_cpu_us_per_job"}, Unit: "µs", Kind: KindNumber,
+	{Name: "redis_cpu_us_per_job", Field: "cost.redis_cpu_us_per_job", get: cost(func(c *engine.CostReport) float64 { return c.RedisCPUMicros }, false), Unit: "µs", Kind: KindNumber,
 		Better: LowerIsBetter, BenchUnit: "µs-redis-cpu/job", Gate: true,
 		Doc: "Redis CPU (user+sys) per completed job over the measured window"},
-	{Name: "busiest_master_cpu_us_per_job", Path: []string{"cost", "busiest_master_cpu_us_per_job"}, Unit: "µs", Kind: KindNumber,
+	{Name: "busiest_master_cpu_us_per_job", Field: "cost.busiest_master_cpu_us_per_job", get: cost(func(c *engine.CostReport) float64 { return c.BusiestMasterCPUMicros }, true), Unit: "µs", Kind: KindNumber,
 		Better: LowerIsBetter, BenchUnit: "µs-busiest-master-cpu/job",
 		Doc: "CPU of the busiest Redis server per completed job (all jobs): on a cluster, what bounds throughput at one core a master"},
-	{Name: "redis_cpu_percent", Path: []string{"cost", "redis_cpu_percent_of_one_core"}, Unit: "%", Kind: KindNumber,
+	{Name: "redis_cpu_percent", Field: "cost.redis_cpu_percent_of_one_core", get: cost(func(c *engine.CostReport) float64 { return c.RedisCPUPercent }, false), Unit: "%", Kind: KindNumber,
 		Better: LowerIsBetter, BenchUnit: "%-redis-cpu",
 		Doc: "Redis CPU (user+sys) over the measured window, as a share of one core: what a run costs Redis per second, busy or idle"},
-	{Name: "net_bytes_per_job", Path: []string{"cost", "net_bytes_per_job"}, Unit: "B", Kind: KindBytes,
+	{Name: "net_bytes_per_job", Field: "cost.net_bytes_per_job", get: cost(func(c *engine.CostReport) float64 { return c.NetBytes }, false), Unit: "B", Kind: KindBytes,
 		Better: LowerIsBetter, BenchUnit: "B-wire/job", Gate: true, Floor: deterministicFloor, MeteredFloor: meteredBytesFloor,
 		Doc: "bytes on the wire per job, both ways (Redis total_net_input_bytes + total_net_output_bytes)"},
-	{Name: "cmds_per_job", Path: []string{"cost", "commands_per_job"}, Unit: "cmds", Kind: KindNumber,
+	{Name: "cmds_per_job", Field: "cost.commands_per_job", get: cost(func(c *engine.CostReport) float64 { return c.Commands }, false), Unit: "cmds", Kind: KindNumber,
 		Better: LowerIsBetter, BenchUnit: "cmds/job", Gate: true, Floor: deterministicFloor, MeteredFloor: meteredCountFloor, Doc: "Redis commands per completed job, counting those inside Lua"},
-	{Name: "redis_instructions_per_job", Path: []string{"cost", "redis_instructions_per_job"}, Unit: "instr", Kind: KindNumber,
+	{Name: "redis_instructions_per_job", Field: "cost.redis_instructions_per_job", get: cost(func(c *engine.CostReport) float64 { return c.Instructions }, true), Unit: "instr", Kind: KindNumber,
 		Better: LowerIsBetter, BenchUnit: "instructions/job", Gate: true, Floor: instructionsFloor,
 		Doc: "instructions Redis executed per completed job over the window, counted by callgrind (redis.meter instructions), without serverCron and the meter's INFO"},
-	{Name: "redis_command_instructions_per_job", Path: []string{"cost", "redis_command_instructions_per_job"}, Unit: "instr", Kind: KindNumber,
+	{Name: "redis_command_instructions_per_job", Field: "cost.redis_command_instructions_per_job", get: cost(func(c *engine.CostReport) float64 { return c.CommandInstructions }, true), Unit: "instr", Kind: KindNumber,
 		Better: LowerIsBetter, BenchUnit: "command-instructions/job", Gate: true, Floor: instructionsFloor,
 		Doc: "the part of redis_instructions_per_job inside processCommand (the commands and their dispatch, not reading and writing the sockets)"},
-	{Name: "client_cpu_us_per_job", Path: []string{"harness", "client_cpu_us_per_job"}, Unit: "µs", Kind: KindNumber,
+	{Name: "client_cpu_us_per_job", Field: "harness.client_cpu_us_per_job", get: func(r *summary.RunSummary) (float64, bool) {
+		return r.Harness.ClientCPUUsPerJob, r.Harness.ClientCPUUsPerJob != 0
+	}, Unit: "µs", Kind: KindNumber,
 		Better: LowerIsBetter, BenchUnit: "µs-client-cpu/job",
 		Doc: "CPU of the aebench process (client library and harness) per completed job"},
-	{Name: "client_allocs_per_job", Path: []string{"harness", "client_allocs_per_job"}, Unit: "allocs", Kind: KindNumber,
+	{Name: "client_allocs_per_job", Field: "harness.client_allocs_per_job", get: func(r *summary.RunSummary) (float64, bool) {
+		return r.Harness.ClientAllocsPerJob, r.Harness.ClientAllocsPerJob != 0
+	}, Unit: "allocs", Kind: KindNumber,
 		Better: LowerIsBetter, BenchUnit: "allocs/job", Floor: 0.05, MeteredFloor: meteredAllocsFloor,
 		Doc: "heap allocations of the aebench process (harness and client library) per completed job over the measured window; counted, not timed (not gated by default: add it with --fail-on)"},
-	{Name: "memory_per_job", Path: []string{"cost", "memory_per_job_bytes"}, Unit: "B", Kind: KindBytes,
+	{Name: "memory_per_job", Field: "cost.memory_per_job_bytes", get: cost(func(c *engine.CostReport) float64 { return c.MemoryPerJobBytes }, false), Unit: "B", Kind: KindBytes,
 		Better: LowerIsBetter, BenchUnit: "B/job", Doc: "Redis used_memory growth per acknowledged job"},
-	{Name: "recovery.p99", Path: []string{"recovery", "recovery_ns", "p99"}, Unit: "ns", Kind: KindDuration,
+	{Name: "recovery.p99", Field: "recovery.recovery_ns.p99", get: recoveryP99, Unit: "ns", Kind: KindDuration,
 		Better: LowerIsBetter, BenchUnit: "ns/recovery-p99", Doc: "fault to the next handler start of a job in flight at it, p99"},
-	ledger("lost", "lost", "acknowledged jobs never completed nor dead-lettered"),
-	ledger("unexpected", "unexpected", "jobs run that were never enqueued"),
-	ledger("early", "started_early", "attempts started before their RunAt"),
-	ledger("duplicated", "duplicated_executions", "handler runs beyond one per job and attempt"),
-	ledger("dead_lettered", "dead_lettered", "jobs dead-lettered after their retries"),
+	ledgerMetric("lost", "lost", func(l *ledger.Report) int64 { return l.Lost }, "acknowledged jobs never completed nor dead-lettered"),
+	ledgerMetric("unexpected", "unexpected", func(l *ledger.Report) int64 { return l.Unexpected }, "jobs run that were never enqueued"),
+	ledgerMetric("early", "started_early", func(l *ledger.Report) int64 { return l.StartedEarly }, "attempts started before their RunAt"),
+	ledgerMetric("duplicated", "duplicated_executions", func(l *ledger.Report) int64 { return l.DuplicatedExecutions }, "handler runs beyond one per job and attempt"),
+	ledgerMetric("dead_lettered", "dead_lettered", func(l *ledger.Report) int64 { return l.DeadLettered }, "jobs dead-lettered after their retries"),
 }
+
+// cost reads a cost figure; omitted says summary.json leaves it out at 0
+// (a figure only some runs measure: instructions, the busiest master).
+func cost(f func(c *engine.CostReport) float64, omitted bool) func(r *summary.RunSummary) (float64, bool) {
+	return func(r *summary.RunSummary) (float64, bool) {
+		if r.Cost == nil {
+			return 0, false
+		}
+		v := f(r.Cost)
+		return v, !omitted || v != 0
+	}
+}
+
+func recoveryP99(r *summary.RunSummary) (float64, bool) {
+	if r.Recovery == nil {
+		return 0, false
+	}
+	v, ok := r.Recovery.RecoveryNs["p99"]
+	return v, ok
+}
+
+// Value is the run's value of the metric; false when the run did not
+// measure it.
+func (m Metric) Value(r *summary.RunSummary) (float64, bool) { return m.get(r) }
 
 // Catalog returns every metric, in table order.
 func Catalog() []Metric { return append([]Metric(nil), catalog...) }

@@ -1,7 +1,6 @@
 package verdict
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,7 +20,7 @@ const (
 )
 
 // ErrSchema reports a summary.json this version cannot read.
-var ErrSchema = errors.New("unsupported summary.json schema")
+var ErrSchema = summary.ErrSchema
 
 // Set is one results directory: what compare, export and the report read.
 type Set struct {
@@ -194,28 +193,11 @@ func Load(path string) (*Set, error) {
 	return s, nil
 }
 
-// lookup walks a decoded JSON object along path and returns the number
-// there.
-func lookup(obj map[string]any, path []string) (float64, bool) {
-	var cur any = obj
-	for _, p := range path {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return 0, false
-		}
-		if cur, ok = m[p]; !ok {
-			return 0, false
-		}
-	}
-	f, ok := cur.(float64)
-	return f, ok
-}
-
-// values reads every catalog metric out of a run's JSON object.
-func values(obj map[string]any) map[string]float64 {
+// values reads every catalog metric of a run.
+func values(rs *summary.RunSummary) map[string]float64 {
 	out := map[string]float64{}
 	for _, m := range catalog {
-		if v, ok := lookup(obj, m.Path); ok {
+		if v, ok := m.get(rs); ok {
 			out[m.Name] = v
 		}
 	}
