@@ -12,6 +12,7 @@
 package report
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"image/color"
@@ -263,23 +264,25 @@ func (f *figure) legendWidth() vg.Length {
 	return f.legend.ThumbnailWidth + sty.Width(" ") + w
 }
 
-// write renders the figure to <pathNoExt>.png and <pathNoExt>.svg.
-func (f *figure) write(pathNoExt string) error {
+// write renders the figure to <pathNoExt>.png and <pathNoExt>.svg and
+// returns the SVG, so that a page can embed the plot without reading the
+// file back.
+func (f *figure) write(pathNoExt string) ([]byte, error) {
 	if pathNoExt == "" {
-		return errors.New("report: empty output path")
+		return nil, errors.New("report: empty output path")
 	}
 	if dir := filepath.Dir(pathNoExt); dir != "." {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("report: create output directory: %w", err)
+			return nil, fmt.Errorf("report: create output directory: %w", err)
 		}
 	}
 
 	img := vgimg.NewWith(vgimg.UseWH(figWidth, figHeight), vgimg.UseDPI(pngDPI))
 	if err := safeDraw(f, draw.New(img)); err != nil {
-		return err
+		return nil, err
 	}
 	if err := writeFile(pathNoExt+".png", vgimg.PngCanvas{Canvas: img}); err != nil {
-		return err
+		return nil, err
 	}
 
 	// Embedded fonts: without them the SVG names "Liberation Sans" and a
@@ -287,9 +290,16 @@ func (f *figure) write(pathNoExt string) error {
 	// overrun the layout computed here.
 	svg := vgsvg.NewWith(vgsvg.UseWH(figWidth, figHeight), vgsvg.EmbedFonts(true))
 	if err := safeDraw(f, draw.New(svg)); err != nil {
-		return err
+		return nil, err
 	}
-	return writeFile(pathNoExt+".svg", svg)
+	var buf bytes.Buffer
+	if _, err := svg.WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("report: %s.svg: %w", pathNoExt, err)
+	}
+	if err := writeFile(pathNoExt+".svg", bytes.NewReader(buf.Bytes())); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // safeDraw converts a panic inside the plotting library into an error: the

@@ -49,7 +49,7 @@ const minPercentileDecades = 2
 // on this axis. Series whose histogram is nil or empty are listed in the
 // legend as "(no data)" and not drawn; if no series has data the figure says
 // "no data". Latencies below LatencyFloorMs are drawn at the floor.
-func PercentilePlot(pathNoExt, title, conditions string, series []LatencySeries) error {
+func PercentilePlot(pathNoExt, title, conditions string, series []LatencySeries) ([]byte, error) {
 	p := newPlot("percentile", "latency (ms)")
 	p.X.Scale = plot.LogScale{}
 	p.Y.Scale = plot.LogScale{}
@@ -78,7 +78,7 @@ func PercentilePlot(pathNoExt, title, conditions string, series []LatencySeries)
 		}
 		line, err := plotter.NewLine(pts)
 		if err != nil {
-			return fmt.Errorf("report: series %q: %w", label, err)
+			return nil, fmt.Errorf("report: series %q: %w", label, err)
 		}
 		line.LineStyle = seriesLineStyle(i)
 		p.Add(line)
@@ -88,7 +88,7 @@ func PercentilePlot(pathNoExt, title, conditions string, series []LatencySeries)
 		if len(pts) == 1 || pts[0].X == pts[len(pts)-1].X {
 			sc, err := plotter.NewScatter(pts)
 			if err != nil {
-				return fmt.Errorf("report: series %q: %w", label, err)
+				return nil, fmt.Errorf("report: series %q: %w", label, err)
 			}
 			sc.GlyphStyle = draw.GlyphStyle{Color: seriesColor(i), Radius: vg.Points(3.5), Shape: seriesGlyph(i)}
 			p.Add(sc)

@@ -127,7 +127,7 @@ func TestPercentilePlot(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, "percentile_"+tc.name)
-			err := PercentilePlot(path, "Claim latency, "+tc.name, "rate 2000/s open-loop, 4 workers x 8, redis 7.0.15 embedded, go-redis", tc.series(t))
+			_, err := PercentilePlot(path, "Claim latency, "+tc.name, "rate 2000/s open-loop, 4 workers x 8, redis 7.0.15 embedded, go-redis", tc.series(t))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -232,7 +232,7 @@ func TestTimePlot(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, "time_"+tc.name)
-			err := TimePlot(path, "Throughput, "+tc.name, "rate unlimited, 4 workers x 8, redis 7.0.15 embedded", "jobs/s", tc.lines, tc.markers)
+			_, err := TimePlot(path, "Throughput, "+tc.name, "rate unlimited, 4 workers x 8, redis 7.0.15 embedded", "jobs/s", tc.lines, tc.markers)
 			if tc.wantErr {
 				if err == nil {
 					t.Fatal("want an error")
@@ -252,10 +252,10 @@ func TestPlotBadPath(t *testing.T) {
 	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := PercentilePlot(filepath.Join(blocker, "x"), "t", "c", nil); err == nil {
+	if _, err := PercentilePlot(filepath.Join(blocker, "x"), "t", "c", nil); err == nil {
 		t.Error("want an error writing under a regular file")
 	}
-	if err := TimePlot("", "t", "c", "y", nil, nil); err == nil {
+	if _, err := TimePlot("", "t", "c", "y", nil, nil); err == nil {
 		t.Error("want an error for an empty path")
 	}
 }

@@ -24,10 +24,10 @@ type SweepSeries struct {
 // swept parameter (xLabel), a line per series with confidence bars. The x
 // axis is logarithmic when the positive X values span two decades or more;
 // the y axis starts at 0 unless a value is negative.
-func SweepPlot(pathNoExt, title, conditions, xLabel, yLabel string, series []SweepSeries) error {
+func SweepPlot(pathNoExt, title, conditions, xLabel, yLabel string, series []SweepSeries) ([]byte, error) {
 	for _, s := range series {
 		if len(s.X) != len(s.Y) || len(s.Lo) != len(s.Y) || len(s.Hi) != len(s.Y) {
-			return fmt.Errorf("report: sweep plot %q: series %q has %d x, %d y, %d lo, %d hi values",
+			return nil, fmt.Errorf("report: sweep plot %q: series %q has %d x, %d y, %d lo, %d hi values",
 				title, s.Label, len(s.X), len(s.Y), len(s.Lo), len(s.Hi))
 		}
 	}
@@ -62,12 +62,12 @@ func SweepPlot(pathNoExt, title, conditions, xLabel, yLabel string, series []Swe
 		}
 		line, err := plotter.NewLine(pts)
 		if err != nil {
-			return fmt.Errorf("report: sweep %q: %w", label, err)
+			return nil, fmt.Errorf("report: sweep %q: %w", label, err)
 		}
 		line.LineStyle = seriesLineStyle(i)
 		sc, err := plotter.NewScatter(pts)
 		if err != nil {
-			return fmt.Errorf("report: sweep %q: %w", label, err)
+			return nil, fmt.Errorf("report: sweep %q: %w", label, err)
 		}
 		sc.GlyphStyle = draw.GlyphStyle{Color: seriesColor(i), Radius: vg.Points(3), Shape: seriesGlyph(i)}
 		bars, err := plotter.NewYErrorBars(struct {
@@ -75,7 +75,7 @@ func SweepPlot(pathNoExt, title, conditions, xLabel, yLabel string, series []Swe
 			plotter.YErrorer
 		}{pts, errs})
 		if err != nil {
-			return fmt.Errorf("report: sweep %q: %w", label, err)
+			return nil, fmt.Errorf("report: sweep %q: %w", label, err)
 		}
 		bars.LineStyle.Color = seriesColor(i)
 		p.Add(line, sc, bars)

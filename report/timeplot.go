@@ -33,10 +33,10 @@ type Marker struct {
 // unless a value is negative, so heights compare by eye. Lines with no
 // points are listed in the legend as "(no data)"; with no points at all the
 // figure says "no data". X and Y of one line must have the same length.
-func TimePlot(pathNoExt, title, conditions, yLabel string, lines []Line, markers []Marker) error {
+func TimePlot(pathNoExt, title, conditions, yLabel string, lines []Line, markers []Marker) ([]byte, error) {
 	for _, l := range lines {
 		if len(l.X) != len(l.Y) {
-			return fmt.Errorf("report: time plot %q: line %q has %d x values and %d y values", title, l.Label, len(l.X), len(l.Y))
+			return nil, fmt.Errorf("report: time plot %q: line %q has %d x values and %d y values", title, l.Label, len(l.X), len(l.Y))
 		}
 	}
 	p := newPlot("time (s)", yLabel)
@@ -48,7 +48,7 @@ func TimePlot(pathNoExt, title, conditions, yLabel string, lines []Line, markers
 	for i, l := range lines {
 		ok, err := addTimeLine(p, f, i, l, &b)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if ok {
 			drawn++

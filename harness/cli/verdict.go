@@ -237,10 +237,33 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	if path == "" {
 		path = filepath.Join(s.Dir, page.FileName)
 	}
-	if err := page.WriteFile(path, s, base); err != nil {
+	plots, err := plotsIn(s.Dir)
+	if err == nil {
+		err = page.WriteFile(path, s, base, plots)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "aebench report: %v\n", err)
 		return verdict.ExitInfra
 	}
 	fmt.Fprintln(stdout, path)
 	return verdict.ExitOK
+}
+
+// plotsIn reads the run's SVG plots from its results directory, for a page
+// written after the run (aebench report); during a run the plots output
+// hands them to the page in memory.
+func plotsIn(dir string) ([]page.Plot, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.svg"))
+	if err != nil {
+		return nil, err
+	}
+	var out []page.Plot
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Plot{Name: filepath.Base(f), SVG: data})
+	}
+	return out, nil
 }

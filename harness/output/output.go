@@ -73,6 +73,13 @@ type RunRecorder interface {
 	RunRecorded(rs *summary.RunSummary)
 }
 
+// Checkpointer is an Output that keeps the record of the plan as it stands
+// (summary.json): the runner checkpoints it before the first run and after
+// every run, so that what was measured outlives a later failure.
+type Checkpointer interface {
+	Checkpoint(sum *summary.Summary) error
+}
+
 // HistogramLogger is an Output that keeps a run's interval histograms:
 // the runner asks it for the writer the engine's collector writes each
 // second's histograms to, before the run starts (the .hlog output).
@@ -186,5 +193,21 @@ func Open(named, off []string) ([]Output, error) {
 		}
 		outs = append(outs, o)
 	}
+	wirePlots(outs)
 	return outs, nil
+}
+
+// wirePlots hands the plots output's drawings to the page, in memory.
+func wirePlots(outs []Output) {
+	var pl *plots
+	for _, o := range outs {
+		if p, ok := o.(*plots); ok {
+			pl = p
+		}
+	}
+	for _, o := range outs {
+		if rp, ok := o.(*reportPage); ok && pl != nil {
+			rp.plots = pl
+		}
+	}
 }

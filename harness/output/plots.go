@@ -12,6 +12,7 @@ import (
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/analysis"
 	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/page"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/report"
 	"github.com/aebench/aebench/stats"
@@ -28,7 +29,22 @@ type plots struct {
 	planView
 	hists       map[string]*engine.HistSet
 	seriesByRun map[string][]engine.SeriesPoint
+	// drawn are the SVGs drawn, handed to the page in memory.
+	drawn []page.Plot
 }
+
+// keep notes the plot a drawing at pathNoExt returns, for the page.
+func (pl *plots) keep(pathNoExt string) func(svg []byte, err error) error {
+	return func(svg []byte, err error) error {
+		if err == nil {
+			pl.drawn = append(pl.drawn, page.Plot{Name: filepath.Base(pathNoExt) + ".svg", SVG: svg})
+		}
+		return err
+	}
+}
+
+// Drawn is every plot drawn by PlanDone, for the page.
+func (pl *plots) Drawn() []page.Plot { return pl.drawn }
 
 func newPlots(string) (Output, error) {
 	return &plots{hists: map[string]*engine.HistSet{}, seriesByRun: map[string][]engine.SeriesPoint{}}, nil
@@ -89,6 +105,7 @@ func (pl *plots) plots() error {
 		cond := cellShortConditions(runs)
 		prefix := pl.cellPrefix(c)
 		title := func(s string) string { return s + " - " + pl.s.Name }
+		at := func(name string) string { return filepath.Join(pl.dir, prefix+name) }
 		for _, pt := range plotTags {
 			var series []report.LatencySeries
 			any := false
@@ -104,7 +121,8 @@ func (pl *plots) plots() error {
 			if !any {
 				continue
 			}
-			if err := report.PercentilePlot(filepath.Join(pl.dir, prefix+pt.tag.String()), title(pt.title), cond, series); err != nil {
+			path := filepath.Join(pl.dir, prefix+pt.tag.String())
+			if err := pl.keep(path)(report.PercentilePlot(path, title(pt.title), cond, series)); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -133,17 +151,17 @@ func (pl *plots) plots() error {
 		for _, ev := range faults.Plan(rc.Faults, rc.Seed, rc.Warmup+rc.Duration) {
 			markers = append(markers, report.Marker{X: (ev.At - rc.Warmup).Seconds(), Label: faultLabel(ev)})
 		}
-		if err := report.TimePlot(filepath.Join(pl.dir, prefix+"throughput"), title("Completed jobs per second"), cond,
-			"jobs/s", thr, markers); err != nil {
+		if err := pl.keep(at("throughput"))(report.TimePlot(at("throughput"), title("Completed jobs per second"), cond,
+			"jobs/s", thr, markers)); err != nil {
 			errs = append(errs, err)
 		}
-		if err := report.TimePlot(filepath.Join(pl.dir, prefix+"backlog"), title("Due backlog (acknowledged, due, not running)"), cond,
-			"jobs", backlog, markers); err != nil {
+		if err := pl.keep(at("backlog"))(report.TimePlot(at("backlog"), title("Due backlog (acknowledged, due, not running)"), cond,
+			"jobs", backlog, markers)); err != nil {
 			errs = append(errs, err)
 		}
 		if rc.Producers.Delayed > 0 || rc.Workers.Fail > 0 {
-			if err := report.TimePlot(filepath.Join(pl.dir, prefix+"delayed"), title("Delayed jobs and retries not yet due"), cond,
-				"jobs", delayed, markers); err != nil {
+			if err := pl.keep(at("delayed"))(report.TimePlot(at("delayed"), title("Delayed jobs and retries not yet due"), cond,
+				"jobs", delayed, markers)); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -238,7 +256,7 @@ func (pl *plots) sweepPlots() error {
 			}
 			name := filepath.Join(pl.dir, "sweep-"+strings.ReplaceAll(field, ".", "_")+"-"+m.file)
 			title := fmt.Sprintf("%s against %s - %s", m.label, field, pl.s.Name)
-			if err := report.SweepPlot(name, title, pl.sweepConditions(), sweepAxis(blk.Groups, field), m.label, series); err != nil {
+			if err := pl.keep(name)(report.SweepPlot(name, title, pl.sweepConditions(), sweepAxis(blk.Groups, field), m.label, series)); err != nil {
 				errs = append(errs, err)
 			}
 		}

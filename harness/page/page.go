@@ -15,7 +15,6 @@ import (
 	"html/template"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -34,40 +33,24 @@ var pageTemplate string
 // chartMetrics are the metrics drawn per cell.
 var chartMetrics = []string{"throughput", "e2e.p50", "e2e.p99", "redis_cpu_us_per_job"}
 
-// WriteDir writes dir/report.html from dir/summary.json: what the runner
-// calls after every run, once summary.json is final.
-func WriteDir(dir string) error {
-	s, err := verdict.Load(dir)
-	if err != nil {
-		return err
-	}
-	return WriteFile(filepath.Join(dir, FileName), s, nil)
-}
-
-// WriteFinal writes the page of a run that is about to write its complete
-// flag (its last file, after this page): the page states the final status
-// the summary holds instead of "no flag yet".
-func WriteFinal(dir string) error {
-	s, err := verdict.Load(dir)
-	if err != nil {
-		return err
-	}
-	if !s.Complete && strings.HasPrefix(s.IncompleteWhy, "no "+verdict.CompleteFlag+" flag") {
-		s.Complete, s.IncompleteWhy = true, "" // the flag follows this page
-	}
-	return WriteFile(filepath.Join(dir, FileName), s, nil)
+// Plot is one of a run's plots as the plots output drew it: the SVG file's
+// name and its bytes, handed over in memory.
+type Plot struct {
+	Name string
+	SVG  []byte
 }
 
 // WriteFile writes the page for s (and its comparison with base, if not
-// nil) to path, replacing it atomically.
-func WriteFile(path string, s, base *verdict.Set) error {
+// nil) with plots to path, replacing it atomically: the one file it
+// touches.
+func WriteFile(path string, s, base *verdict.Set, plots []Plot) error {
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	bw := bufio.NewWriter(f)
-	err = Write(bw, s, base)
+	err = Write(bw, s, base, plots)
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -81,13 +64,14 @@ func WriteFile(path string, s, base *verdict.Set) error {
 	return os.Rename(tmp, path)
 }
 
-// Write writes the page.
-func Write(w io.Writer, s, base *verdict.Set) error {
+// Write writes the page of s (compared with base, if not nil) with the
+// run's plots, all from memory.
+func Write(w io.Writer, s, base *verdict.Set, plots []Plot) error {
 	t, err := template.New("page").Funcs(template.FuncMap{"join": strings.Join, "ns": verdict.FormatNs}).Parse(pageTemplate)
 	if err != nil {
 		return err
 	}
-	d := build(s, base)
+	d := build(s, base, plots)
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, d); err != nil {
 		return err
@@ -150,7 +134,7 @@ type rowView struct {
 	Class string
 }
 
-func build(s *verdict.Set, base *verdict.Set) data {
+func build(s *verdict.Set, base *verdict.Set, plots []Plot) data {
 	ff := &fontFaces{}
 	d := data{Set: s, Title: "aebench " + s.Scenario, Generated: time.Now().UTC().Format(time.RFC3339)}
 	d.Status = "complete"
@@ -186,7 +170,7 @@ func build(s *verdict.Set, base *verdict.Set) data {
 		d.Compare = compareSection(base, s)
 	}
 	d.Verdict = verdictOf(s, d.Status, d.Compare)
-	d.Plots = runPlots(s.Dir, ff)
+	d.Plots = runPlots(plots, ff)
 	d.Fonts = ff.css()
 	return d
 }

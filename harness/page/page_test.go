@@ -1,9 +1,12 @@
 package page
 
 import (
+	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/harness/verdict"
 )
 
@@ -43,5 +46,30 @@ func TestServedIn(t *testing.T) {
 	}
 	if got := servedIn(s, 2); got != "" {
 		t.Errorf("cell 2: %q, want nothing", got)
+	}
+}
+
+// TestPageFromMemory renders the page of a checked-in summary.json with a
+// plot handed in memory, into a buffer: the page reads no file (its set
+// names a directory that does not exist) and embeds the plot it is given.
+func TestPageFromMemory(t *testing.T) {
+	sum, err := summary.Read(filepath.Join("..", "verdict", "testdata", "summary-v2-2026-11-28.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := verdict.FromPlan(sum, filepath.Join(t.TempDir(), "gone"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := `<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><text>handed-in-memory</text></svg>`
+	var buf bytes.Buffer
+	if err := Write(&buf, s, nil, []Plot{{Name: "e2e.svg", SVG: []byte(svg)}}); err != nil {
+		t.Fatal(err)
+	}
+	html := buf.String()
+	for _, want := range []string{"handed-in-memory", "crash-recovery", ">complete<"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("page lacks %q", want)
+		}
 	}
 }

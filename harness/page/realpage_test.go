@@ -25,24 +25,35 @@ import (
 // no request beyond the file itself, and every backend on the page.
 func TestReportPage(t *testing.T) {
 	dir := runnertest.Run(t, "[zset, {name: bucket, label: bucket-poll, options: {wait: poll}}]", 2, true)
-	if err := page.WriteDir(dir); err != nil {
-		t.Fatal(err)
-	}
+	runPage := readFile(t, filepath.Join(dir, page.FileName)) // the page the run wrote
+	checkStatic(t, runPage)
 	s, err := verdict.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "cmp.html")
-	if err := page.WriteFile(path, s, s); err != nil {
+	var plots []page.Plot
+	svgs, _ := filepath.Glob(filepath.Join(dir, "*.svg"))
+	for _, f := range svgs {
+		plots = append(plots, page.Plot{Name: filepath.Base(f), SVG: []byte(readFile(t, f))})
+	}
+	// The run's page embeds the plots the plots output handed it.
+	if n := strings.Count(runPage, `<svg class="plot"`); len(svgs) == 0 || n < len(svgs) {
+		t.Errorf("the run's page embeds %d plots, the run drew %d", n, len(svgs))
+	}
+	// The page renders from memory: with the results gone, it has nothing
+	// to read back, and its output is the one file in its directory.
+	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{filepath.Join(dir, page.FileName), path} {
-		html, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkStatic(t, string(html))
+	out := t.TempDir()
+	path := filepath.Join(out, "cmp.html")
+	if err := page.WriteFile(path, s, s, plots); err != nil {
+		t.Fatal(err)
 	}
+	if ents, _ := os.ReadDir(out); len(ents) != 1 {
+		t.Errorf("the page left %d files in its directory, want its own only", len(ents))
+	}
+	checkStatic(t, readFile(t, path))
 	html, _ := os.ReadFile(path)
 	if !strings.Contains(string(html), "Comparison with the baseline") || strings.Count(string(html), "@font-face") != 1 {
 		t.Errorf("comparison missing or fonts not declared exactly once (%d)", strings.Count(string(html), "@font-face"))
@@ -59,10 +70,10 @@ func TestReportPage(t *testing.T) {
 			t.Errorf("backend %s not shown", b)
 		}
 	}
-	if strings.Count(dom, "<svg") < 4 {
-		t.Errorf("%d SVG plots rendered, want the CI charts and the run's plots", strings.Count(dom, "<svg"))
+	if n := strings.Count(dom, "<svg"); len(plots) < 3 || n < len(plots)+1 {
+		t.Errorf("%d SVG plots rendered of the run's %d, want the CI charts and the run's plots", n, len(plots))
 	}
-	checkLayout(t, filepath.Join(dir, page.FileName))
+	checkLayout(t, path)
 }
 
 // checkLayout loads a copy of the page with a probe script at 1,400 px:
@@ -191,4 +202,13 @@ func pageRequests(t *testing.T, netLog string) []string {
 		}
 	}
 	return out
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"html/template"
 	"image/color"
-	"os"
-	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -82,13 +80,12 @@ type plotSet struct{ Main, More []plotFile }
 // backlog; the others follow, folded.
 var plotOrder = []string{"e2e", "throughput", "recovery", "backlog"}
 
-// runPlots inlines every *.svg in dir: those of plotOrder first, in its
+// runPlots inlines the run's plots: those of plotOrder first, in its
 // order, then the rest in name order.
-func runPlots(dir string, ff *fontFaces) plotSet {
-	files, _ := filepath.Glob(filepath.Join(dir, "*.svg"))
-	sort.Strings(files)
-	rank := func(f string) int {
-		name := strings.TrimSuffix(filepath.Base(f), ".svg")
+func runPlots(plots []Plot, ff *fontFaces) plotSet {
+	plots = slices.Clone(plots)
+	rank := func(p Plot) int {
+		name := strings.TrimSuffix(p.Name, ".svg")
 		for i, n := range plotOrder {
 			if name == n {
 				return i
@@ -96,18 +93,20 @@ func runPlots(dir string, ff *fontFaces) plotSet {
 		}
 		return len(plotOrder)
 	}
-	sort.SliceStable(files, func(i, j int) bool { return rank(files[i]) < rank(files[j]) })
-	var out plotSet
-	for _, f := range files {
-		p := plotFile{Name: filepath.Base(f)}
-		data, err := os.ReadFile(f)
-		if err == nil {
-			p.SVG, err = ff.inline(data)
+	slices.SortStableFunc(plots, func(a, b Plot) int {
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra - rb
 		}
-		if err != nil {
+		return strings.Compare(a.Name, b.Name)
+	})
+	var out plotSet
+	for _, pl := range plots {
+		p := plotFile{Name: pl.Name}
+		var err error
+		if p.SVG, err = ff.inline(pl.SVG); err != nil {
 			p.Err = err.Error()
 		}
-		if rank(f) < len(plotOrder) {
+		if rank(pl) < len(plotOrder) {
 			out.Main = append(out.Main, p)
 		} else {
 			out.More = append(out.More, p)

@@ -151,10 +151,17 @@ func (sp *statusPrinter) end() {
 	}
 }
 
-// writeSummary replaces summary.json; it is written after every run, so a
+// checkpoint has the outputs keep the summary as it stands (summary.json,
+// output.Checkpointer): before the first run and after every run, so a
 // failure or Ctrl-C later never loses what was measured.
-func (pr *planRunner) writeSummary() error {
-	return summary.Write(filepath.Join(pr.dir, "summary.json"), pr.sum)
+func (pr *planRunner) checkpoint() error {
+	var errs []error
+	for _, op := range pr.outputs {
+		if c, ok := op.(output.Checkpointer); ok {
+			errs = append(errs, c.Checkpoint(pr.sum))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // finalize finishes the summary (package analysis: statistics over
@@ -167,7 +174,7 @@ func (pr *planRunner) finalize() error {
 	analysis.SetHarnessFloor(sum)
 	blk, err := verdict.AggregateSummary(sum)
 	if err != nil {
-		_ = pr.writeSummary()
+		_ = pr.checkpoint()
 		return fmt.Errorf("statistics: %w", err)
 	}
 	sum.Statistics, sum.SchemaVersion = blk, stats.SchemaVersion
@@ -176,7 +183,7 @@ func (pr *planRunner) finalize() error {
 		sum.SLO = analysis.MaxSustainable(sum, pr.s.Cells[0].Base.SLO.E2EP99)
 	}
 	sum.Scaling = analysis.ScalingCurve(sum)
-	return pr.writeSummary()
+	return pr.checkpoint()
 }
 
 // ErrDirNotEmpty: the results directory named by Options.Dir (--out)

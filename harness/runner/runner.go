@@ -93,6 +93,16 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 		}
 		fmt.Fprintln(o.Stdout, "warning: "+w)
 	}
+	var off []string
+	if o.NoPlots {
+		off = append(off, "plots")
+	}
+	// The outputs are built before the results directory, so a bad
+	// --output leaves no empty directory behind.
+	outs, err := output.Open(o.Outputs, off)
+	if err != nil {
+		return nil, &scenario.ConfigError{File: "command line", Field: "--output", Msg: err.Error()}
+	}
 	started := time.Now()
 	dir, err := makeResultsDir(o, started, s.Name)
 	if err != nil {
@@ -106,17 +116,6 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 	pr := &planRunner{s: s, o: o, dir: dir, sum: sum, ths: ths, pool: newRedisPool(o.Logf), progress: progress,
 		status: &statusPrinter{w: progress, tty: o.TTY, width: o.Width}}
 	defer pr.pool.close()
-	if err := pr.writeSummary(); err != nil {
-		return out, err
-	}
-	var off []string
-	if o.NoPlots {
-		off = append(off, "plots")
-	}
-	outs, err := output.Open(o.Outputs, off)
-	if err != nil {
-		return out, &scenario.ConfigError{File: "command line", Field: "--output", Msg: err.Error()}
-	}
 	pr.outputs = outs
 	defer pr.closeOutputs()
 	for _, op := range outs {
@@ -124,10 +123,13 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 			return out, err
 		}
 	}
+	if err := pr.checkpoint(); err != nil {
+		return out, err
+	}
 	runs := s.Runs()
 	if err := pr.prepare(ctx, runs); err != nil {
 		sum.FinishedAt, sum.Error = time.Now().UTC(), err.Error()
-		_ = pr.writeSummary()
+		_ = pr.checkpoint()
 		for _, op := range pr.outputs {
 			_ = op.PlanDone(sum) // the page says what stopped the plan
 		}
@@ -202,7 +204,7 @@ func (pr *planRunner) runAll(ctx context.Context, runs []conditions.RunSpec, out
 		if rs != nil {
 			pr.record(rs, out)
 		}
-		if werr := pr.writeSummary(); werr != nil && err == nil {
+		if werr := pr.checkpoint(); werr != nil && err == nil {
 			err = werr
 		}
 		if err != nil {

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -361,20 +360,6 @@ type RedisInfo struct {
 	// Meter is "instructions" when Redis ran under callgrind (its timings
 	// distorted about fifty-fold), else empty.
 	Meter string `json:"meter,omitempty"`
-}
-
-// Write replaces path with sum atomically (a temporary file renamed), so a
-// reader, or a crash, never sees half a file.
-func Write(path string, sum *Summary) error {
-	data, err := json.MarshalIndent(sum, "", "  ")
-	if err != nil {
-		return fmt.Errorf("summary.json: %w", err)
-	}
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // ErrSchema reports a summary.json this version cannot read.

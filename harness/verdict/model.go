@@ -181,16 +181,36 @@ func Load(path string) (*Set, error) {
 		return nil, err
 	}
 	s.Source, s.Dir = file, filepath.Dir(file)
-	switch _, ferr := os.Stat(filepath.Join(s.Dir, CompleteFlag)); {
+	_, ferr := os.Stat(filepath.Join(s.Dir, CompleteFlag))
+	s.explainIncomplete(ferr == nil)
+	return s, nil
+}
+
+// FromPlan is the set of a plan as the runner holds it in memory, for the
+// outputs of its end: flagged says its complete flag will follow (every
+// planned run ran and none hit an infrastructure error).
+func FromPlan(sum *summary.Summary, dir string, flagged bool) (*Set, error) {
+	s, err := FromSummary(sum)
+	if err != nil {
+		return nil, err
+	}
+	s.Stats, s.Dir, s.Source = sum.Statistics, dir, filepath.Join(dir, "summary.json")
+	s.explainIncomplete(flagged)
+	return s, nil
+}
+
+// explainIncomplete sets IncompleteWhy, and clears Complete when the
+// complete flag is missing (flagged false).
+func (s *Set) explainIncomplete(flagged bool) {
+	switch {
 	case !s.Complete && s.Interrupted:
 		s.IncompleteWhy = "interrupted (Ctrl-C)"
 	case !s.Complete:
 		s.IncompleteWhy = "not every planned run ran (stopped by an error, or still running)"
-	case ferr != nil:
+	case !flagged:
 		s.Complete = false
 		s.IncompleteWhy = "no " + CompleteFlag + " flag file: the run failed, was killed or is still writing (or predates the flag)"
 	}
-	return s, nil
 }
 
 // values reads every catalog metric of a run.
