@@ -29,6 +29,10 @@ type Record struct {
 	// AtS is when the fault landed, in seconds from the start of the
 	// measured window (negative during the warm-up), as on the plots.
 	AtS float64 `json:"at_s"`
+	// RunAtS is the same moment from the start of the run (warm-up
+	// included), as the scenario's faults[].at counts. Both are in the
+	// run's time base: simulated seconds on simulated time.
+	RunAtS float64 `json:"run_at_s"`
 	// Skipped says why a scheduled fault did not land (no such worker, the
 	// run ended first); empty when it did.
 	Skipped string `json:"skipped,omitempty"`
@@ -50,7 +54,8 @@ type Record struct {
 	NeverStarted       int `json:"never_started"`
 	DeadUnstarted      int `json:"dead_unstarted"`
 	RecoveredUnstarted int `json:"recovered_unstarted"`
-	// RecoveryMaxNs is the slowest restart of an affected job.
+	// RecoveryMaxNs is the slowest restart of an affected job, in the
+	// run's time base like the recovery distribution.
 	RecoveryMaxNs int64 `json:"recovery_max_ns"`
 
 	at  time.Time

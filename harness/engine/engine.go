@@ -466,7 +466,7 @@ func (e *engine) finish(res *Result, interrupted bool) {
 		if declared != "" && !e.cfg.LostAllowed() {
 			e.judgeDeclaredLoss(&res.Ledger, declared, sum)
 		}
-		h = simulatedRecovery(&sum, h, e.hooks.Speed)
+		h = timedFaults(&sum, h, e.cfg.Warmup, e.hooks.Speed)
 		res.Recovery = &sum
 		if h.TotalCount() > 0 {
 			res.Hists[TagRecovery] = h

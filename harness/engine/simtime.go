@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -30,11 +31,24 @@ func (r *Result) simulated(speed float64) {
 	r.Ledger.MaxEarlyNs = int64(float64(r.Ledger.MaxEarlyNs) * speed)
 }
 
-// simulatedRecovery restates the fault tracker's recovery distribution,
-// measured on the wall clock, in simulated time.
-func simulatedRecovery(sum *faults.Summary, h *hdr.Histogram, speed float64) *hdr.Histogram {
+// timedFaults dates each fault from the run's start as well (warm-up, a
+// real duration, added to the window-relative time) and restates what the
+// fault tracker measured on the wall clock (when each fault landed, the
+// recovery distribution and each fault's slowest recovery) in the run's
+// time base: simulated time, speed times as fast, on a simulated run.
+func timedFaults(sum *faults.Summary, h *hdr.Histogram, warmup time.Duration, speed float64) *hdr.Histogram {
+	for i := range sum.Records {
+		r := &sum.Records[i]
+		r.RunAtS = r.AtS + warmup.Seconds()
+	}
 	if speed <= 1 {
 		return h
+	}
+	for i := range sum.Records {
+		r := &sum.Records[i]
+		r.AtS *= speed
+		r.RunAtS *= speed
+		r.RecoveryMaxNs = int64(float64(r.RecoveryMaxNs) * speed)
 	}
 	for k, v := range sum.RecoveryNs {
 		if k != "count" { // a count of recoveries, not a duration

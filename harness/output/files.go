@@ -40,7 +40,7 @@ func (t *timeseries) Start(p Plan) error {
 	}
 	t.f, t.w = f, csv.NewWriter(f)
 	err = t.w.Write([]string{"run", "backend", "label", "cell", "second", "phase", "enqueued", "completed",
-		"backlog", "backlog_due", "backlog_delayed", "in_flight", "started", "retried", "dead", "e2e_samples", "e2e_p50_ms", "e2e_p99_ms"})
+		"backlog", "backlog_due", "backlog_delayed", "in_flight", "started", "retried", "dead", "e2e_samples", "e2e_p50_ms", "e2e_p99_ms", "span_s"})
 	t.w.Flush()
 	if err == nil {
 		err = t.w.Error()
@@ -60,7 +60,7 @@ func (t *timeseries) RunDone(rs *summary.RunSummary, res *engine.Result) error {
 		}
 		if err := t.w.Write([]string{rs.ID, rs.Backend, rs.Label, strconv.Itoa(rs.Cell), strconv.Itoa(p.Second), p.Phase,
 			i64(p.Enqueued), i64(p.Completed), i64(p.Backlog), i64(p.BacklogDue), i64(p.BacklogDelayed), i64(p.InFlight), i64(p.Started), i64(p.Retried), i64(p.Dead),
-			i64(p.E2ESamples), p50, p99}); err != nil {
+			i64(p.E2ESamples), p50, p99, f(rs.Config.Speed())}); err != nil {
 			return err
 		}
 	}
@@ -94,13 +94,13 @@ func (fc *faultsCSV) RunDone(rs *summary.RunSummary, _ *engine.Result) error {
 	w := csv.NewWriter(f)
 	if statErr != nil {
 		_ = w.Write([]string{"run", "backend", "label", "cell", "index", "kind", "point", "target", "at_s",
-			"affected", "never_started", "restarted", "duplicates", "dead_unstarted", "recovered_unstarted", "lost", "recovery_max_ms", "skipped"})
+			"affected", "never_started", "restarted", "duplicates", "dead_unstarted", "recovered_unstarted", "lost", "recovery_max_ms", "skipped", "run_at_s"})
 	}
 	for _, r := range rs.Recovery.Records {
 		_ = w.Write([]string{rs.ID, rs.Backend, rs.Label, strconv.Itoa(rs.Cell), strconv.Itoa(r.Index), string(r.Kind),
 			string(r.Point), r.Target, strconv.FormatFloat(r.AtS, 'f', 3, 64), strconv.Itoa(r.Affected), strconv.Itoa(r.NeverStarted),
 			strconv.Itoa(r.Restarted), strconv.Itoa(r.Duplicates), strconv.Itoa(r.DeadUnstarted), strconv.Itoa(r.RecoveredUnstarted), strconv.Itoa(r.Lost),
-			strconv.FormatFloat(float64(r.RecoveryMaxNs)/1e6, 'f', 1, 64), r.Skipped})
+			strconv.FormatFloat(float64(r.RecoveryMaxNs)/1e6, 'f', 1, 64), r.Skipped, strconv.FormatFloat(r.RunAtS, 'f', 3, 64)})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {

@@ -151,8 +151,12 @@ func (pl *plots) plots() error {
 		for _, ev := range faults.Plan(rc.Faults, rc.Seed, rc.Warmup+rc.Duration) {
 			markers = append(markers, report.Marker{X: (ev.At - rc.Warmup).Seconds(), Label: faultLabel(ev)})
 		}
+		rate := "jobs/s"
+		if rc.Simulated() {
+			rate = "jobs per simulated s"
+		}
 		if err := pl.keep(at("throughput"))(report.TimePlot(at("throughput"), title("Completed jobs per second"), cond,
-			"jobs/s", thr, markers)); err != nil {
+			rate, thr, markers)); err != nil {
 			errs = append(errs, err)
 		}
 		if err := pl.keep(at("backlog"))(report.TimePlot(at("backlog"), title("Due backlog (acknowledged, due, not running)"), cond,

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/faults"
@@ -213,6 +214,9 @@ func (t *terminal) printTables(w io.Writer) {
 		fmt.Fprintln(w, head+" ==")
 		if len(runs) > 0 {
 			fmt.Fprintln(w, "conditions: "+cellConditions(runs))
+			if tl := timeBaseLine(&runs[0]); tl != "" {
+				fmt.Fprintln(w, tl)
+			}
 			fmt.Fprintln(w)
 			t.latencyTable(w, runs)
 			ledgerNotes(w, runs, t.s.Repeats)
@@ -229,9 +233,9 @@ func (t *terminal) printTables(w io.Writer) {
 		}
 		for _, r := range runs {
 			if d, ok := r.LatencyNs["dispatch"]; ok {
-				fmt.Fprintf(w, "harness in the %s run: dispatch (claim returned -> handler start) p50 %s p99 %s; bookkeeping per job p50 %s; "+
+				fmt.Fprintf(w, "harness in the %s run%s: dispatch (claim returned -> handler start) p50 %s p99 %s; bookkeeping per job p50 %s; "+
 					"status/collector %s per second; client CPU %.1f µs/job%s; CPU run-queue wait %.1f ms/s\n",
-					r.ID, fmtNs(d["p50"]), fmtNs(d["p99"]), fmtNs(r.LatencyNs["bookkeeping"]["p50"]), fmtNs(float64(r.Harness.CollectorTickMeanNs)),
+					r.ID, realMark(r), fmtNs(d["p50"]), fmtNs(d["p99"]), fmtNs(r.LatencyNs["bookkeeping"]["p50"]), fmtNs(float64(r.Harness.CollectorTickMeanNs)),
 					r.Harness.ClientCPUUsPerJob, fixedPart(r), r.Harness.RunQueueWaitMsPerS)
 			}
 		}
@@ -371,7 +375,7 @@ func (t *terminal) faultTable(w io.Writer, runs []summary.RunSummary) {
 				continue
 			}
 			rows = append(rows, []string{runName(r, t.s.Repeats), strconv.Itoa(f.Index), string(f.Kind), f.Target,
-				fmt.Sprintf("%.1fs", f.AtS), strconv.Itoa(f.Affected), strconv.Itoa(f.NeverStarted), strconv.Itoa(f.Restarted),
+				fmtAt(f.RunAtS), strconv.Itoa(f.Affected), strconv.Itoa(f.NeverStarted), strconv.Itoa(f.Restarted),
 				strconv.Itoa(f.Duplicates), strconv.Itoa(f.DeadUnstarted), strconv.Itoa(f.RecoveredUnstarted), strconv.Itoa(f.Lost)})
 		}
 	}
@@ -382,10 +386,27 @@ func (t *terminal) faultTable(w io.Writer, runs []summary.RunSummary) {
 		fmt.Fprintf(w, "each fault on its own row: faults.csv (%d faults)\n", len(rows))
 		return
 	}
-	fmt.Fprintln(w, "each fault (at: seconds into the measured window; in flight: jobs the fault caught; never started: of those, the handler had not started; "+
+	fmt.Fprintln(w, "each fault (at: time into the run, warm-up included, as the scenario's faults[].at, in the run's time base; in flight: jobs the fault caught; never started: of those, the handler had not started; "+
 		"restarted, duplicated, lost: what became of them; dead/spent unstarted: dead-lettered, or an attempt taken back by Recover, on an attempt that never started):")
 	_ = report.Table(w, []string{"backend", "fault", "kind", "target", "at", "in flight", "never started", "restarted", "duplicated",
 		"dead unstarted", "spent unstarted", "lost"}, rows)
+}
+
+// realMark labels the harness's own figures of a simulated run real.
+func realMark(r summary.RunSummary) string {
+	if r.TimeBase != nil {
+		return " (real time)"
+	}
+	return ""
+}
+
+// fmtAt writes a moment of the run as the scenario writes one: 3m0s, 6.5s.
+func fmtAt(s float64) string {
+	d := time.Duration(s * float64(time.Second))
+	if d >= time.Minute {
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return fmt.Sprintf("%.1fs", s)
 }
 
 // fmtRate writes jobs/s with the digits a slow rate needs (0.02, not 0).

@@ -68,12 +68,29 @@ func lostNote(rs *summary.RunSummary) string {
 }
 
 // latText is fmtNs for a latency of run r: on simulated time a value
-// below the run's resolution reads "<" the resolution, not as a measurement.
+// below the run's resolution reads "<" the resolution, not as a
+// measurement, and one real wake-up delay times the speed can account for
+// is marked "~" (summary.TimeBase; timeBaseLine says so under the tables).
 func latText(r *summary.RunSummary, ns float64) string {
 	if r.ResolutionNs > 0 && ns < float64(r.ResolutionNs) {
 		return "<" + fmtNs(float64(r.ResolutionNs))
 	}
+	if r.TimeBase.WakeBounded(ns, r.ResolutionNs) {
+		return fmtNs(ns) + "~"
+	}
 	return fmtNs(ns)
+}
+
+// timeBaseLine states a simulated run's units once, or "" on real time.
+func timeBaseLine(r *summary.RunSummary) string {
+	tb := r.TimeBase
+	if tb == nil {
+		return ""
+	}
+	return fmt.Sprintf("time: simulated x%g: latencies, rates, windows, faults (at, recovery) in simulated time; "+
+		"Redis cost per job, the cost window, stalls and the harness's own figures in real time. "+
+		"<%s: below the resolution (one real ms); ~: at most %s, what real wake-up delay (Redis's 1/hz tick + 2ms) times the speed produces: the harness's clock may set it",
+		tb.Speed, fmtNs(float64(r.ResolutionNs)), fmtNs(float64(tb.WakeBoundNs)))
 }
 
 // fmtNs formats nanoseconds for people: 850µs, 1.24ms, 12.3ms, 125ms,

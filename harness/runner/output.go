@@ -34,6 +34,7 @@ func (pr *planRunner) fill(rs *summary.RunSummary, res *engine.Result) {
 		}
 	}
 	rs.Recovery = res.Recovery
+	rs.TimeBase = summary.NewTimeBase(rs.Config.Speed(), rs.Config.Redis.HZ, rs.ResolutionNs, rs.LatencyNs)
 	rs.Problems = res.Ledger.Problems
 	if c := res.Counters; res.FirstErr != nil {
 		rs.Problems = append(rs.Problems, fmt.Sprintf("store errors: %d enqueue, %d claim, %d complete, %d fail, %d extend, %d recover, %d promote; first: %v",

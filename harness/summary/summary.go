@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"time"
@@ -171,7 +172,11 @@ type RunSummary struct {
 	// ResolutionNs, on simulated time, is what one real millisecond is in
 	// simulated time: latencies below it are the harness's and Redis's own
 	// time, not the design's, and tables print them as "<" it.
-	ResolutionNs int64             `json:"resolution_ns,omitempty"`
+	ResolutionNs int64 `json:"resolution_ns,omitempty"`
+	// TimeBase, on simulated time, says which of the run's figures are in
+	// simulated time and which in real time, and which latencies real
+	// wake-up delay times the speed can account for; nil on real time.
+	TimeBase     *TimeBase         `json:"time_base,omitempty"`
 	Config       conditions.Config `json:"config"`
 	Redis        *RedisInfo        `json:"redis,omitempty"`
 	Client       string            `json:"client"`
@@ -232,6 +237,62 @@ type RunSummary struct {
 	// the store's own concurrency option allows; workers.concurrency and
 	// the claim and ack batches did not apply.
 	Served bool `json:"served,omitempty"`
+}
+
+// TimeBase states a simulated run's units once: every figure of the run
+// is in simulated time but those Real names, which are measured on the
+// wall clock and not scaled by the speed.
+type TimeBase struct {
+	Base  string  `json:"base"`
+	Speed float64 `json:"speed"`
+	// Simulated and Real name the run's fields in each time base.
+	Simulated []string `json:"simulated"`
+	Real      []string `json:"real"`
+	// WakeBoundNs is real wake-up delay times the speed: Redis fires a
+	// blocked command's timeout on its 1/hz tick, and the harness's timers
+	// wake a few milliseconds late, so (1/hz + 2ms) x speed is what a
+	// latency can read with the design adding nothing. WakeBound lists the
+	// run's latency figures (histogram.quantile) above the resolution and
+	// at or below it: the harness's clock, not the design, may set them.
+	WakeBoundNs int64    `json:"wake_bound_ns"`
+	WakeBound   []string `json:"wake_bound,omitempty"`
+}
+
+// Simulated time's fields, for TimeBase.
+var (
+	simulatedFields = []string{"window", "throughput", "latency_ns", "ledger.max_early_ns", "recovery (at_s, run_at_s, recovery_ns, recovery_max_ns)",
+		"timeseries.csv (second; counts over span_s)"}
+	realFields = []string{"cost (Redis CPU and commands per job, the cost window, redis_cpu_percent of one real second)",
+		"harness (client CPU, dispatch and bookkeeping, collector ticks, run-queue wait)", "stall_note", "prefill load time"}
+)
+
+// NewTimeBase is the time base of a run at speed on a Redis ticking at hz
+// (0: unknown, Redis's default 10), with its latency figures checked
+// against the wake-up bound; nil on real time (speed 1).
+func NewTimeBase(speed float64, hz int, resolutionNs int64, latency map[string]map[string]float64) *TimeBase {
+	if speed <= 1 {
+		return nil
+	}
+	if hz <= 0 {
+		hz = 10
+	}
+	wake := (time.Second/time.Duration(hz) + 2*time.Millisecond).Nanoseconds()
+	tb := &TimeBase{Base: "simulated", Speed: speed, Simulated: simulatedFields, Real: realFields,
+		WakeBoundNs: int64(float64(wake) * speed)}
+	for _, tag := range slices.Sorted(maps.Keys(latency)) {
+		for _, q := range []string{"p50", "p99", "p99.9"} {
+			if v, ok := latency[tag][q]; ok && v >= float64(resolutionNs) && v <= float64(tb.WakeBoundNs) {
+				tb.WakeBound = append(tb.WakeBound, tag+"."+q)
+			}
+		}
+	}
+	return tb
+}
+
+// WakeBounded says whether a latency of ns may be real wake-up delay times
+// the speed (above the resolution, at or below WakeBoundNs).
+func (tb *TimeBase) WakeBounded(ns float64, resolutionNs int64) bool {
+	return tb != nil && ns >= float64(resolutionNs) && ns <= float64(tb.WakeBoundNs)
 }
 
 // ServedNote says what a served run (RunSummary.Served) means, for the
