@@ -43,8 +43,10 @@ bench:
 claims:
 	$(AEBENCH) claims --readme README.md
 
+# build: every package, and the aebench binary in the checkout (./aebench).
 build:
 	$(GO) build ./...
+	$(GO) build -buildvcs=auto -o aebench ./cmd/aebench
 
 vet:
 	$(GO) vet ./...

@@ -205,9 +205,12 @@ type claimsRun struct {
 	root     string
 	noPlots  bool
 	readme   string
-	mu       sync.Mutex // outcomes and code, for prefetch
+	mu       sync.Mutex // outcomes, code and revision, for prefetch
 	outcomes map[string]*runner.Outcome
 	code     int
+	// revision is the git revision the runs were made at, as the first
+	// run's summary recorded it ("+dirty" for uncommitted changes).
+	revision string
 }
 
 func (cr *claimsRun) run(flaws []flawRow, checks []claimCheck) int {
@@ -257,7 +260,7 @@ func (cr *claimsRun) run(flaws []flawRow, checks []claimCheck) int {
 		if cr.noPlots {
 			cmd += " --quick"
 		}
-		if err := rewriteReadme(cr.readme, readmeBlock(verdicts, rows, time.Now(), cmd)); err != nil {
+		if err := rewriteReadme(cr.readme, readmeBlock(verdicts, rows, time.Now(), cmd, cr.revision)); err != nil {
 			fmt.Fprintf(cr.opts.Stderr, "aebench claims: %v\n", err)
 			return exitUsage
 		}
@@ -367,6 +370,12 @@ func (cr *claimsRun) scenario(file string) (*runner.Outcome, int) {
 		cr.code = exitFailed
 	}
 	cr.outcomes[file] = oc
+	if env := oc.Summary.Environment; cr.revision == "" && env.GitRevision != "" {
+		cr.revision = env.GitRevision
+		if env.GitDirty {
+			cr.revision += "+dirty"
+		}
+	}
 	return oc, exitOK
 }
 

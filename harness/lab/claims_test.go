@@ -106,7 +106,7 @@ func TestReadmeClaimsBlock(t *testing.T) {
 	if err := os.WriteFile(tmp, []byte("before\n"+readmeBegin+"\nold\n"+readmeEnd+"\nafter\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	gen := readmeBlock([]claimResult{{Seed: "003", Claim: "c", Scenario: "claim-x.yaml", Verdict: verdictHolds}}, nil, time.Now(), "aebench claims")
+	gen := readmeBlock([]claimResult{{Seed: "003", Claim: "c", Scenario: "claim-x.yaml", Verdict: verdictHolds}}, nil, time.Now(), "aebench claims", "abc1234")
 	if err := rewriteReadme(tmp, gen); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestReadmeClaimsBlock(t *testing.T) {
 		t.Errorf("rewritten:\n%s", got)
 	}
 	// A run of another scenario keeps claim-x's line and updates its own.
-	gen2 := readmeBlock([]claimResult{{Seed: "004", Claim: "d", Scenario: "claim-y.yaml", Verdict: verdictNotHold}}, nil, time.Now(), "aebench claims")
+	gen2 := readmeBlock([]claimResult{{Seed: "004", Claim: "d", Scenario: "claim-y.yaml", Verdict: verdictNotHold}}, nil, time.Now(), "aebench claims", "abc1234")
 	if err := rewriteReadme(tmp, gen2); err != nil {
 		t.Fatal(err)
 	}

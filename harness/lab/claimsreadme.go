@@ -17,10 +17,14 @@ const (
 )
 
 // readmeBlock renders the verdicts and flaws as the README's list.
-func readmeBlock(verdicts []claimResult, flaws []flawResult, at time.Time, command string) string {
+func readmeBlock(verdicts []claimResult, flaws []flawResult, at time.Time, command, revision string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n\nFrom `%s` on %s (each scenario's conditions are in claims.md of that run; "+
-		"ratios within one run on one machine). Each line names the command that reproduces it.\n\n", readmeBegin, command, at.UTC().Format("2006-01-02"))
+	if revision == "" {
+		revision = "unknown"
+	}
+	fmt.Fprintf(&b, "%s\n\nFrom one run of `%s` on %s at revision %s (each scenario's conditions are in claims.md of that run; "+
+		"ratios within one run on one machine). Each line names the command that reproduces it; a line kept from another run says so.\n\n",
+		readmeBegin, command, at.UTC().Format("2006-01-02"), revision)
 	for _, v := range verdicts {
 		fmt.Fprintf(&b, "- **Seed %s: \"%s\" %s.** %s. Rule: %s; decided by the %s. `aebench claims --claims %s`\n",
 			v.Seed, v.Claim, v.shownVerdict(), v.Measured, v.Rule, v.DecidedBy, strings.TrimSuffix(v.Scenario, ".yaml"))
