@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +20,8 @@ import (
 const (
 	maxFileLines = 600
 	maxFuncLines = 80
+	// maxReadmeLines: issue 43's bound on the README.
+	maxReadmeLines = 150
 )
 
 // module is the import path every package of the tree starts with.
@@ -158,6 +161,50 @@ func faultBranches(files []source) []string {
 	return out
 }
 
+// datedDoc matches what a measurement diary leaves in a package doc: a
+// date or a commit hash in parentheses.
+var datedDoc = regexp.MustCompile(`\b20[0-9]{2}-[0-9]{2}-[0-9]{2}\b|\([0-9a-f]{7,40}\)|\b[0-9a-f]{7}\b \(`)
+
+// datedPackageDocs names each package doc (the comment above a package
+// clause) that carries a date or a commit hash: a package doc says what a
+// package holds and why, and dated numbers go to docs/results.md.
+func datedPackageDocs(files []source) []string {
+	var out []string
+	for _, f := range files {
+		if f.test() {
+			continue
+		}
+		fs := token.NewFileSet()
+		af, err := parser.ParseFile(fs, f.path, f.text, parser.ParseComments|parser.PackageClauseOnly)
+		if err != nil {
+			out = append(out, err.Error())
+			continue
+		}
+		if af.Doc == nil {
+			continue
+		}
+		for _, c := range af.Doc.List {
+			if m := datedDoc.FindString(c.Text); m != "" {
+				out = append(out, fmt.Sprintf("%s:%d: package doc dated (%q): dated numbers go to docs/results.md", f.path, fs.Position(c.Pos()).Line, m))
+			}
+		}
+	}
+	return out
+}
+
+// readmeLength names README.md when it is over maxReadmeLines lines: the
+// README is a manual, and measurements live in docs/results.md.
+func readmeLength(files []source) []string {
+	for _, f := range files {
+		if f.path == "README.md" {
+			if n := bytes.Count(f.text, []byte("\n")); n > maxReadmeLines {
+				return []string{fmt.Sprintf("README.md: %d lines, over %d", n, maxReadmeLines)}
+			}
+		}
+	}
+	return nil
+}
+
 // brokenTables names each Markdown table row whose cell count differs
 // from its header's, and each table without its delimiter row.
 func brokenTables(files []source) []string {
@@ -269,7 +316,8 @@ func tracked(t *testing.T, pattern string) []source {
 // TestMarkdownTables: no Markdown table of the tree is broken (a row with
 // more or fewer cells than its header, a header without its | --- | row).
 func TestMarkdownTables(t *testing.T) {
-	for _, b := range brokenTables(tracked(t, "*.md")) {
+	md := tracked(t, "*.md")
+	for _, b := range append(brokenTables(md), readmeLength(md)...) {
 		t.Error(b)
 	}
 }
@@ -286,7 +334,7 @@ func TestHouseRules(t *testing.T) {
 	}
 	files := tracked(t, "*.go")
 	var broken []string
-	for _, rule := range []func([]source) []string{fileLengths, funcLengths, faultBranches,
+	for _, rule := range []func([]source) []string{fileLengths, funcLengths, faultBranches, datedPackageDocs,
 		func(fs []source) []string { return upwardImports(fs, layers) }} {
 		broken = append(broken, rule(files)...)
 	}
@@ -328,6 +376,10 @@ func TestHouseRulesCatch(t *testing.T) {
 		{"table row with a cell too many", brokenTables, source{"x.md", []byte("| a | b |\n| --- | --- |\n| 1 | 2 | 3 |\n")}, "x.md:3: 3 cells where the header has 2"},
 		{"table without its delimiter row", brokenTables, source{"x.md", []byte("| a | b |\n| 1 | 2 |\n")}, "x.md:1: a table without"},
 		{"whole table, pipes in code", brokenTables, source{"x.md", []byte("| a | b |\n| --- | --- |\n| `x|y` | 2 |\n\ntext\n")}, ""},
+		{"dated package doc", datedPackageDocs, source{"jobstore/x.go", []byte("// Package x holds y (2026-11-27: 4.2 commands a job).\npackage x\n")}, "jobstore/x.go:1: package doc dated"},
+		{"commit in a package doc", datedPackageDocs, source{"jobstore/x.go", []byte("// Package x holds y; 99f4bec (early) measured 4.2.\npackage x\n")}, "package doc dated"},
+		{"undated package doc", datedPackageDocs, source{"jobstore/x.go", []byte("// Package x holds y, because z.\npackage x\n")}, ""},
+		{"151-line README", readmeLength, source{"README.md", long(151)}, "README.md: 151 lines"},
 		{"== faults. inside faults/", faultBranches,
 			source{"faults/x.go", []byte("package faults\n\nfunc f(k Kind) bool { return k == WorkerKill || faults.A == 1 }\n")}, ""},
 	}

@@ -98,10 +98,7 @@
 // registered as a waiter by the move that found nothing, and an enqueue
 // hands it due jobs leased, returned by its blocked BZPOPMIN, when nothing
 // due waits in ready or a due bucket: zset's hand-off (its package doc;
-// latency.yaml 2026-11-27, four repeats: queue-wait p50 0.90-1.08x the
-// floor's, p99 0.46-1.24x, where it was 1.10-1.50x and 0.72-1.88x; meter,
-// 100/100 cell: 109.7k-110.7k instructions a job against 108.1k-108.6k
-// before, interleaved, for the jobs handed at speed when ready ran dry).
+// measured waits in docs/results.md).
 // "poll" is the seeds' way: a waiting Claim
 // moves every Options.PollInterval, and no script reads heads for waking or
 // touches the marker, which is then not in KEYS.
@@ -112,17 +109,9 @@
 // partly due is read whole, not-yet-due jobs included, on every mover
 // visit; the width bounds that cost.
 //
-// Redis work per job (capacity.yaml's batched cell, claim and ack batches of
-// 100, go-redis, Redis under callgrind), with base's changes of 2026-11-27
-// (zset's package doc lists them and each one's share): 7.25 commands and
-// 225.2k instructions a job at c0ecb20, 4.31 and 172.7k at 99f4bec, 4.32
-// and 108.9k now (median of three runs, 108.8k-109.7k; 111.8k before
-// enqueue stopped sending a bucket key for a due job, about 1,100
-// instructions each, and derived the records' keys). Also bucket's own:
-// enqueue gathers its writes by key, one ZADD of ready and one HSET per
-// bucket a batch, where a due job cost a ZADD of its own. With the
-// hand-off (Waiting for work above): 108.8k/109.1k/109.7k in three runs,
-// 4.22 commands a job.
+// Enqueue gathers its writes by key: one ZADD of ready and one HSET per
+// bucket a batch. Its Redis work per job: docs/results.md ("Measurements
+// from the package docs").
 package bucket
 
 import (

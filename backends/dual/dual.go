@@ -67,7 +67,7 @@
 // Core.WakeAt): at that RunAt the store promotes, and the XADD wakes the
 // blocked claimer at once.
 //
-// Blocking (2026-11-27, issue 24's waits): an idle dual claimer no longer
+// Blocking (issue 24's waits): an idle dual claimer no longer
 // blocks in XREADGROUP BLOCK, whose entries then needed a second call
 // (stream_activate) to be leased: two trips after the enqueue, where the
 // floor takes one. Its claim call that reads nothing registers it as a
@@ -77,9 +77,8 @@
 // delayed ZSET leases its due jobs to them (an empty Ref: in no stream), and the
 // block returns them. Every script that appends a due entry (enqueue,
 // promote, fail, recover, the orphan sweep) sets the marker when anyone
-// waits (lib_stream.lua's stream_wake: one EXISTS a call otherwise).
-// latency.yaml, four repeats: queue-wait p50 0.74-1.30x the floor's, p99
-// 0.48-1.41x, where it was 1.27-1.64x and 0.85-1.25x. Package stream keeps
+// waits (lib_stream.lua's stream_wake: one EXISTS a call otherwise). Its waits against the floor's:
+// docs/results.md. Package stream keeps
 // XREADGROUP BLOCK. The seed variant keeps its own polling claim.
 //
 // Mover mode "background": Claim never promotes;
@@ -93,17 +92,8 @@
 // = the rest of the ZSET; InProgress = the leases plus the pending entries,
 // read by a blocking claim not yet leased or orphans not yet swept), mover.
 //
-// Redis work per job (capacity.yaml's batched cell, claim and ack batches of
-// 100, go-redis, Redis under callgrind, instructions a job): 280.9k at
-// c0ecb20 (7.26 commands a job), 245.0k at 99f4bec, 168.5k-184.4k (median
-// 182.1k) after base's changes of 2026-11-27 morning (zset's package doc
-// lists them), 131.9k (median of three, 127.5k-132.3k) with the stream's entries read with NOACK,
-// never deleted one by one and trimmed by whole nodes (package stream's
-// doc; docs/results.md has the runs), and 122.2k (121.8k-122.4k) with the
-// hand-off, which spares a job handed when the stream ran dry its entry.
-// Commands a job at speed in that cell:
-// about 4.2 (4.7 under callgrind, where jobs enqueued between a claim's
-// clock reading and its script are re-appended).
+// Its Redis work per job and its history: docs/results.md ("Measurements
+// from the package docs").
 package dual
 
 import (

@@ -31,8 +31,7 @@
 // CompletedAt field cost Redis 17% more work a job (see CompleteMany). Claims push
 // onto processing's head, and a completion's LREM scans from its tail
 // (count -1), where the oldest claims are: O(1) when jobs finish in the
-// order they were claimed, O(jobs in flight) at worst. (It scanned from the
-// head until 2026-11-26: with 800 in flight, about 400 entries a job.)
+// order they were claimed, O(jobs in flight) at worst.
 //
 // What it cannot do returns an error wrapping errors.ErrUnsupported and is
 // declared through Capabilities (see Limits): Extend, Fail and Recover, an

@@ -51,25 +51,18 @@
 // entry leases its due jobs to them (an empty Ref: in no stream) and the
 // block returns them, one trip after the enqueue as the floor's BLMOVE;
 // a job appended while anyone waits sets the marker (lib_stream.lua's
-// stream_wake), and the woken claimer reads it with stream_claim. Until
-// 2026-11-27 the idle claimer blocked in XREADGROUP BLOCK and leased what
-// it read with stream_activate, one more call: queue-wait p50 1.25-1.56x
-// the floor's at 1000 jobs/s, 0.85-1.19x since (latency.yaml, four
-// repeats; docs/results.md). The seed variants keep that blocking read
+// stream_wake), and the woken claimer reads it with stream_claim. Before the hand-off the idle
+// claimer blocked in XREADGROUP BLOCK and leased what it read with
+// stream_activate, one more call (docs/results.md). The seed variants keep that blocking read
 // (stream_activate, entries pending until it acknowledges them), and a
 // variant's claim whose job was the last unread entry (base's drained)
-// lets its store's next Claim block first (latency.yaml at 1000 jobs/s,
-// 2026-11-26: 4.00 FCALLs a job before, 3.12 after). With the hand-off a
+// lets its store's next Claim block first. With the hand-off a
 // claimer must register in a call that sees nothing unread: an entry
 // appended while no one waited set no marker. So the next Claim after a
 // drain or a hand-off joins first with stream_join, which registers only
 // when the stream holds nothing unread (and, for dual, nothing due in the
 // delayed ZSET) and else sends the claimer to stream_claim (base's
-// TestHandoffJoinFirstSeesJobBetween). Against the claim call that read
-// nothing only to register, at 20 jobs/s (ci-cost.yaml, one run each):
-// 570.2k -> 567.1k Redis instructions a job, 1,704 -> 1,603 bytes in,
-// 26.1 -> 27.0 commands (XINFO GROUPS and EXISTS for an empty XREADGROUP
-// and a ZRANGE); dual 570.9k -> 563.7k. An entry carries the claim's view (RunAt, payload,
+// TestHandoffJoinFirstSeesJobBetween). An entry carries the claim's view (RunAt, payload,
 // retries and name), so a claim that reads entries in its own script reads
 // no record: per claimed job it runs one HSET, and the leases of a batch
 // are one ZADD. Complete and CompleteMany are the shared ones: a finished
@@ -143,19 +136,10 @@
 // ever seen. The PEL's consumer column then says which store read an entry;
 // the worker is in the record.
 //
-// Redis work per job (capacity.yaml's batched cell, claim and ack batches of
-// 100, go-redis, Redis under callgrind, instructions a job): 277.0k at
-// c0ecb20 (7.21 commands a job), 227.5k at 99f4bec, 166.9k after base's
-// changes of 2026-11-27 morning (zset's package doc lists them and their
-// shares; 180.5k before entries carried the claim's view), and 125.0k
-// (median of three, 124.1k-125.8k; 0.45x the filed figure) with no XDEL, no PEL for jobs claimed in the claim's own script (NOACK), no
-// XACK on completion, and whole nodes trimmed (2026-11-27 afternoon;
-// docs/results.md has the medians); 121.7k (120.5k-126.1k) with the
-// hand-off. Commands a job at speed in that cell:
-// about 4.3 (a little more under callgrind, where more jobs are
-// re-appended: a claim's clock reading precedes its script, so a job
-// enqueued in between has a RunAt after the claim's now and goes back to
-// the tail).
+// Its Redis work per job and its history: docs/results.md ("Measurements
+// from the package docs"). A job enqueued between a claim's clock reading
+// and its script has a RunAt after the claim's now and goes back to the
+// tail.
 package stream
 
 import (

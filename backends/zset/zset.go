@@ -48,51 +48,8 @@
 // expiry list (lib.lua's retire, plus a sweep of what is due), and per job
 // an HSET.
 //
-// Redis work per job, capacity.yaml's batched cell (claim and ack batches
-// of 100, go-redis, 128-byte payloads, Redis under callgrind; the cost of
-// the whole run divided by its jobs):
-//
-//	                               commands/job  instructions/job  bytes out/job
-//	c0ecb20 (issue 24 filed)       6.28          220.6k            430
-//	99f4bec (2026-11-27, early)    4.29          169.1k (165.8k)   348
-//	2026-11-27 afternoon           4.30          104.7k            187
-//	with the hand-off (below)      4.20          103.0k            186
-//
-// (165.8k: 99f4bec re-measured today.) Checked against the filed build
-// itself: c0ecb20 and this build interleaved, three runs each, same
-// settings: zset 218.5k against 105.1k (0.48x), bucket 228.0k against
-// 109.4k (0.48x), medians. 104.7k is the median of three runs
-// (103.8k-104.8k); a single run moves
-// about 2%, as a ZSET emptied and refilled between batches is rebuilt as a
-// listpack (see zadd_desc). The changes of 2026-11-27, each measured on top
-// of the ones before it (one run each, so about 2% each way):
-//
-//	change                                                  instructions/job
-//	(start, 99f4bec)                                        165.8k
-//	claim reads 4 fields (HMGET) and returns them, not      138.6k (-27.2k)
-//	  the record (HGETALL); an empty result is not written
-//	no tonumber or string.format a job (ms_le, the          136.1k (-2.5k)
-//	  sequence's cached digits), jobs as columns
-//	expiry list (one RPUSH a batch, not a ZADD a job),      121.7k (-14.4k)
-//	  CompleteMany's reply one string, records without Id
-//	  and a CreatedAt equal to RunAt, repeats answered in Go
-//	RunAt and Payload in fixed places of the enqueue layout 117.3k (-4.4k)
-//	CompleteMany sends lease members and derives record     115.5k (-1.8k)
-//	  keys; a claim's retries and name one item
-//	batch ZADDs in descending order (zadd_desc)             114.1k (-1.4k)
-//	CompleteMany without ZMSCORE (one ZREM; records read    108.6k (-5.5k)
-//	  only when it removed fewer)
-//	Enqueue derives record keys                             104.7k (-3.9k)
-//
-// What is left (a profile of the last build, per job): about 13k in the
-// three HSETs, 10k in the two ZADD members (queue, active index), 9k in
-// parsing replies into Lua, 6k in converting arguments, and most of the
-// rest in the Lua interpreter itself (its string interning alone about
-// 11k). Redis CPU a job, unmetered: scenarios/moonshot.yaml (zset, go-redis)
-// run back to back on 2026-11-27 with the build of the morning (99f4bec),
-// three times each on a host that day about 2.5x slower than the day
-// before: 33.1-43.9 µs before, 27.5-31.5 after, and 19.3-27.7k jobs/s
-// before, 23.9-33.1k after (docs/results.md).
+// Its Redis work per job and the history of each cut: docs/results.md
+// ("Measurements from the package docs").
 //
 // Claim is one call: it leases the jobs atomically (so claimers never race
 // for the head job) and writes each record under the lease it holds, with
@@ -113,10 +70,9 @@
 // store's next Claim block first (base's BlockClaim): its try would find
 // nothing, and any write that makes work sets the marker, which ends the
 // block at once. At a low rate that saves an empty claim script per job
-// (latency.yaml at 1000 jobs/s, 2026-11-26: 4.12 FCALLs and 157 µs of Redis
-// CPU a job before, 3.22 and 111 µs after).
+// (docs/results.md).
 //
-// Hand-off (lib.lua's, base's Handoff; 2026-11-27, issue 24's waits). Woken
+// Hand-off (lib.lua's, base's Handoff; issue 24's waits). Woken
 // by the marker, a claimer still needed a claim call: two trips after the
 // enqueue where the floor's BLMOVE takes one, which put queue-wait p50 at
 // 1.1-1.6x the floor's at 1000 jobs/s (latency.yaml, three repeats). Now a
@@ -135,17 +91,8 @@
 // second, and a handed job's lease is provisional (2s): a claimer that
 // dies registered is handed jobs for a second at most, and Recover
 // returns those no block popped, once their provisional lease ends, with
-// no attempt spent (base's TestHandoffToDeadWaiter, issue 42). Measured (latency.yaml, floor, zset,
-// bucket and dual, four repeats, 2026-11-27): zset queue-wait p50 0.95-1.06x
-// the floor's and p99 0.47-1.16x, where it was 1.32-1.58x and 0.89-1.45x
-// (docs/results.md). At speed a claim rarely finds nothing, and the
-// enqueue's cost is one ZRANGE of the empty waiters a batch (capacity.yaml's
-// 100/100 cell under the meter: 103.0k instructions a job, unchanged). At a
-// low rate, where claimers mostly wait: ci-cost.yaml (20 jobs/s, Redis
-// under callgrind) 368k instructions and 20.0 commands a job against 366k
-// and 21.4 before, once a claimer handed jobs blocks first on its next
-// Claim (base's BlockClaim); 447k and 23.5 while it ran a claim call just
-// to register again (docs/results.md).
+// no attempt spent (base's TestHandoffToDeadWaiter, issue 42). Its waits and costs against
+// the floor's: docs/results.md.
 // "poll" is the seeds' way: a waiting Claim pops every
 // Options.PollInterval and the scripts touch no marker.
 package zset

@@ -22,20 +22,10 @@
 // no caller can name them before the claim has chosen its jobs; declaring
 // them cost a second round trip per claim.
 //
-// Cost of a call (2026-11-27; ci-cost.yaml, one job a call, Redis under
-// callgrind, profiled on a redis-server 7.0.15 built with symbols, since
-// Debian's is stripped): at a low rate a job's three or four FCALLs cost
-// 330-570k Redis instructions, most of it a call rather than a job: the
-// KEYS and ARGV tables (about 11k a call), each redis.call's argument and
-// reply conversion (about 7k), Lua's garbage collector (about 20k). Two
-// parts were ours: a Lua number handed to redis.call is formatted with
-// printf "%.17g" (about 2,200 instructions each), so the scripts now pass
-// numbers as text (literals quoted, counts through lib.lua's num_text);
-// and the names derived from a queue key (job_prefix, waiters_key, ...)
-// were a pattern match and a concatenation each time, now memoized.
-// Instructions a job, one run each before and after (counted, so
-// repeatable): zset 365.0k -> 334.8k, bucket 420.6k -> 377.8k, stream
-// 570.2k -> 531.9k (with its join, package stream), dual 570.9k ->
-// 512.6k. At speed (capacity.yaml's batched cell, a hundred jobs a call)
-// the change is within a run's spread: zset 107.1k before and after.
+// Cost of a call: most of a script's Redis instructions at a low rate are
+// the call's, not the job's (the KEYS and ARGV tables, each redis.call's
+// conversions, Lua's garbage collector). So the scripts pass numbers as
+// text (a Lua number handed to redis.call is formatted with printf
+// "%.17g") and memoize the names derived from a queue key; the profile and
+// the counts are in docs/results.md ("Measurements from the package docs").
 package base
