@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/harness/conditions"
-	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/stats"
 )
@@ -20,7 +19,7 @@ func TestSetRatios(t *testing.T) {
 		r := summary.RunSummary{ID: id, Label: strings.TrimRight(id, "0123456789"), Kind: kind, Cell: cell, Status: status}
 		r.Throughput.Completed = done
 		if cpu > 0 {
-			r.Cost = &engine.CostReport{RedisCPUMicros: cpu, Commands: cmds}
+			r.Cost = &summary.CostReport{RedisCPUMicros: cpu, Commands: cmds}
 		}
 		return r
 	}

@@ -1,47 +1,10 @@
 package engine
 
-import "sync/atomic"
+import (
+	"sync/atomic"
 
-// Counters are plain event counts of a run (all phases).
-type Counters struct {
-	EnqueueCalls   int64 `json:"enqueue_calls"`
-	EnqueuedJobs   int64 `json:"enqueued_jobs"`
-	EnqueueErrors  int64 `json:"enqueue_errors"`
-	Throttled      int64 `json:"closed_loop_pauses"`
-	ClaimCalls     int64 `json:"claim_calls"`
-	ClaimEmpty     int64 `json:"claim_empty"`
-	ClaimErrors    int64 `json:"claim_errors"`
-	Claimed        int64 `json:"claimed"`
-	Started        int64 `json:"started"`
-	Completed      int64 `json:"completed"`
-	Retried        int64 `json:"retried"`
-	DeadLettered   int64 `json:"dead_lettered"`
-	Fenced         int64 `json:"fenced"`
-	CompleteErrors int64 `json:"complete_errors"`
-	FailErrors     int64 `json:"fail_errors"`
-	Extends        int64 `json:"extends"`
-	ExtendErrors   int64 `json:"extend_errors"`
-	RecoverCalls   int64 `json:"recover_calls"`
-	RecoverErrors  int64 `json:"recover_errors"`
-	Recovered      int64 `json:"recovered"`
-	RecoveredDead  int64 `json:"recovered_dead"`
-	// Returned counts jobs Recover put back without an attempt: handed to
-	// a claimer that never touched them (jobstore.RecoverResult.Returned).
-	Returned      int64 `json:"returned_unclaimed,omitempty"`
-	PromoteCalls  int64 `json:"promote_calls"`
-	PromoteErrors int64 `json:"promote_errors"`
-	Promoted      int64 `json:"promoted"`
-	// AckLost counts Complete or Fail calls that returned an error but had
-	// been applied (read back from the store: the reply was lost).
-	AckLost int64 `json:"ack_lost"`
-	// CompleteCalls counts Complete calls, or CompleteAll calls with
-	// workers.ack_batch > 1 (completed / complete_calls = jobs per ack call).
-	CompleteCalls int64 `json:"complete_calls"`
-	// StatsCalls and StatsErrors count the monitoring loop's Stats calls
-	// (workers.monitor_interval).
-	StatsCalls  int64 `json:"stats_calls,omitempty"`
-	StatsErrors int64 `json:"stats_errors,omitempty"`
-}
+	"github.com/aebench/aebench/harness/summary"
+)
 
 type counters struct {
 	enqCalls, enqJobs, enqErrors, throttled       atomic.Int64
@@ -60,14 +23,15 @@ type counters struct {
 	faultsFired atomic.Int64
 }
 
-func (c *counters) snapshot() Counters {
-	return Counters{c.enqCalls.Load(), c.enqJobs.Load(), c.enqErrors.Load(), c.throttled.Load(),
-		c.claimCalls.Load(), c.claimEmpty.Load(), c.claimErrors.Load(), c.claimed.Load(),
-		c.started.Load(), c.completed.Load(), c.retried.Load(), c.dead.Load(), c.fenced.Load(),
-		c.completeErrors.Load(), c.failErrors.Load(), c.extends.Load(), c.extErrs.Load(),
-		c.recoverCalls.Load(), c.recoverErrors.Load(), c.recovered.Load(), c.rdead.Load(), c.returned.Load(),
-		c.promoteCalls.Load(), c.promoteErrors.Load(), c.promoted.Load(), c.ackLost.Load(), c.completeCalls.Load(),
-		c.statsCalls.Load(), c.statsErrors.Load()}
+func (c *counters) snapshot() summary.Counters {
+	return summary.Counters{EnqueueCalls: c.enqCalls.Load(), EnqueuedJobs: c.enqJobs.Load(), EnqueueErrors: c.enqErrors.Load(),
+		Throttled: c.throttled.Load(), ClaimCalls: c.claimCalls.Load(), ClaimEmpty: c.claimEmpty.Load(), ClaimErrors: c.claimErrors.Load(),
+		Claimed: c.claimed.Load(), Started: c.started.Load(), Completed: c.completed.Load(), Retried: c.retried.Load(),
+		DeadLettered: c.dead.Load(), Fenced: c.fenced.Load(), CompleteErrors: c.completeErrors.Load(), FailErrors: c.failErrors.Load(),
+		Extends: c.extends.Load(), ExtendErrors: c.extErrs.Load(), RecoverCalls: c.recoverCalls.Load(), RecoverErrors: c.recoverErrors.Load(),
+		Recovered: c.recovered.Load(), RecoveredDead: c.rdead.Load(), Returned: c.returned.Load(), PromoteCalls: c.promoteCalls.Load(),
+		PromoteErrors: c.promoteErrors.Load(), Promoted: c.promoted.Load(), AckLost: c.ackLost.Load(), CompleteCalls: c.completeCalls.Load(),
+		StatsCalls: c.statsCalls.Load(), StatsErrors: c.statsErrors.Load()}
 }
 
 // stripes is how many cache lines a striped counter spreads over.

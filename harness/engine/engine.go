@@ -13,6 +13,7 @@ import (
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/ledger"
+	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/jobstore"
 )
 
@@ -84,7 +85,7 @@ type engine struct {
 	// calls: the deadline context of Enqueue, Complete and Fail.
 	calls callDeadlines
 	// usage: CPU and run-queue wait over the measured window.
-	usage HarnessCost
+	usage summary.HarnessCost
 	// window is the measured window's jobs, length and client CPU, for
 	// probeIdle's per-job part.
 	window struct {
@@ -105,7 +106,7 @@ type engine struct {
 	interval    HistSet
 	series      []SeriesPoint
 	lastTick    time.Time
-	lastCounts  Counters
+	lastCounts  summary.Counters
 	lastFaults  int64
 	peakBacklog int64
 	tickCost    time.Duration
@@ -144,18 +145,18 @@ func (e *engine) measuring(t time.Time) bool {
 // Result is what the engine measured; the runner adds files and cost.
 type Result struct {
 	// Prefill: the backlog loaded before the run (producers.prefill).
-	Prefill     *PrefillResult
+	Prefill     *summary.PrefillResult
 	Hists       HistSet
 	Series      []SeriesPoint
 	Ledger      ledger.Report
-	Counters    Counters
-	Window      Window
-	Throughput  Throughput
+	Counters    summary.Counters
+	Window      summary.Window
+	Throughput  summary.Throughput
 	Interrupted bool
 	// Err is what failed the run (infrastructure), if anything.
 	Err         error
-	Cost        *CostReport
-	Harness     HarnessCost
+	Cost        *summary.CostReport
+	Harness     summary.HarnessCost
 	StartedAt   time.Time
 	PeakBacklog int64
 	FirstErr    error // the first store error of any kind, if any
@@ -185,25 +186,6 @@ func (e *engine) audit() (map[string]int64, string) {
 		return m, err.Error()
 	}
 	return m, ""
-}
-
-// Window says how long each phase lasted.
-type Window struct {
-	WarmupS   float64 `json:"warmup_s"`
-	MeasuredS float64 `json:"measured_s"`
-	DrainS    float64 `json:"drain_s"`
-	Drained   bool    `json:"drained"`
-	// Settled: the drain ended before its time because every job still
-	// open was in no queue (lost, or a loss the system declares) or one the
-	// system takes back later (settleFinished); the ledger judges them.
-	Settled bool `json:"drain_settled,omitempty"`
-}
-
-// Throughput is in jobs/s over the measured window.
-type Throughput struct {
-	Offered   float64 `json:"offered_per_s"` // open loop: the planned rate; closed: 0
-	Enqueued  float64 `json:"enqueued_per_s"`
-	Completed float64 `json:"completed_per_s"`
 }
 
 // The runtime/metrics read for allocations: cumulative counts, so a
@@ -402,7 +384,7 @@ func (e *engine) load(ctx context.Context, res *Result) bool {
 		}()
 	}
 	interrupted := !sleepUntil(ctx, e.warmEnd)
-	var atWarm Counters
+	var atWarm summary.Counters
 	var usage windowUsage
 	if !interrupted {
 		atWarm = e.c.snapshot()

@@ -10,16 +10,9 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/harness/ledger"
+	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/jobstore"
 )
-
-// PrefillResult is what loading the prefilled backlog took.
-type PrefillResult struct {
-	Jobs    int64   `json:"jobs"`
-	Delayed int64   `json:"delayed"`
-	LoadS   float64 `json:"load_s"`
-	JobsPS  float64 `json:"jobs_per_s"`
-}
 
 const (
 	// prefillBatch is the jobs per Enqueue call while prefilling (the
@@ -34,7 +27,7 @@ const (
 // due ones enter the ledger as acknowledged warm-up jobs (run and checked,
 // never measured); the delayed ones get a RunAt an hour after the run's
 // end and stay out of the ledger, so one that runs is reported unexpected.
-func (e *engine) prefill(ctx context.Context) (*PrefillResult, error) {
+func (e *engine) prefill(ctx context.Context) (*summary.PrefillResult, error) {
 	p := e.cfg.Producers
 	if p.Prefill == 0 {
 		return nil, nil
@@ -55,7 +48,7 @@ func (e *engine) prefill(ctx context.Context) (*PrefillResult, error) {
 		return nil, fmt.Errorf("prefill: %w", err)
 	}
 	took := time.Since(start)
-	return &PrefillResult{Jobs: int64(p.Prefill), Delayed: delayed, LoadS: took.Seconds(),
+	return &summary.PrefillResult{Jobs: int64(p.Prefill), Delayed: delayed, LoadS: took.Seconds(),
 		JobsPS: float64(p.Prefill) / max(took.Seconds(), 1e-9)}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/rclient"
 	"github.com/aebench/aebench/rediscost"
 )
@@ -33,7 +34,7 @@ type redisCost struct {
 	base, before rediscost.Snapshot
 	marked       bool
 	sampler      *rediscost.MemorySampler
-	rep          *engine.CostReport
+	rep          *summary.CostReport
 }
 
 func newRedisCost(addrs []string, auth rclient.Auth, owned bool, retention time.Duration, cg *rediscost.Callgrind) engine.CostMeter {
@@ -123,14 +124,14 @@ func (m *redisCost) End(ctx context.Context, jobs, acked int64) error {
 	if len(m.live()) < len(m.addrs) {
 		// The queue's master died in the window and a replica took its
 		// slots: neither end of the window covers both.
-		m.rep = &engine.CostReport{Jobs: jobs, Error: "not measured: a master_kill changed the masters during the window"}
+		m.rep = &summary.CostReport{Jobs: jobs, Error: "not measured: a master_kill changed the masters during the window"}
 		return nil
 	}
 	cctx, cancel := costCtx(ctx)
 	defer cancel()
 	after, err := rediscost.Take(cctx, m.live(), m.auth)
 	if err != nil {
-		m.rep = &engine.CostReport{Error: err.Error()}
+		m.rep = &summary.CostReport{Error: err.Error()}
 		return err
 	}
 	c := rediscost.Diff(m.before, after)
@@ -138,7 +139,7 @@ func (m *redisCost) End(ctx context.Context, jobs, acked int64) error {
 		c = c.Without(m.sampler.Overhead())
 	}
 	if len(c.Restarted) > 0 {
-		m.rep = &engine.CostReport{Jobs: jobs, Error: fmt.Sprintf("not measured: Redis %s restarted during the window, so its counters started again from zero",
+		m.rep = &summary.CostReport{Jobs: jobs, Error: fmt.Sprintf("not measured: Redis %s restarted during the window, so its counters started again from zero",
 			strings.Join(c.Restarted, ", "))}
 		return nil
 	}
@@ -163,7 +164,7 @@ func (m *redisCost) End(ctx context.Context, jobs, acked int64) error {
 // report divides the window's INFO deltas c (the counters ending at after)
 // by the jobs it completed, and the memory growth since the empty queue by
 // the jobs acknowledged.
-func (m *redisCost) report(c rediscost.Cost, after rediscost.Snapshot, jobs, acked, peak int64) *engine.CostReport {
+func (m *redisCost) report(c rediscost.Cost, after rediscost.Snapshot, jobs, acked, peak int64) *summary.CostReport {
 	pj := c.PerJob(jobs)
 	window := after.Taken.Sub(m.before.Taken)
 	whole := rediscost.Diff(m.base, after)
@@ -171,7 +172,7 @@ func (m *redisCost) report(c rediscost.Cost, after rediscost.Snapshot, jobs, ack
 	for _, n := range m.base.Nodes {
 		baseMem += n.UsedMemory
 	}
-	r := &engine.CostReport{Jobs: jobs, WindowS: window.Seconds(),
+	r := &summary.CostReport{Jobs: jobs, WindowS: window.Seconds(),
 		Commands: pj.Commands, RedisCPUMicros: pj.RedisCPUMicros, CommandMicros: pj.CommandMicros,
 		NetInBytes: pj.NetInBytes, NetOutBytes: pj.NetOutBytes, NetBytes: pj.NetInBytes + pj.NetOutBytes, CommandsByName: map[string]float64{}, CommandMicrosByName: map[string]float64{},
 		PeakMemoryBytes: peak, BaselineMemory: baseMem, MemoryDeltaBytes: whole.MemoryDelta,
@@ -207,7 +208,7 @@ func (m *redisCost) report(c rediscost.Cost, after rediscost.Snapshot, jobs, ack
 }
 
 // setInstructions divides a callgrind window by the jobs it completed.
-func setInstructions(r *engine.CostReport, c rediscost.Costs, jobs int64) {
+func setInstructions(r *summary.CostReport, c rediscost.Costs, jobs int64) {
 	if jobs <= 0 {
 		return
 	}
@@ -220,7 +221,7 @@ func setInstructions(r *engine.CostReport, c rediscost.Costs, jobs int64) {
 	}
 }
 
-func (m *redisCost) Finish() *engine.CostReport {
+func (m *redisCost) Finish() *summary.CostReport {
 	if m.sampler != nil {
 		m.sampler.Stop()
 	}

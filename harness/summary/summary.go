@@ -1,8 +1,12 @@
-// Package summary is summary.json: the schema of a run's results (the
-// plan, the environment, every run with its conditions, latencies, ledger,
-// counters, cost and faults, and the statistics over repeats), with Write
-// and Read. The runner fills it; package verdict and the report page read
-// it. It imports the scenario and engine types it embeds, nothing above.
+// Package summary is the record of a plan, the one results model from the
+// ledger to the page: the plan, the environment, every run with its
+// conditions, figures (measures.go: the types the engine fills), latencies,
+// ledger, cost and faults, and the statistics over repeats. summary.json is
+// this record as JSON: Read is its one decoder, and the summary output
+// (package output) its one writer. It sits below the engine, which fills
+// a run's figures in its types, and imports only plain data
+// (conditions, ledger, faults, stats), so whatever reads a result links no
+// backend.
 package summary
 
 import (
@@ -16,7 +20,6 @@ import (
 
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/conditions"
-	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/stats"
 )
@@ -202,12 +205,12 @@ type RunSummary struct {
 	// without a calibration run.
 	HarnessFloor *HarnessFloor `json:"harness_floor,omitempty"`
 	// Prefill is the backlog loaded before the run (producers.prefill).
-	Prefill *engine.PrefillResult `json:"prefill,omitempty"`
+	Prefill *PrefillResult `json:"prefill,omitempty"`
 	// MoverLoop: the harness ran a Promote loop (workers.mover_interval).
-	MoverLoop  bool              `json:"mover_loop"`
-	StartedAt  time.Time         `json:"started_at"`
-	Window     engine.Window     `json:"window"`
-	Throughput engine.Throughput `json:"throughput"`
+	MoverLoop  bool       `json:"mover_loop"`
+	StartedAt  time.Time  `json:"started_at"`
+	Window     Window     `json:"window"`
+	Throughput Throughput `json:"throughput"`
 	// PeakBacklog is the most jobs waiting (acknowledged, not finished, not
 	// in a handler) at any once-a-second sample.
 	PeakBacklog int64 `json:"peak_backlog"`
@@ -215,9 +218,9 @@ type RunSummary struct {
 	// mean and count, in ns.
 	LatencyNs map[string]map[string]float64 `json:"latency_ns"`
 	Ledger    ledger.Report                 `json:"ledger"`
-	Counters  engine.Counters               `json:"counters"`
-	Cost      *engine.CostReport            `json:"cost"`
-	Harness   engine.HarnessCost            `json:"harness"`
+	Counters  Counters                      `json:"counters"`
+	Cost      *CostReport                   `json:"cost"`
+	Harness   HarnessCost                   `json:"harness"`
 	Files     RunFiles                      `json:"files"`
 	// Recovery is what the run's faults did (absent without faults): per
 	// fault the jobs in flight, how long until each started again, the
@@ -349,7 +352,7 @@ type CalibrationInfo struct {
 	BookkeepingP99Ns float64 `json:"bookkeeping_p99_ns"`
 	CollectorTickNs  int64   `json:"collector_tick_mean_ns"`
 	CompletedPerS    float64 `json:"completed_per_s"`
-	// ClientCPUUsPerJob is the harness's CPU per job (engine.HarnessCost)
+	// ClientCPUUsPerJob is the harness's CPU per job (HarnessCost)
 	// and RunQueueWaitMsPerS its threads' wait for a CPU per second.
 	ClientCPUUsPerJob  float64 `json:"client_cpu_us_per_job"`
 	RunQueueWaitMsPerS float64 `json:"run_queue_wait_ms_per_s"`

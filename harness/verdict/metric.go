@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/harness/summary"
 )
@@ -142,24 +141,24 @@ var catalog = []Metric{
 	lat("claim.p99", "claim", "p99", false, "one Claim call that returned jobs, p99"),
 	lat("complete.p99", "complete", "p99", false, "one Complete call (with workers.ack_batch > 1 one batch's CompleteAll), p99"),
 	lat("ack_wait.p99", "ack_wait", "p99", false, "handler end to its Complete acknowledged (what ack batching adds to e2e), p99"),
-	{Name: "redis_cpu_us_per_job", Field: "cost.redis_cpu_us_per_job", get: cost(func(c *engine.CostReport) float64 { return c.RedisCPUMicros }, false), Unit: "µs", Kind: KindNumber,
+	{Name: "redis_cpu_us_per_job", Field: "cost.redis_cpu_us_per_job", get: cost(func(c *summary.CostReport) float64 { return c.RedisCPUMicros }, false), Unit: "µs", Kind: KindNumber,
 		Better: LowerIsBetter, BenchUnit: "µs-redis-cpu/job", Gate: true,
 		Doc: "Redis CPU (user+sys) per completed job over the measured window"},
-	{Name: "busiest_master_cpu_us_per_job", Field: "cost.busiest_master_cpu_us_per_job", get: cost(func(c *engine.CostReport) float64 { return c.BusiestMasterCPUMicros }, true), Unit: "µs", Kind: KindNumber,
+	{Name: "busiest_master_cpu_us_per_job", Field: "cost.busiest_master_cpu_us_per_job", get: cost(func(c *summary.CostReport) float64 { return c.BusiestMasterCPUMicros }, true), Unit: "µs", Kind: KindNumber,
 		Better: LowerIsBetter, BenchUnit: "µs-busiest-master-cpu/job",
 		Doc: "CPU of the busiest Redis server per completed job (all jobs): on a cluster, what bounds throughput at one core a master"},
-	{Name: "redis_cpu_percent", Field: "cost.redis_cpu_percent_of_one_core", get: cost(func(c *engine.CostReport) float64 { return c.RedisCPUPercent }, false), Unit: "%", Kind: KindNumber,
+	{Name: "redis_cpu_percent", Field: "cost.redis_cpu_percent_of_one_core", get: cost(func(c *summary.CostReport) float64 { return c.RedisCPUPercent }, false), Unit: "%", Kind: KindNumber,
 		Better: LowerIsBetter, BenchUnit: "%-redis-cpu",
 		Doc: "Redis CPU (user+sys) over the measured window, as a share of one core: what a run costs Redis per second, busy or idle"},
-	{Name: "net_bytes_per_job", Field: "cost.net_bytes_per_job", get: cost(func(c *engine.CostReport) float64 { return c.NetBytes }, false), Unit: "B", Kind: KindBytes,
+	{Name: "net_bytes_per_job", Field: "cost.net_bytes_per_job", get: cost(func(c *summary.CostReport) float64 { return c.NetBytes }, false), Unit: "B", Kind: KindBytes,
 		Better: LowerIsBetter, BenchUnit: "B-wire/job", Gate: true, Floor: deterministicFloor, MeteredFloor: meteredBytesFloor,
 		Doc: "bytes on the wire per job, both ways (Redis total_net_input_bytes + total_net_output_bytes)"},
-	{Name: "cmds_per_job", Field: "cost.commands_per_job", get: cost(func(c *engine.CostReport) float64 { return c.Commands }, false), Unit: "cmds", Kind: KindNumber,
+	{Name: "cmds_per_job", Field: "cost.commands_per_job", get: cost(func(c *summary.CostReport) float64 { return c.Commands }, false), Unit: "cmds", Kind: KindNumber,
 		Better: LowerIsBetter, BenchUnit: "cmds/job", Gate: true, Floor: deterministicFloor, MeteredFloor: meteredCountFloor, Doc: "Redis commands per completed job, counting those inside Lua"},
-	{Name: "redis_instructions_per_job", Field: "cost.redis_instructions_per_job", get: cost(func(c *engine.CostReport) float64 { return c.Instructions }, true), Unit: "instr", Kind: KindNumber,
+	{Name: "redis_instructions_per_job", Field: "cost.redis_instructions_per_job", get: cost(func(c *summary.CostReport) float64 { return c.Instructions }, true), Unit: "instr", Kind: KindNumber,
 		Better: LowerIsBetter, BenchUnit: "instructions/job", Gate: true, Floor: instructionsFloor,
 		Doc: "instructions Redis executed per completed job over the window, counted by callgrind (redis.meter instructions), without serverCron and the meter's INFO"},
-	{Name: "redis_command_instructions_per_job", Field: "cost.redis_command_instructions_per_job", get: cost(func(c *engine.CostReport) float64 { return c.CommandInstructions }, true), Unit: "instr", Kind: KindNumber,
+	{Name: "redis_command_instructions_per_job", Field: "cost.redis_command_instructions_per_job", get: cost(func(c *summary.CostReport) float64 { return c.CommandInstructions }, true), Unit: "instr", Kind: KindNumber,
 		Better: LowerIsBetter, BenchUnit: "command-instructions/job", Gate: true, Floor: instructionsFloor,
 		Doc: "the part of redis_instructions_per_job inside processCommand (the commands and their dispatch, not reading and writing the sockets)"},
 	{Name: "client_cpu_us_per_job", Field: "harness.client_cpu_us_per_job", get: func(r *summary.RunSummary) (float64, bool) {
@@ -172,7 +171,7 @@ var catalog = []Metric{
 	}, Unit: "allocs", Kind: KindNumber,
 		Better: LowerIsBetter, BenchUnit: "allocs/job", Floor: 0.05, MeteredFloor: meteredAllocsFloor,
 		Doc: "heap allocations of the aebench process (harness and client library) per completed job over the measured window; counted, not timed (not gated by default: add it with --fail-on)"},
-	{Name: "memory_per_job", Field: "cost.memory_per_job_bytes", get: cost(func(c *engine.CostReport) float64 { return c.MemoryPerJobBytes }, false), Unit: "B", Kind: KindBytes,
+	{Name: "memory_per_job", Field: "cost.memory_per_job_bytes", get: cost(func(c *summary.CostReport) float64 { return c.MemoryPerJobBytes }, false), Unit: "B", Kind: KindBytes,
 		Better: LowerIsBetter, BenchUnit: "B/job", Doc: "Redis used_memory growth per acknowledged job"},
 	{Name: "recovery.p99", Field: "recovery.recovery_ns.p99", get: recoveryP99, Unit: "ns", Kind: KindDuration,
 		Better: LowerIsBetter, BenchUnit: "ns/recovery-p99", Doc: "fault to the next handler start of a job in flight at it, p99"},
@@ -185,7 +184,7 @@ var catalog = []Metric{
 
 // cost reads a cost figure; omitted says summary.json leaves it out at 0
 // (a figure only some runs measure: instructions, the busiest master).
-func cost(f func(c *engine.CostReport) float64, omitted bool) func(r *summary.RunSummary) (float64, bool) {
+func cost(f func(c *summary.CostReport) float64, omitted bool) func(r *summary.RunSummary) (float64, bool) {
 	return func(r *summary.RunSummary) (float64, bool) {
 		if r.Cost == nil {
 			return 0, false
