@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/jobstore"
 )
@@ -142,7 +143,7 @@ func (a *acker) flush() {
 	ce := time.Now()
 	e.c.completeCalls.at(w.idx).Add(1)
 	if e.measuring(t0) {
-		w.rec.Record(TagComplete, ce.Sub(t0))
+		w.rec.Record(hist.TagComplete, ce.Sub(t0))
 	}
 	for i, p := range ps {
 		perr := err // the call as a whole failed: each outcome is unknown
@@ -166,7 +167,7 @@ func (a *acker) flush() {
 			continue
 		}
 		if p.measured {
-			w.rec.Record(TagBookkeeping, book)
+			w.rec.Record(hist.TagBookkeeping, book)
 		}
 		w.untrack(p.lease.JobID)
 		e.c.inFlight.at(w.idx).Add(-1)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/backends/registry"
+	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/jobstore"
@@ -128,7 +129,9 @@ func leaseLostInBatch(t *testing.T, ctx context.Context, store jobstore.Store) {
 	if j, err := store.Get(ctx, "short"); err != nil || j.Status == jobstore.StatusCompleted {
 		t.Errorf("job short (lease lost): %v %v, want not completed by the stale ack", j.Status, err)
 	}
-	if h := w.rec.cur[TagAckWait]; h == nil || h.TotalCount() != 2 {
+	var got hist.Set
+	w.rec.DrainInto(&got)
+	if h := got[hist.TagAckWait]; h == nil || h.TotalCount() != 2 {
 		t.Errorf("ack_wait histogram: %v, want 2 values", h)
 	}
 }

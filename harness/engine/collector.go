@@ -1,10 +1,9 @@
 package engine
 
 import (
-	"sort"
 	"time"
 
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/aebench/aebench/harness/hist"
 )
 
 // StatusLine is what the engine reports once a second.
@@ -55,42 +54,6 @@ type SeriesPoint struct {
 	ClaimSumS float64 `json:"-"`
 }
 
-// LatencyBuckets are the upper bounds, in seconds, of the live latency
-// histograms (SeriesPoint.E2EHist): 100µs to about 105 s, doubling; the
-// last count of a histogram holds what lies above.
-func LatencyBuckets() []float64 {
-	var b []float64
-	for v := 100e-6; v < 110; v *= 2 {
-		b = append(b, v)
-	}
-	return b
-}
-
-// sumSeconds is the sum of h's values (ns), in seconds.
-func sumSeconds(h *hdr.Histogram) float64 {
-	if h == nil {
-		return 0
-	}
-	return h.Mean() * float64(h.TotalCount()) / 1e9
-}
-
-// bucketCounts counts h's values (ns) per LatencyBuckets bucket.
-func bucketCounts(h *hdr.Histogram) []uint64 {
-	if h == nil || h.TotalCount() == 0 {
-		return nil
-	}
-	bounds := LatencyBuckets()
-	out := make([]uint64, len(bounds)+1)
-	for _, bar := range h.Distribution() {
-		if bar.Count == 0 {
-			continue
-		}
-		i := sort.SearchFloat64s(bounds, float64(bar.To)/1e9)
-		out[i] += uint64(bar.Count)
-	}
-	return out
-}
-
 // collector is the once-a-second loop that merges the recorders.
 type collector struct {
 	done, quit chan struct{}
@@ -136,7 +99,7 @@ func (e *engine) writeHLog(now time.Time) {
 		if h == nil || h.TotalCount() == 0 {
 			continue
 		}
-		h.SetTag(e.hooks.Label + "." + Tag(t).String())
+		h.SetTag(e.hooks.Label + "." + hist.Tag(t).String())
 		h.SetStartTimeMs(e.lastTick.UnixMilli())
 		h.SetEndTimeMs(now.UnixMilli())
 		if err := e.hooks.HLog.OutputIntervalHistogram(h); err != nil {
@@ -161,15 +124,15 @@ func (e *engine) collect(k int, final bool) {
 	began := time.Now()
 	now := began
 	e.recMu.Lock()
-	recs := append([]*Recorder(nil), e.recorders...)
+	recs := append([]*hist.Recorder(nil), e.recorders...)
 	e.recMu.Unlock()
 	for _, r := range recs {
-		r.drainInto(&e.interval)
+		r.DrainInto(&e.interval)
 	}
 	e.writeHLog(now)
 	var p50, p99 float64
 	var samples int64
-	if h := e.interval[TagE2E]; h != nil && h.TotalCount() > 0 {
+	if h := e.interval[hist.TagE2E]; h != nil && h.TotalCount() > 0 {
 		samples = h.TotalCount()
 		p50 = float64(h.ValueAtQuantile(50)) / 1e6
 		p99 = float64(h.ValueAtQuantile(99)) / 1e6
@@ -181,14 +144,14 @@ func (e *engine) collect(k int, final bool) {
 		// Walking a histogram's buckets each second costs the collector
 		// time: only when an output (the live endpoint) uses them, and
 		// before the merge resets them.
-		e2eHist, claimHist = bucketCounts(e.interval[TagE2E]), bucketCounts(e.interval[TagClaim])
-		e2eSum, claimSum = sumSeconds(e.interval[TagE2E]), sumSeconds(e.interval[TagClaim])
+		e2eHist, claimHist = hist.BucketCounts(e.interval[hist.TagE2E]), hist.BucketCounts(e.interval[hist.TagClaim])
+		e2eSum, claimSum = hist.SumSeconds(e.interval[hist.TagE2E]), hist.SumSeconds(e.interval[hist.TagClaim])
 	}
 	var c50, c99 float64
-	if h := e.interval[TagClaim]; h != nil && h.TotalCount() > 0 {
+	if h := e.interval[hist.TagClaim]; h != nil && h.TotalCount() > 0 {
 		c50, c99 = float64(h.ValueAtQuantile(50))/1e6, float64(h.ValueAtQuantile(99))/1e6
 	}
-	e.interval.mergeInto(&e.total)
+	e.interval.MergeInto(&e.total)
 
 	cur := e.c.snapshot()
 	secs := now.Sub(e.lastTick).Seconds()
@@ -218,7 +181,7 @@ func (e *engine) collect(k int, final bool) {
 		sl := StatusLine{RunID: e.hooks.Label, Elapsed: now.Sub(e.t0), Phase: phase,
 			EnqPerSec: float64(pt.Enqueued) / secs, DonePerSec: float64(pt.Completed) / secs,
 			Backlog: pt.BacklogDue, Delayed: delayed, InFlight: pt.InFlight}
-		if h := e.total[TagE2E]; h != nil && h.TotalCount() > 0 {
+		if h := e.total[hist.TagE2E]; h != nil && h.TotalCount() > 0 {
 			sl.E2EP99 = time.Duration(h.ValueAtQuantile(99))
 		}
 		e.hooks.Status(sl)

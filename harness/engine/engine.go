@@ -12,6 +12,7 @@ import (
 
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/conditions"
+	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/jobstore"
@@ -99,11 +100,11 @@ type engine struct {
 	payload   []byte
 
 	recMu     sync.Mutex
-	recorders []*Recorder
+	recorders []*hist.Recorder
 
 	// collector state (only the collector goroutine touches these, then run after it stops)
-	total       HistSet
-	interval    HistSet
+	total       hist.Set
+	interval    hist.Set
 	series      []SeriesPoint
 	lastTick    time.Time
 	lastCounts  summary.Counters
@@ -121,8 +122,8 @@ type engine struct {
 	resolvers sync.WaitGroup
 }
 
-func (e *engine) newRecorder() *Recorder {
-	r := newRecorder(e.hooks.Speed)
+func (e *engine) newRecorder() *hist.Recorder {
+	r := hist.NewRecorder(e.hooks.Speed)
 	e.recMu.Lock()
 	e.recorders = append(e.recorders, r)
 	e.recMu.Unlock()
@@ -146,7 +147,7 @@ func (e *engine) measuring(t time.Time) bool {
 type Result struct {
 	// Prefill: the backlog loaded before the run (producers.prefill).
 	Prefill     *summary.PrefillResult
-	Hists       HistSet
+	Hists       hist.Set
 	Series      []SeriesPoint
 	Ledger      ledger.Report
 	Counters    summary.Counters
@@ -451,7 +452,7 @@ func (e *engine) finish(res *Result, interrupted bool) {
 		h = timedFaults(&sum, h, e.cfg.Warmup, e.hooks.Speed)
 		res.Recovery = &sum
 		if h.TotalCount() > 0 {
-			res.Hists[TagRecovery] = h
+			res.Hists[hist.TagRecovery] = h
 			e.logRecovery(h)
 		}
 	}
@@ -514,7 +515,7 @@ func (e *engine) logRecovery(h *hdr.Histogram) {
 	if e.hooks.HLog == nil || e.hlogErr != nil {
 		return
 	}
-	h.SetTag(e.hooks.Label + "." + TagRecovery.String())
+	h.SetTag(e.hooks.Label + "." + hist.TagRecovery.String())
 	h.SetStartTimeMs(e.t0.UnixMilli())
 	h.SetEndTimeMs(time.Now().UnixMilli())
 	e.hlogErr = e.hooks.HLog.OutputIntervalHistogram(h)

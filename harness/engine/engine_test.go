@@ -8,6 +8,7 @@ import (
 
 	"github.com/aebench/aebench/backends/null"
 	"github.com/aebench/aebench/harness/conditions"
+	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/jobstore"
 )
@@ -64,14 +65,14 @@ func TestEngineNull(t *testing.T) {
 	if c := res.Counters; c.Retried == 0 || c.Completed != l.Completed || c.Started != l.Executions {
 		t.Errorf("counters %+v vs ledger %+v", c, l)
 	}
-	for _, tag := range []Tag{TagE2E, TagLateness, TagQueueWait, TagEnqueue, TagClaim, TagComplete, TagFail, TagDispatch, TagScheduleLag} {
+	for _, tag := range []hist.Tag{hist.TagE2E, hist.TagLateness, hist.TagQueueWait, hist.TagEnqueue, hist.TagClaim, hist.TagComplete, hist.TagFail, hist.TagDispatch, hist.TagScheduleLag} {
 		if h := res.Hists[tag]; h == nil || h.TotalCount() == 0 {
 			t.Errorf("histogram %s is empty", tag)
 		}
 	}
 	// Warm-up jobs are checked but not measured: fewer e2e values than
 	// immediate first-attempt completions.
-	if n := res.Hists[TagE2E].TotalCount(); n >= l.Completed {
+	if n := res.Hists[hist.TagE2E].TotalCount(); n >= l.Completed {
 		t.Errorf("e2e recorded %d values for %d completions: warm-up not excluded", n, l.Completed)
 	}
 	if res.Throughput.Completed < 250 || res.Throughput.Completed > 600 {

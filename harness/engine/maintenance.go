@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/jobstore"
 )
 
@@ -22,7 +23,7 @@ func (e *engine) startMaintenance(ctx context.Context, wg *sync.WaitGroup) {
 	if recLoop != nil {
 		rstore = recLoop.store
 	}
-	e.maintain(ctx, wg, maintLoop{name: "recoverer", tag: TagRecover, every: wc.RecoveryInterval, batch: wc.RecoveryBatch,
+	e.maintain(ctx, wg, maintLoop{name: "recoverer", tag: hist.TagRecover, every: wc.RecoveryInterval, batch: wc.RecoveryBatch,
 		crash: recLoop, calls: &e.c.recoverCalls, errs: &e.c.recoverErrors,
 		call: func(ctx context.Context, t0 time.Time) (int, error) {
 			if e.hooks.NoRecoverer {
@@ -38,7 +39,7 @@ func (e *engine) startMaintenance(ctx context.Context, wg *sync.WaitGroup) {
 			return r.Len(), err
 		}})
 	if wc.MonitorInterval > 0 {
-		e.maintain(ctx, wg, maintLoop{name: "monitor", tag: TagStats, every: wc.MonitorInterval, batch: 1,
+		e.maintain(ctx, wg, maintLoop{name: "monitor", tag: hist.TagStats, every: wc.MonitorInterval, batch: 1,
 			calls: &e.c.statsCalls, errs: &e.c.statsErrors,
 			call: func(ctx context.Context, _ time.Time) (int, error) {
 				_, err := e.store.Stats(ctx)
@@ -52,7 +53,7 @@ func (e *engine) startMaintenance(ctx context.Context, wg *sync.WaitGroup) {
 	if movLoop != nil {
 		mover = movLoop.store.(jobstore.Mover)
 	}
-	e.maintain(ctx, wg, maintLoop{name: "mover", tag: TagPromote, every: wc.MoverInterval, batch: wc.MoverBatch,
+	e.maintain(ctx, wg, maintLoop{name: "mover", tag: hist.TagPromote, every: wc.MoverInterval, batch: wc.MoverBatch,
 		crash: movLoop, calls: &e.c.promoteCalls, errs: &e.c.promoteErrors,
 		call: func(ctx context.Context, _ time.Time) (int, error) {
 			n, err := mover.Promote(ctx, wc.MoverBatch)
@@ -65,7 +66,7 @@ func (e *engine) startMaintenance(ctx context.Context, wg *sync.WaitGroup) {
 // handles fewer than batch jobs, fails, or the run ends.
 type maintLoop struct {
 	name        string
-	tag         Tag
+	tag         hist.Tag
 	every       time.Duration
 	batch       int
 	crash       *LoopCrash // nil unless a crash of this loop is scheduled

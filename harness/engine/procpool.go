@@ -20,6 +20,7 @@ import (
 
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/conditions"
+	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/procio"
 )
@@ -52,7 +53,7 @@ type procPool struct {
 	setup *ProcSetup
 	exe   string
 	wg    *sync.WaitGroup
-	rec   *Recorder
+	rec   *hist.Recorder
 
 	mu    sync.Mutex
 	procs map[int]*workerProc // live processes by slot
@@ -231,10 +232,10 @@ func (p *procPool) read(wp *workerProc, r io.Reader, ready chan struct{}) {
 			jt := e.led.Completed(ev.ID, ev.A, at)
 			e.c.completed.Add(1)
 			if jt.Known && jt.Measured && ev.H != 0 {
-				p.rec.Record(TagAckWait, at.Sub(time.Unix(0, ev.H)))
+				p.rec.Record(hist.TagAckWait, at.Sub(time.Unix(0, ev.H)))
 			}
 			if jt.Known && jt.Measured && !jt.Delayed && ev.A == 0 {
-				p.rec.Record(TagE2E, at.Sub(jt.Intended))
+				p.rec.Record(hist.TagE2E, at.Sub(jt.Intended))
 			}
 		case "failed":
 			p.startedWith(wp, ev)
@@ -309,9 +310,9 @@ func (p *procPool) started(wp *workerProc, ev workerEvent, at time.Time) {
 	e.ft.tracker.Started(ev.ID, at)
 	e.c.started.Add(1)
 	if jt.Known && jt.Measured && !jt.Due.IsZero() {
-		p.rec.Record(TagQueueWait, at.Sub(jt.Due))
+		p.rec.Record(hist.TagQueueWait, at.Sub(jt.Due))
 		if jt.Scheduled {
-			p.rec.Record(TagLateness, at.Sub(jt.Due))
+			p.rec.Record(hist.TagLateness, at.Sub(jt.Due))
 		}
 	}
 }
@@ -506,7 +507,7 @@ func (wp *workerProc) kill() {
 
 // mergeHist adds a worker's encoded histogram to the run's.
 func (p *procPool) mergeHist(wp *workerProc, ev workerEvent) {
-	t, ok := tagOf(ev.Point)
+	t, ok := hist.TagOf(ev.Point)
 	if !ok {
 		p.e.noteErr(fmt.Errorf("worker %s: histogram of unknown tag %q", wp.id, ev.Point))
 		return
@@ -516,5 +517,5 @@ func (p *procPool) mergeHist(wp *workerProc, ev workerEvent) {
 		p.e.noteErr(fmt.Errorf("worker %s: histogram %s: %w", wp.id, ev.Point, err))
 		return
 	}
-	p.rec.merge(t, h)
+	p.rec.Merge(t, h)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/clock"
+	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/jobstore"
 )
@@ -47,7 +48,7 @@ func (e *engine) produce(ctx context.Context, p int) {
 // producer is one producer's loop state.
 type producer struct {
 	e        *engine
-	rec      *Recorder
+	rec      *hist.Recorder
 	rng      *rand.Rand
 	open     bool
 	prefix   string
@@ -111,7 +112,7 @@ func (pr *producer) call(ctx context.Context, intended time.Time) bool {
 	}
 	callStart := time.Now()
 	if pr.open && measured {
-		pr.rec.Record(TagScheduleLag, callStart.Sub(intended))
+		pr.rec.Record(hist.TagScheduleLag, callStart.Sub(intended))
 	}
 	e.led.Planned(pr.planned, callStart)
 	// Ctrl-C must not turn an Enqueue in flight into an unknown outcome.
@@ -119,7 +120,7 @@ func (pr *producer) call(ctx context.Context, intended time.Time) bool {
 	end := time.Now()
 	e.c.enqCalls.Add(1)
 	if e.measuring(callStart) {
-		pr.rec.Record(TagEnqueue, end.Sub(callStart))
+		pr.rec.Record(hist.TagEnqueue, end.Sub(callStart))
 	}
 	if err == nil {
 		e.led.Acked(pr.ids)

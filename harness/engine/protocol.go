@@ -23,6 +23,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/aebench/aebench/harness/conditions"
+	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/jobstore"
 )
@@ -108,7 +109,7 @@ func (p *pipeEvents) send(ev workerEvent) {
 }
 
 // sendHists sends every non-empty histogram of set, encoded, and resets it.
-func (p *pipeEvents) sendHists(set *HistSet) {
+func (p *pipeEvents) sendHists(set *hist.Set) {
 	for t, h := range set {
 		if h == nil || h.TotalCount() == 0 {
 			continue
@@ -117,7 +118,7 @@ func (p *pipeEvents) sendHists(set *HistSet) {
 		if err != nil {
 			continue
 		}
-		p.send(workerEvent{E: "hist", Point: Tag(t).String(), Msg: string(b), T: time.Now().UnixNano()})
+		p.send(workerEvent{E: "hist", Point: hist.Tag(t).String(), Msg: string(b), T: time.Now().UnixNano()})
 		h.Reset()
 	}
 }

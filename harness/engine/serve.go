@@ -11,6 +11,7 @@ import (
 
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/conditions"
+	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/jobstore"
 )
 
@@ -51,13 +52,13 @@ func ServeWorker(pc ProcessConfig, store jobstore.Store, stdin io.Reader, stdout
 		return err
 	}
 	pe.send(workerEvent{E: "ready", T: time.Now().UnixNano()})
-	hists := &HistSet{}
+	hists := &hist.Set{}
 	flush := func() {
 		e.recMu.Lock()
-		rs := append([]*Recorder(nil), e.recorders...)
+		rs := append([]*hist.Recorder(nil), e.recorders...)
 		e.recMu.Unlock()
 		for _, r := range rs {
-			r.drainInto(hists)
+			r.DrainInto(hists)
 		}
 		pe.sendHists(hists)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/aebench/aebench/clock"
 	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/jobstore"
 )
 
@@ -154,7 +155,7 @@ func (e *engine) serveJob(ctx context.Context, w *worker, sleepers *sleeperPool,
 	}
 	he := time.Now()
 	if measured {
-		w.rec.Record(TagHandler, he.Sub(hs))
+		w.rec.Record(hist.TagHandler, he.Sub(hs))
 	}
 	p := pendingAck{lease: c.Lease, hs: hs, he: he, measured: measured, book: book, entry: entry}
 	if fail {
@@ -167,10 +168,10 @@ func (e *engine) serveJob(ctx context.Context, w *worker, sleepers *sleeperPool,
 	ce := time.Now()
 	e.c.completeCalls.at(0).Add(1)
 	if e.measuring(he) {
-		w.rec.Record(TagComplete, ce.Sub(he))
+		w.rec.Record(hist.TagComplete, ce.Sub(he))
 	}
 	e.acked(w, p, err, ce, &book)
 	if measured {
-		w.rec.Record(TagBookkeeping, book)
+		w.rec.Record(hist.TagBookkeeping, book)
 	}
 }

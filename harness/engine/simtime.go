@@ -7,6 +7,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/harness/hist"
 )
 
 // simulated restates a result measured on the wall clock in the simulated
@@ -55,18 +56,5 @@ func timedFaults(sum *faults.Summary, h *hdr.Histogram, warmup time.Duration, sp
 			sum.RecoveryNs[k] = v * speed
 		}
 	}
-	return stretch(h, speed)
-}
-
-// stretch is h with every value multiplied by k, in the harness's range.
-func stretch(h *hdr.Histogram, k float64) *hdr.Histogram {
-	out := NewHist()
-	for _, b := range h.Distribution() {
-		if b.Count > 0 {
-			v := min(int64(float64(b.From+(b.To-b.From)/2)*k), histHighest)
-			_ = out.RecordValues(v, b.Count)
-		}
-	}
-	out.SetTag(h.Tag())
-	return out
+	return hist.Stretch(h, speed)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/harness/hist"
 )
 
 func TestStallNote(t *testing.T) {
@@ -59,7 +60,7 @@ func TestTimedFaults(t *testing.T) {
 	} {
 		sum := faults.Summary{Records: []faults.Record{{AtS: 2, RecoveryMaxNs: 500e6}},
 			RecoveryNs: map[string]float64{"max": 500e6, "count": 1}}
-		h := NewHist()
+		h := hist.New()
 		_ = h.RecordValue(500e6)
 		timedFaults(&sum, h, time.Second, tc.speed)
 		r := sum.Records[0]

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aebench/aebench/clock"
 	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/jobstore"
 )
@@ -28,7 +29,7 @@ type worker struct {
 	id   string
 	idx  int
 	gen  int
-	rec  *Recorder
+	rec  *hist.Recorder
 	stop <-chan struct{} // closed at the hard stop, or when the worker crashes
 	ctx  context.Context // the claim loop's context: ends on crash too
 	quit func()
@@ -272,7 +273,7 @@ func (e *engine) fetch(w *worker, slots chan struct{}, run func(workItem)) {
 			continue
 		}
 		if e.measuring(t0) {
-			w.rec.Record(TagClaim, t1.Sub(t0))
+			w.rec.Record(hist.TagClaim, t1.Sub(t0))
 		}
 		e.c.claimed.at(w.idx).Add(int64(len(got)))
 		e.c.inFlight.at(w.idx).Add(int64(len(got)))
@@ -328,7 +329,7 @@ func (e *engine) runJob(ctx context.Context, w *worker, slots <-chan struct{}, t
 	}
 	he := time.Now()
 	if measured {
-		w.rec.Record(TagHandler, he.Sub(hs))
+		w.rec.Record(hist.TagHandler, he.Sub(hs))
 	}
 	p := pendingAck{lease: lease, hs: hs, he: he, measured: measured, book: book, entry: entry}
 	switch {
@@ -348,7 +349,7 @@ func (e *engine) runJob(ctx context.Context, w *worker, slots <-chan struct{}, t
 		ce := time.Now()
 		e.c.completeCalls.at(w.idx).Add(1)
 		if e.measuring(he) {
-			w.rec.Record(TagComplete, ce.Sub(he))
+			w.rec.Record(hist.TagComplete, ce.Sub(he))
 		}
 		if !e.acked(w, p, err, ce, &book) {
 			e.abandon(w, id, slots)
@@ -356,7 +357,7 @@ func (e *engine) runJob(ctx context.Context, w *worker, slots <-chan struct{}, t
 		}
 	}
 	if measured {
-		w.rec.Record(TagBookkeeping, book)
+		w.rec.Record(hist.TagBookkeeping, book)
 	}
 	w.untrack(id)
 	e.c.inFlight.at(w.idx).Add(-1)
@@ -378,13 +379,13 @@ func (e *engine) jobStarted(w *worker, it workItem) (measured bool, book time.Du
 		e.ft.tracker.Started(id, start)
 	}
 	if e.measuring(it.claimedAt) {
-		w.rec.Record(TagDispatch, start.Sub(it.claimedAt))
+		w.rec.Record(hist.TagDispatch, start.Sub(it.claimedAt))
 	}
 	measured = jt.Known && jt.Measured
 	if measured && !jt.Due.IsZero() {
-		w.rec.Record(TagQueueWait, start.Sub(jt.Due))
+		w.rec.Record(hist.TagQueueWait, start.Sub(jt.Due))
 		if jt.Scheduled {
-			w.rec.Record(TagLateness, start.Sub(jt.Due))
+			w.rec.Record(hist.TagLateness, start.Sub(jt.Due))
 		}
 	}
 	return measured, book, jt.Ref
@@ -400,7 +401,7 @@ func (e *engine) failJob(w *worker, p pendingAck, fail failFunc) {
 	fr, err := fail(e.calls.at(p.he), p.lease, "aebench: injected handler failure")
 	fe := time.Now()
 	if e.measuring(p.he) {
-		w.rec.Record(TagFail, fe.Sub(p.he))
+		w.rec.Record(hist.TagFail, fe.Sub(p.he))
 	}
 	switch {
 	case errors.Is(err, jobstore.ErrLeaseLost):
@@ -518,14 +519,14 @@ func (e *engine) acked(w *worker, p pendingAck, err error, ce time.Time, book *t
 		*book += time.Since(b0)
 		e.c.completed.at(w.idx).Add(1)
 		if jt.Known && jt.Measured {
-			rec.Record(TagAckWait, ce.Sub(p.he))
+			rec.Record(hist.TagAckWait, ce.Sub(p.he))
 		}
 		if jt.Known && jt.Measured && !jt.Delayed {
 			if attempt == 0 {
-				rec.Record(TagE2E, ce.Sub(jt.Intended))
-				rec.Record(TagE2ENet, ce.Sub(jt.Intended)-p.he.Sub(p.hs))
+				rec.Record(hist.TagE2E, ce.Sub(jt.Intended))
+				rec.Record(hist.TagE2ENet, ce.Sub(jt.Intended)-p.he.Sub(p.hs))
 			} else {
-				rec.Record(TagE2ERetried, ce.Sub(jt.Intended))
+				rec.Record(hist.TagE2ERetried, ce.Sub(jt.Intended))
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/report"
 )
@@ -118,17 +119,17 @@ func newHGRM(string) (Output, error) { return &hgrm{}, nil }
 
 func (h *hgrm) RunDone(rs *summary.RunSummary, res *engine.Result) error {
 	rs.Files.HGRM = map[string]string{}
-	for t, hist := range res.Hists {
-		if hist == nil || hist.TotalCount() == 0 {
+	for t, hg := range res.Hists {
+		if hg == nil || hg.TotalCount() == 0 {
 			continue
 		}
-		name := rs.ID + "." + engine.Tag(t).String() + ".hgrm"
+		name := rs.ID + "." + hist.Tag(t).String() + ".hgrm"
 		if err := writeFileWith(filepath.Join(h.dir, name), func(w io.Writer) error {
-			return report.WriteHGRM(w, hist, 1e6)
+			return report.WriteHGRM(w, hg, 1e6)
 		}); err != nil {
 			return err
 		}
-		rs.Files.HGRM[engine.Tag(t).String()] = name
+		rs.Files.HGRM[hist.Tag(t).String()] = name
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/summary"
 )
 
@@ -43,7 +44,7 @@ type openMetrics struct {
 
 // latencyHists exposes the runs' e2e and claim latencies as Prometheus
 // histograms: each second's HdrHistogram, counted into
-// engine.LatencyBuckets, is added to the run's cumulative buckets, and a
+// hist.LatencyBuckets, is added to the run's cumulative buckets, and a
 // scrape sees them as constant histograms.
 type latencyHists struct {
 	mu     sync.Mutex
@@ -132,7 +133,7 @@ func newOpenMetrics(addr string) (Output, error) {
 	o.e2e = gauge("e2e_latency_seconds", "End-to-end latency (intended enqueue to completion) of the last second's jobs.", "quantile")
 	o.claim = gauge("claim_latency_seconds", "Claim call latency over the last second.", "quantile")
 	o.running = gauge("run_active", "1 while the run with these labels is measuring, 0 after.")
-	o.hists = &latencyHists{bounds: engine.LatencyBuckets(), series: map[string]*latSeries{},
+	o.hists = &latencyHists{bounds: hist.LatencyBuckets(), series: map[string]*latSeries{},
 		e2e:   prometheus.NewDesc("aebench_e2e_seconds", "End-to-end latency (intended enqueue to completion), every job of the run so far.", runLabels, nil),
 		claim: prometheus.NewDesc("aebench_claim_seconds", "Claim call latency, every call of the run so far.", runLabels, nil)}
 	o.reg.MustRegister(o.hists)

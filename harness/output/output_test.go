@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/output"
 	"github.com/aebench/aebench/harness/summary"
 )
@@ -150,7 +151,7 @@ func TestDashboardReadsServedMetrics(t *testing.T) {
 	defer om.Close()
 	om.Sample(output.Run{ID: "r", Label: "zset", Client: "go-redis", Cell: 1},
 		engine.SeriesPoint{Completed: 5, E2ESamples: 5, E2EP99Ms: 2, ClaimP99Ms: 1,
-			E2EHist: make([]uint64, len(engine.LatencyBuckets())+1), ClaimHist: make([]uint64, len(engine.LatencyBuckets())+1)})
+			E2EHist: make([]uint64, len(hist.LatencyBuckets())+1), ClaimHist: make([]uint64, len(hist.LatencyBuckets())+1)})
 	rs := &summary.RunSummary{ID: "r", Label: "zset", Client: "go-redis", Cell: 1}
 	if err := om.RunDone(rs, &engine.Result{}); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/analysis"
 	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/page"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/report"
@@ -27,7 +28,7 @@ import (
 type plots struct {
 	base
 	planView
-	hists       map[string]*engine.HistSet
+	hists       map[string]*hist.Set
 	seriesByRun map[string][]engine.SeriesPoint
 	// drawn are the SVGs drawn, handed to the page in memory.
 	drawn []page.Plot
@@ -47,7 +48,7 @@ func (pl *plots) keep(pathNoExt string) func(svg []byte, err error) error {
 func (pl *plots) Drawn() []page.Plot { return pl.drawn }
 
 func newPlots(string) (Output, error) {
-	return &plots{hists: map[string]*engine.HistSet{}, seriesByRun: map[string][]engine.SeriesPoint{}}, nil
+	return &plots{hists: map[string]*hist.Set{}, seriesByRun: map[string][]engine.SeriesPoint{}}, nil
 }
 
 func (pl *plots) Start(p Plan) error {
@@ -79,17 +80,17 @@ func (pl *plots) PlanDone(sum *summary.Summary) error {
 
 // plotTags are the histograms drawn as percentile plots, with their titles.
 var plotTags = []struct {
-	tag   engine.Tag
+	tag   hist.Tag
 	title string
 }{
-	{engine.TagE2E, "End-to-end latency (intended enqueue -> completed)"},
-	{engine.TagQueueWait, "Queue wait (due -> handler start)"},
-	{engine.TagLateness, "Lateness of delayed jobs and retries (start - RunAt)"},
-	{engine.TagEnqueue, "Enqueue call"},
-	{engine.TagClaim, "Claim call (calls that returned jobs)"},
-	{engine.TagComplete, "Complete call"},
-	{engine.TagAckWait, "Ack wait (handler end -> Complete acknowledged)"},
-	{engine.TagRecovery, "Recovery (fault -> next handler start of each job in flight at it)"},
+	{hist.TagE2E, "End-to-end latency (intended enqueue -> completed)"},
+	{hist.TagQueueWait, "Queue wait (due -> handler start)"},
+	{hist.TagLateness, "Lateness of delayed jobs and retries (start - RunAt)"},
+	{hist.TagEnqueue, "Enqueue call"},
+	{hist.TagClaim, "Claim call (calls that returned jobs)"},
+	{hist.TagComplete, "Complete call"},
+	{hist.TagAckWait, "Ack wait (handler end -> Complete acknowledged)"},
+	{hist.TagRecovery, "Recovery (fault -> next handler start of each job in flight at it)"},
 }
 
 // plots writes, per cell, one percentile plot per latency with a line per
@@ -186,7 +187,7 @@ func labelsOf(runs []summary.RunSummary) []string {
 }
 
 // mergedHist merges one histogram over the repeats of a backend in a cell.
-func (pl *plots) mergedHist(runs []summary.RunSummary, label string, t engine.Tag) (*hdr.Histogram, int) {
+func (pl *plots) mergedHist(runs []summary.RunSummary, label string, t hist.Tag) (*hdr.Histogram, int) {
 	var out *hdr.Histogram
 	n := 0
 	for _, r := range runs {
@@ -199,7 +200,7 @@ func (pl *plots) mergedHist(runs []summary.RunSummary, label string, t engine.Ta
 			continue
 		}
 		if out == nil {
-			out = engine.NewHist()
+			out = hist.New()
 		}
 		out.Merge(hs[t])
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aebench/aebench/harness/analysis"
 	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/output"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/harness/verdict"
@@ -30,7 +31,7 @@ func (pr *planRunner) fill(rs *summary.RunSummary, res *engine.Result) {
 	rs.LatencyNs = map[string]map[string]float64{}
 	for t, h := range res.Hists {
 		if h != nil && h.TotalCount() > 0 {
-			rs.LatencyNs[engine.Tag(t).String()] = report.Percentiles(h)
+			rs.LatencyNs[hist.Tag(t).String()] = report.Percentiles(h)
 		}
 	}
 	rs.Recovery = res.Recovery

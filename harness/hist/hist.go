@@ -1,6 +1,13 @@
-package engine
+// Package hist holds a run's latency histograms: the tags, one
+// HdrHistogram per tag in the harness's range (1µs to a day, 3 significant
+// digits, values in ns), the per-goroutine Recorder the collector drains
+// once a second, and the helpers that turn a histogram into the live
+// buckets and sums of the time series. It knows nothing of a run: the
+// engine records into it and the outputs read it.
+package hist
 
 import (
+	"sort"
 	"sync"
 	"time"
 
@@ -11,13 +18,13 @@ import (
 // up to one day (simulated runs measure recoveries of half an hour and
 // more), 3 significant digits.
 const (
-	histLowest  = 1000
-	histHighest = int64(24 * time.Hour)
-	histDigits  = 3
+	lowest  = 1000
+	Highest = int64(24 * time.Hour)
+	digits  = 3
 )
 
-// NewHist returns an empty histogram of the harness's range.
-func NewHist() *hdr.Histogram { return hdr.New(histLowest, histHighest, histDigits) }
+// New returns an empty histogram of the harness's range.
+func New() *hdr.Histogram { return hdr.New(lowest, Highest, digits) }
 
 // Tag names one histogram. Every value is in nanoseconds.
 type Tag int
@@ -53,33 +60,33 @@ func (t Tag) String() string { return tagNames[t] }
 // TagNames lists every histogram name in order.
 func TagNames() []string { return append([]string(nil), tagNames[:]...) }
 
-// HistSet is one histogram per tag, allocated on first use (a histogram of
+// Set is one histogram per tag, allocated on first use (a histogram of
 // this range is about 230 KB).
-type HistSet [numTags]*hdr.Histogram
+type Set [numTags]*hdr.Histogram
 
-func (s *HistSet) record(t Tag, ns int64) {
+func (s *Set) Record(t Tag, ns int64) {
 	h := s[t]
 	if h == nil {
-		h = NewHist()
+		h = New()
 		s[t] = h
 	}
 	if ns < 0 {
 		ns = 0
 	}
-	if ns > histHighest {
-		ns = histHighest
+	if ns > Highest {
+		ns = Highest
 	}
 	_ = h.RecordValue(ns)
 }
 
-// mergeInto adds every histogram of s to dst and resets s.
-func (s *HistSet) mergeInto(dst *HistSet) {
+// MergeInto adds every histogram of s to dst and resets s.
+func (s *Set) MergeInto(dst *Set) {
 	for t, h := range s {
 		if h == nil || h.TotalCount() == 0 {
 			continue
 		}
 		if dst[t] == nil {
-			dst[t] = NewHist()
+			dst[t] = New()
 		}
 		dst[t].Merge(h)
 		h.Reset()
@@ -92,13 +99,13 @@ func (s *HistSet) mergeInto(dst *HistSet) {
 // current set out once per interval; the lock is held for a pointer swap only.
 type Recorder struct {
 	mu         sync.Mutex
-	cur, spare *HistSet
+	cur, spare *Set
 	// speed turns the wall clock's durations into simulated ones (1: real time).
 	speed float64
 }
 
-func newRecorder(speed float64) *Recorder {
-	return &Recorder{cur: &HistSet{}, spare: &HistSet{}, speed: max(speed, 1)}
+func NewRecorder(speed float64) *Recorder {
+	return &Recorder{cur: &Set{}, spare: &Set{}, speed: max(speed, 1)}
 }
 
 // Record adds one value, measured on the wall clock; on simulated time it
@@ -108,23 +115,23 @@ func (r *Recorder) Record(t Tag, d time.Duration) {
 		d = time.Duration(float64(d) * r.speed)
 	}
 	r.mu.Lock()
-	r.cur.record(t, int64(d))
+	r.cur.Record(t, int64(d))
 	r.mu.Unlock()
 }
 
-// merge adds a histogram recorded elsewhere (a worker process's, already
+// Merge adds a histogram recorded elsewhere (a worker process's, already
 // in the run's units) to tag t.
-func (r *Recorder) merge(t Tag, h *hdr.Histogram) {
+func (r *Recorder) Merge(t Tag, h *hdr.Histogram) {
 	r.mu.Lock()
 	if r.cur[t] == nil {
-		r.cur[t] = NewHist()
+		r.cur[t] = New()
 	}
 	r.cur[t].Merge(h)
 	r.mu.Unlock()
 }
 
-// tagOf is the tag named name.
-func tagOf(name string) (Tag, bool) {
+// TagOf is the tag named name.
+func TagOf(name string) (Tag, bool) {
 	for t, n := range tagNames {
 		if n == name {
 			return Tag(t), true
@@ -133,14 +140,63 @@ func tagOf(name string) (Tag, bool) {
 	return 0, false
 }
 
-// drainInto moves what was recorded since the last call into dst.
-func (r *Recorder) drainInto(dst *HistSet) {
+// DrainInto moves what was recorded since the last call into dst.
+func (r *Recorder) DrainInto(dst *Set) {
 	r.mu.Lock()
 	full := r.cur
 	r.cur, r.spare = r.spare, nil
 	r.mu.Unlock()
-	full.mergeInto(dst)
+	full.MergeInto(dst)
 	r.mu.Lock()
 	r.spare = full
 	r.mu.Unlock()
+}
+
+// LatencyBuckets are the upper bounds, in seconds, of the live latency
+// histograms (SeriesPoint.E2EHist): 100µs to about 105 s, doubling; the
+// last count of a histogram holds what lies above.
+func LatencyBuckets() []float64 {
+	var b []float64
+	for v := 100e-6; v < 110; v *= 2 {
+		b = append(b, v)
+	}
+	return b
+}
+
+// SumSeconds is the sum of h's values (ns), in seconds.
+func SumSeconds(h *hdr.Histogram) float64 {
+	if h == nil {
+		return 0
+	}
+	return h.Mean() * float64(h.TotalCount()) / 1e9
+}
+
+// BucketCounts counts h's values (ns) per LatencyBuckets bucket.
+func BucketCounts(h *hdr.Histogram) []uint64 {
+	if h == nil || h.TotalCount() == 0 {
+		return nil
+	}
+	bounds := LatencyBuckets()
+	out := make([]uint64, len(bounds)+1)
+	for _, bar := range h.Distribution() {
+		if bar.Count == 0 {
+			continue
+		}
+		i := sort.SearchFloat64s(bounds, float64(bar.To)/1e9)
+		out[i] += uint64(bar.Count)
+	}
+	return out
+}
+
+// Stretch is h with every value multiplied by k, in the harness's range.
+func Stretch(h *hdr.Histogram, k float64) *hdr.Histogram {
+	out := New()
+	for _, b := range h.Distribution() {
+		if b.Count > 0 {
+			v := min(int64(float64(b.From+(b.To-b.From)/2)*k), Highest)
+			_ = out.RecordValues(v, b.Count)
+		}
+	}
+	out.SetTag(h.Tag())
+	return out
 }
