@@ -28,12 +28,12 @@ import (
 
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/faults"
-	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/lab"
 	"github.com/aebench/aebench/harness/output"
 	"github.com/aebench/aebench/harness/runner"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/verdict"
+	"github.com/aebench/aebench/harness/workerproc"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
 	"github.com/aebench/aebench/redisserver"
@@ -520,7 +520,7 @@ func cmdWorker(ctx context.Context, args []string, opts Options) int {
 			"Serves one worker of a run whose scenario sets workers.remote: it connects to the run, gets its\n"+
 			"configuration, builds the store against the run's Redis (which must be reachable from here) and\n"+
 			"streams its events and histograms until the run ends. Worker processes of workers.processes\n"+
-			"are started by the run itself ($%s=1, configuration in $%s).\n\n", engine.WorkerEnv, engine.WorkerConfigEnv)
+			"are started by the run itself ($%s=1, configuration in $%s).\n\n", workerproc.WorkerEnv, workerproc.WorkerConfigEnv)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

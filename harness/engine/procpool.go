@@ -1,13 +1,10 @@
 package engine
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"sort"
@@ -16,13 +13,11 @@ import (
 	"sync"
 	"time"
 
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/hist"
+	"github.com/aebench/aebench/harness/workerproc"
 	"github.com/aebench/aebench/jobstore"
-	"github.com/aebench/aebench/procio"
 )
 
 // ProcSetup says how to start worker processes: the run's conditions and
@@ -64,18 +59,20 @@ type procPool struct {
 	ext jobstore.ExternalWorkers
 }
 
-// workerProc is one worker process and what it holds.
+// workerProc is one worker process (or remote worker) and what it holds.
 type workerProc struct {
+	*workerproc.Proc
 	slot, gen int
-	id        string
-	cmd       *exec.Cmd // nil for a remote worker
-	conn      net.Conn  // a remote worker's connection
-	stdin     io.WriteCloser
 	mu        sync.Mutex
 	inflight  map[string]*procJob
 	point     chan struct{} // receives when the worker announces its crash point
 	eof       chan struct{} // closed when its stdout ended (it exited)
-	stderr    procio.Capture
+}
+
+// newWorkerProc is the coordinator's record of worker proc in slot.
+func newWorkerProc(proc *workerproc.Proc, slot, gen int) *workerProc {
+	return &workerProc{Proc: proc, slot: slot, gen: gen, inflight: map[string]*procJob{},
+		point: make(chan struct{}, 1), eof: make(chan struct{})}
 }
 
 type procJob struct {
@@ -115,39 +112,27 @@ func (p *procPool) Start(context.Context) error {
 func (p *procPool) start(slot, gen int) (*workerProc, error) {
 	cfg := p.setup.Config
 	idx := cfg.Workers.Count - cfg.Workers.Processes + slot
-	data, err := json.Marshal(p.processConfig(idx, gen))
-	if err != nil {
-		return nil, err
-	}
-	wp := &workerProc{slot: slot, gen: gen, id: "w" + strconv.Itoa(idx), inflight: map[string]*procJob{},
-		point: make(chan struct{}, 1), eof: make(chan struct{})}
+	id := "w" + strconv.Itoa(idx)
 	if gen > 0 {
-		wp.id += "." + strconv.Itoa(gen)
+		id += "." + strconv.Itoa(gen)
 	}
-	cmd, err := p.command(idx, gen, data)
+	cmd, err := p.command(idx, gen)
 	if err != nil {
 		return nil, err
 	}
-	cmd.SysProcAttr = workerProcAttr()
-	cmd.Stderr = &wp.stderr
-	if wp.stdin, err = cmd.StdinPipe(); err != nil {
+	proc, events, ended, err := workerproc.Start(id, cmd)
+	if err != nil {
 		return nil, err
 	}
-	out, err := procio.Start(cmd)
-	if err != nil {
-		return nil, fmt.Errorf("start worker process %s: %w", cmd.Path, err)
-	}
-	wp.cmd = cmd
-	// Events carry their own times: read them in batches, as a driver's
-	// overhead check does (procio.PacedReader).
-	ready := p.serve(wp, &procio.PacedReader{R: out, Pace: time.Millisecond}, func() { _ = cmd.Wait(); _ = out.Close() })
+	wp := newWorkerProc(proc, slot, gen)
+	ready := p.serve(wp, events, ended)
 	select {
 	case <-ready:
 	case <-wp.eof:
-		return nil, fmt.Errorf("worker process %s exited at start: %s", wp.id, strings.TrimSpace(wp.stderrText()))
+		return nil, fmt.Errorf("worker process %s exited at start: %s", wp.ID, strings.TrimSpace(wp.Stderr()))
 	case <-time.After(startWait):
-		_ = killGroup(cmd.Process)
-		return nil, fmt.Errorf("worker process %s did not start within %v: %s", wp.id, startWait, strings.TrimSpace(wp.stderrText()))
+		_ = wp.Kill()
+		return nil, fmt.Errorf("worker process %s did not start within %v: %s", wp.ID, startWait, strings.TrimSpace(wp.Stderr()))
 	}
 	p.mu.Lock()
 	p.procs[slot] = wp
@@ -161,7 +146,7 @@ const startWait = 60 * time.Second
 
 // command is the process of worker idx: `aebench worker` with its
 // configuration, or the driver's worker role for an ExternalWorkers store.
-func (p *procPool) command(idx, gen int, data []byte) (*exec.Cmd, error) {
+func (p *procPool) command(idx, gen int) (*exec.Cmd, error) {
 	if p.ext != nil {
 		wc := p.setup.Config.Workers
 		cmd, err := p.ext.WorkerCommand(jobstore.WorkerSpec{Index: idx, Gen: gen, Concurrency: wc.Concurrency,
@@ -171,16 +156,12 @@ func (p *procPool) command(idx, gen int, data []byte) (*exec.Cmd, error) {
 		}
 		return cmd, nil
 	}
-	cmd := exec.Command(p.exe, "worker")
-	cmd.Env = append(os.Environ(), WorkerEnv+"=1", WorkerConfigEnv+"="+string(data))
-	return cmd, nil
+	return workerproc.Command(p.exe, p.processConfig(idx, gen))
 }
 
-func (wp *workerProc) stderrText() string { return wp.stderr.String() }
-
 // processConfig is what worker idx (replacement gen) is told.
-func (p *procPool) processConfig(idx, gen int) ProcessConfig {
-	return ProcessConfig{Config: p.setup.Config, Queue: p.setup.Queue, Addr: p.setup.Addr, Password: p.setup.Password,
+func (p *procPool) processConfig(idx, gen int) workerproc.ProcessConfig {
+	return workerproc.ProcessConfig{Config: p.setup.Config, Queue: p.setup.Queue, Addr: p.setup.Addr, Password: p.setup.Password,
 		Cluster: p.setup.Cluster, Index: idx, Gen: gen, WarmEnd: p.e.warmEnd.UnixNano(), WindowEnd: p.e.windowEnd.Load(), Serve: p.e.served}
 }
 
@@ -196,7 +177,7 @@ func (p *procPool) serve(wp *workerProc, r io.Reader, ended func()) chan struct{
 		p.read(wp, r, ready)
 		ended()
 		close(wp.eof)
-		if wp.cmd == nil && !p.remote.stopping.Load() {
+		if !wp.Local() && !p.remote.stopping.Load() {
 			p.lost(wp)
 		}
 	}()
@@ -205,94 +186,92 @@ func (p *procPool) serve(wp *workerProc, r io.Reader, ended func()) chan struct{
 
 // read feeds a worker's events into the ledger, counters and tracker.
 func (p *procPool) read(wp *workerProc, r io.Reader, ready chan struct{}) {
+	workerproc.ReadEvents(r, func(ev workerproc.Event) { p.event(wp, ev, ready) }, func(line string, err error) {
+		p.e.noteErr(fmt.Errorf("worker process %s: bad event %q: %w", wp.ID, line, err))
+	})
+}
+
+// event feeds one event of wp into the ledger, counters and tracker.
+func (p *procPool) event(wp *workerProc, ev workerproc.Event, ready chan struct{}) {
 	e := p.e
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		var ev workerEvent
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			e.noteErr(fmt.Errorf("worker process %s: bad event %q: %w", wp.id, sc.Text(), err))
-			continue
+	at := time.Unix(0, ev.T)
+	switch ev.E {
+	case "ready":
+		close(ready)
+	case "claimed":
+		wp.mu.Lock()
+		wp.inflight[ev.ID] = &procJob{Affected: faults.Affected{ID: ev.ID, Attempt: ev.A, ClaimedAt: at}, token: ev.Tok}
+		wp.mu.Unlock()
+		e.c.claimed.Add(1)
+		e.c.inFlight.Add(1)
+	case "started":
+		p.started(wp, ev, at)
+	case "completed":
+		p.startedWith(wp, ev)
+		p.finished(wp, ev.ID)
+		jt := e.led.Completed(ev.ID, ev.A, at)
+		e.c.completed.Add(1)
+		if jt.Known && jt.Measured && ev.H != 0 {
+			p.rec.Record(hist.TagAckWait, at.Sub(time.Unix(0, ev.H)))
 		}
-		at := time.Unix(0, ev.T)
-		switch ev.E {
-		case "ready":
-			close(ready)
-		case "claimed":
-			wp.mu.Lock()
-			wp.inflight[ev.ID] = &procJob{Affected: faults.Affected{ID: ev.ID, Attempt: ev.A, ClaimedAt: at}, token: ev.Tok}
-			wp.mu.Unlock()
-			e.c.claimed.Add(1)
-			e.c.inFlight.Add(1)
-		case "started":
-			p.started(wp, ev, at)
-		case "completed":
-			p.startedWith(wp, ev)
-			p.finished(wp, ev.ID)
-			jt := e.led.Completed(ev.ID, ev.A, at)
-			e.c.completed.Add(1)
-			if jt.Known && jt.Measured && ev.H != 0 {
-				p.rec.Record(hist.TagAckWait, at.Sub(time.Unix(0, ev.H)))
+		if jt.Known && jt.Measured && !jt.Delayed && ev.A == 0 {
+			p.rec.Record(hist.TagE2E, at.Sub(jt.Intended))
+		}
+	case "failed":
+		p.startedWith(wp, ev)
+		p.finished(wp, ev.ID)
+		res := jobstore.FailResult{Status: jobstore.Status(ev.Status), RunAt: time.Unix(0, ev.RunAt)}
+		if ev.Dead != nil {
+			res.Status = jobstore.StatusScheduled
+			if *ev.Dead {
+				res.Status = jobstore.StatusFailed
 			}
-			if jt.Known && jt.Measured && !jt.Delayed && ev.A == 0 {
-				p.rec.Record(hist.TagE2E, at.Sub(jt.Intended))
-			}
-		case "failed":
-			p.startedWith(wp, ev)
-			p.finished(wp, ev.ID)
-			res := jobstore.FailResult{Status: jobstore.Status(ev.Status), RunAt: time.Unix(0, ev.RunAt)}
-			if ev.Dead != nil {
-				res.Status = jobstore.StatusScheduled
-				if *ev.Dead {
-					res.Status = jobstore.StatusFailed
-				}
-			}
-			e.led.Failed(ev.ID, ev.A, res, at)
-			if res.Status == jobstore.StatusFailed {
-				e.c.dead.Add(1)
-			} else {
-				e.c.retried.Add(1)
-			}
-		case "unknown":
-			e.resolveUnknown(ev.ID, ev.A, ev.Tok, at)
-		case "fenced":
-			e.led.Fenced(ev.ID, ev.A, at)
-			e.c.fenced.Add(1)
-		case "done":
-			wp.mu.Lock()
-			if wp.inflight[ev.ID] != nil {
-				delete(wp.inflight, ev.ID)
-				e.c.inFlight.Add(-1)
-			}
-			wp.mu.Unlock()
-		case "calls":
-			e.c.completeCalls.Add(int64(ev.A))
-		case "err":
-			e.noteErr(fmt.Errorf("worker %s: %s", wp.id, ev.Msg))
-		case "hist":
-			p.mergeHist(wp, ev)
-		case "point":
-			select {
-			case wp.point <- struct{}{}:
-			default:
-			}
+		}
+		e.led.Failed(ev.ID, ev.A, res, at)
+		if res.Status == jobstore.StatusFailed {
+			e.c.dead.Add(1)
+		} else {
+			e.c.retried.Add(1)
+		}
+	case "unknown":
+		e.resolveUnknown(ev.ID, ev.A, ev.Tok, at)
+	case "fenced":
+		e.led.Fenced(ev.ID, ev.A, at)
+		e.c.fenced.Add(1)
+	case "done":
+		wp.mu.Lock()
+		if wp.inflight[ev.ID] != nil {
+			delete(wp.inflight, ev.ID)
+			e.c.inFlight.Add(-1)
+		}
+		wp.mu.Unlock()
+	case "calls":
+		e.c.completeCalls.Add(int64(ev.A))
+	case "err":
+		e.noteErr(fmt.Errorf("worker %s: %s", wp.ID, ev.Msg))
+	case "hist":
+		p.mergeHist(wp, ev)
+	case "point":
+		select {
+		case wp.point <- struct{}{}:
+		default:
 		}
 	}
 }
 
 // startedWith records the start a driver's completed or failed event
 // carries (S) as if its started event had come.
-func (p *procPool) startedWith(wp *workerProc, ev workerEvent) {
+func (p *procPool) startedWith(wp *workerProc, ev workerproc.Event) {
 	if ev.S == 0 {
 		return
 	}
-	p.started(wp, workerEvent{E: "started", ID: ev.ID, A: ev.A, T: ev.S}, time.Unix(0, ev.S))
+	p.started(wp, workerproc.Event{E: "started", ID: ev.ID, A: ev.A, T: ev.S}, time.Unix(0, ev.S))
 }
 
 // started records a job's start in a worker process. A driver's worker
 // reports no claim, so its start is the claim too. The queue wait and the
 // lateness are the coordinator's: it alone knows when a job was due.
-func (p *procPool) started(wp *workerProc, ev workerEvent, at time.Time) {
+func (p *procPool) started(wp *workerProc, ev workerproc.Event, at time.Time) {
 	e := p.e
 	wp.mu.Lock()
 	j := wp.inflight[ev.ID]
@@ -361,14 +340,14 @@ func (p *procPool) Crash(ctx context.Context, ev faults.Event) error {
 	} else if len(p.procs) > 0 {
 		slots := make([]int, 0, len(p.procs))
 		for s, wp := range p.procs {
-			if wp.cmd != nil { // a remote worker cannot be killed from here
+			if wp.Local() { // a remote worker cannot be killed from here
 				slots = append(slots, s)
 			}
 		}
 		sort.Ints(slots)
 		wp = p.procs[slots[p.e.ft.pick(len(slots))]]
 	}
-	if wp != nil && wp.cmd == nil {
+	if wp != nil && !wp.Local() {
 		wp = nil
 	}
 	if wp != nil {
@@ -383,8 +362,8 @@ func (p *procPool) Crash(ctx context.Context, ev faults.Event) error {
 		point = faults.Random // a driver has no crash points: killed where it is
 	}
 	if point.InLoop() {
-		if _, err := io.WriteString(wp.stdin, "arm "+string(point)+"\n"); err != nil {
-			return fmt.Errorf("arm %s: %w", wp.id, err)
+		if err := wp.Arm(string(point)); err != nil {
+			return fmt.Errorf("arm %s: %w", wp.ID, err)
 		}
 		t := time.NewTimer(pointWait)
 		select {
@@ -397,8 +376,8 @@ func (p *procPool) Crash(ctx context.Context, ev faults.Event) error {
 		t.Stop()
 	}
 	at := time.Now()
-	if err := killGroup(wp.cmd.Process); err != nil {
-		return fmt.Errorf("SIGKILL %s: %w", wp.id, err)
+	if err := wp.Kill(); err != nil {
+		return fmt.Errorf("SIGKILL %s: %w", wp.ID, err)
 	}
 	<-wp.eof // every event it wrote has been read
 	ev.Point = point
@@ -457,7 +436,7 @@ func (p *procPool) settleKilled(wp *workerProc, ev faults.Event, at time.Time) {
 	for _, j := range held {
 		affected = append(affected, j.Affected)
 	}
-	e.ft.tracker.Fault(ev, wp.id, at, affected)
+	e.ft.tracker.Fault(ev, wp.ID, at, affected)
 }
 
 // Stop ends every live worker: stdin closes, the worker finishes what it
@@ -472,49 +451,29 @@ func (p *procPool) Stop() {
 	p.mu.Unlock()
 	p.remote.stopping.Store(true)
 	for _, wp := range ps {
-		wp.hangUp()
+		wp.HangUp()
 	}
 	for _, wp := range ps {
 		select {
 		case <-wp.eof:
 		case <-time.After(5 * time.Second):
-			wp.kill()
+			_ = wp.Kill()
 			<-wp.eof
 		}
 	}
 	p.stopRemote()
 }
 
-// hangUp tells a worker the run is over: it finishes what it holds, sends
-// its last events and exits.
-func (wp *workerProc) hangUp() {
-	if tc, ok := wp.conn.(*net.TCPConn); ok {
-		_ = tc.CloseWrite()
-		return
-	}
-	_ = wp.stdin.Close()
-}
-
-// kill ends a worker that did not exit: SIGKILL, or for a remote one the
-// connection cut.
-func (wp *workerProc) kill() {
-	if wp.cmd != nil {
-		_ = killGroup(wp.cmd.Process)
-		return
-	}
-	_ = wp.conn.Close()
-}
-
 // mergeHist adds a worker's encoded histogram to the run's.
-func (p *procPool) mergeHist(wp *workerProc, ev workerEvent) {
+func (p *procPool) mergeHist(wp *workerProc, ev workerproc.Event) {
 	t, ok := hist.TagOf(ev.Point)
 	if !ok {
-		p.e.noteErr(fmt.Errorf("worker %s: histogram of unknown tag %q", wp.id, ev.Point))
+		p.e.noteErr(fmt.Errorf("worker %s: histogram of unknown tag %q", wp.ID, ev.Point))
 		return
 	}
-	h, err := hdr.Decode([]byte(ev.Msg))
+	h, err := workerproc.DecodeHist(ev)
 	if err != nil {
-		p.e.noteErr(fmt.Errorf("worker %s: histogram %s: %w", wp.id, ev.Point, err))
+		p.e.noteErr(fmt.Errorf("worker %s: histogram %s: %w", wp.ID, ev.Point, err))
 		return
 	}
 	p.rec.Merge(t, h)

@@ -9,11 +9,9 @@ package engine
 // back, so the ledger survives it.
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -21,6 +19,7 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/harness/workerproc"
 )
 
 // RemoteWait bounds how long a run waits for its remote workers.
@@ -56,12 +55,9 @@ func (p *procPool) startRemote() error {
 	}
 	if wc.RemoteHosts != "" {
 		for _, h := range strings.Split(wc.RemoteHosts, ",") {
-			cmd := exec.Command(p.exe, "worker")
-			cmd.Env = append(os.Environ(), WorkerEnv+"=1", WorkerCoordinatorEnv+"="+addr, WorkerBindEnv+"="+strings.TrimSpace(h))
-			cmd.Stderr = os.Stderr
-			cmd.SysProcAttr = workerProcAttr()
-			if err := cmd.Start(); err != nil {
-				return fmt.Errorf("start remote worker from %s: %w", h, err)
+			cmd, err := workerproc.SpawnRemote(p.exe, addr, strings.TrimSpace(h))
+			if err != nil {
+				return err
 			}
 			p.remote.spawned = append(p.remote.spawned, cmd)
 		}
@@ -84,25 +80,20 @@ func (p *procPool) startRemote() error {
 func (p *procPool) acceptRemote(conn net.Conn, i int) error {
 	cfg := p.setup.Config
 	idx := cfg.Workers.InProcess() + i
-	data, err := json.Marshal(p.processConfig(idx, 0))
+	host, _, _ := net.SplitHostPort(conn.RemoteAddr().String())
+	proc, err := workerproc.Remote("w"+strconv.Itoa(idx)+"@"+host, conn, p.processConfig(idx, 0))
 	if err != nil {
 		return err
 	}
-	host, _, _ := net.SplitHostPort(conn.RemoteAddr().String())
-	wp := &workerProc{slot: cfg.Workers.Processes + i, id: "w" + strconv.Itoa(idx) + "@" + host, conn: conn,
-		inflight: map[string]*procJob{}, point: make(chan struct{}, 1), eof: make(chan struct{})}
-	if _, err := conn.Write(append(data, '\n')); err != nil {
-		_ = conn.Close()
-		return fmt.Errorf("remote worker %s: %w", wp.id, err)
-	}
+	wp := newWorkerProc(proc, cfg.Workers.Processes+i, 0)
 	ready := p.serve(wp, conn, func() { _ = conn.Close() })
 	select {
 	case <-ready:
 	case <-wp.eof:
-		return fmt.Errorf("remote worker %s hung up at start (its stderr has why)", wp.id)
+		return fmt.Errorf("remote worker %s hung up at start (its stderr has why)", wp.ID)
 	case <-time.After(15 * time.Second):
 		_ = conn.Close()
-		return fmt.Errorf("remote worker %s did not start within 15s", wp.id)
+		return fmt.Errorf("remote worker %s did not start within 15s", wp.ID)
 	}
 	p.mu.Lock()
 	p.procs[wp.slot] = wp

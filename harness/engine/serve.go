@@ -1,17 +1,16 @@
 package engine
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/hist"
+	"github.com/aebench/aebench/harness/workerproc"
 	"github.com/aebench/aebench/jobstore"
 )
 
@@ -24,7 +23,7 @@ const histEvery = time.Second
 // commands on stdin; it returns when stdin closes (the coordinator is done
 // with it). A worker armed at a crash point announces it and waits there
 // for its SIGKILL.
-func ServeWorker(pc ProcessConfig, store jobstore.Store, stdin io.Reader, stdout io.Writer) error {
+func ServeWorker(pc workerproc.ProcessConfig, store jobstore.Store, stdin io.Reader, stdout io.Writer) error {
 	cfg := pc.Config
 	var err error
 	// Distributions travel as text; the sampler is rebuilt here.
@@ -33,25 +32,25 @@ func ServeWorker(pc ProcessConfig, store jobstore.Store, stdin io.Reader, stdout
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pe := newPipeEvents(stdout)
+	pe := workerproc.NewPipe(stdout)
 	e := &engine{cfg: cfg, store: store, wstore: store, events: pe, hardStop: make(chan struct{}),
 		calls: callDeadlines{limit: finishTimeout}, warmEnd: time.Unix(0, pc.WarmEnd)}
 	e.windowEnd.Store(pc.WindowEnd)
-	pe.measuring = e.measuring
+	pe.Measuring = e.measuring
 	var wg sync.WaitGroup
 	e.local = newLocalWorkers(e, &wg)
 	e.local.ctx = ctx
 	block := make(chan struct{}) // never closed: a worker at its crash point waits for SIGKILL
 	e.ft = &faultRun{onPoint: func(_ *worker, ev faults.Event) {
-		pe.send(workerEvent{E: "point", Point: string(ev.Point), T: time.Now().UnixNano()})
+		pe.Send(workerproc.Event{E: "point", Point: string(ev.Point), T: time.Now().UnixNano()})
 		<-block
 	}}
-	e.workerDone = func(id string) { pe.send(workerEvent{E: "done", ID: id}) }
+	e.workerDone = func(id string) { pe.Send(workerproc.Event{E: "done", ID: id}) }
 	w, err := e.startProcessWorker(ctx, &wg, pc, store)
 	if err != nil {
 		return err
 	}
-	pe.send(workerEvent{E: "ready", T: time.Now().UnixNano()})
+	pe.Send(workerproc.Event{E: "ready", T: time.Now().UnixNano()})
 	hists := &hist.Set{}
 	flush := func() {
 		e.recMu.Lock()
@@ -60,7 +59,7 @@ func ServeWorker(pc ProcessConfig, store jobstore.Store, stdin io.Reader, stdout
 		for _, r := range rs {
 			r.DrainInto(hists)
 		}
-		pe.sendHists(hists)
+		pe.SendHists(hists)
 	}
 	tick := time.NewTicker(histEvery)
 	defer tick.Stop()
@@ -74,14 +73,10 @@ func ServeWorker(pc ProcessConfig, store jobstore.Store, stdin io.Reader, stdout
 			}
 		}
 	})
-	sc := bufio.NewScanner(stdin)
-	for sc.Scan() {
-		cmd, arg, _ := strings.Cut(strings.TrimSpace(sc.Text()), " ")
-		if cmd == "arm" {
-			ev := faults.Event{Point: faults.Point(arg)}
-			w.armed.Store(&ev)
-		}
-	}
+	workerproc.ReadCommands(stdin, func(point string) {
+		ev := faults.Event{Point: faults.Point(point)}
+		w.armed.Store(&ev)
+	})
 	close(e.hardStop)
 	cancel()
 	wg.Wait()
@@ -91,17 +86,17 @@ func ServeWorker(pc ProcessConfig, store jobstore.Store, stdin io.Reader, stdout
 	e.errMu.Unlock()
 	if first != nil {
 		// The coordinator notes it as its in-process workers' errors.
-		pe.send(workerEvent{E: "err", Msg: first.Error(), T: time.Now().UnixNano()})
+		pe.Send(workerproc.Event{E: "err", Msg: first.Error(), T: time.Now().UnixNano()})
 	}
 	// The count of Complete calls travels once, at the end (a killed
 	// worker's is lost: complete_calls then undercounts).
-	pe.send(workerEvent{E: "calls", A: int(e.c.completeCalls.Load()), T: time.Now().UnixNano()})
+	pe.Send(workerproc.Event{E: "calls", A: int(e.c.completeCalls.Load()), T: time.Now().UnixNano()})
 	return nil
 }
 
 // startProcessWorker starts the process's worker: aebench's Claim loop, or
 // with pc.Serve the store's own loop, which reports its jobs the same way.
-func (e *engine) startProcessWorker(ctx context.Context, wg *sync.WaitGroup, pc ProcessConfig, store jobstore.Store) (*worker, error) {
+func (e *engine) startProcessWorker(ctx context.Context, wg *sync.WaitGroup, pc workerproc.ProcessConfig, store jobstore.Store) (*worker, error) {
 	if !pc.Serve {
 		return e.startWorker(ctx, wg, pc.Index, pc.Gen), nil
 	}

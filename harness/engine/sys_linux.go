@@ -10,14 +10,6 @@ import (
 	"time"
 )
 
-// workerProcAttr makes a worker process die with its coordinator
-// (Pdeathsig), so a coordinator that dies never leaks workers, and puts it
-// in its own process group so a terminal's Ctrl-C reaches only the
-// coordinator, which then stops its workers itself.
-func workerProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-}
-
 // processCPU is the CPU time (user + system) this process has used.
 func processCPU() (time.Duration, bool) {
 	var ru syscall.Rusage
@@ -50,15 +42,4 @@ func runQueueWait() (time.Duration, bool) {
 		}
 	}
 	return time.Duration(total), true
-}
-
-// killGroup SIGKILLs a worker process and every process it started: they
-// share its process group (workerProcAttr). A driver's worker forks (RQ's
-// worker processes, their scheduler): a SIGKILL of the driver alone would
-// leave them running, holding jobs and the events pipe.
-func killGroup(p *os.Process) error {
-	if err := syscall.Kill(-p.Pid, syscall.SIGKILL); err != nil {
-		return p.Kill()
-	}
-	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/ledger"
+	"github.com/aebench/aebench/harness/workerproc"
 	"github.com/aebench/aebench/jobstore"
 )
 
@@ -509,8 +510,8 @@ func (e *engine) acked(w *worker, p pendingAck, err error, ce time.Time, book *t
 		}
 		b0 := time.Now()
 		var jt ledger.JobTimes
-		if pe, ok := e.events.(*pipeEvents); ok {
-			jt = pe.completedAfter(id, attempt, ce, p.he) // the coordinator records the ack wait
+		if pe, ok := e.events.(*workerproc.Pipe); ok {
+			jt = pe.CompletedAfter(id, attempt, ce, p.he) // the coordinator records the ack wait
 		} else if p.entry.Valid() && e.led != nil {
 			jt = e.led.CompletedAt(p.entry, ce)
 		} else {

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/faults"
-	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
+	"github.com/aebench/aebench/harness/workerproc"
 )
 
 // TestRemoteWorkers runs every worker as a remote worker: two processes of
@@ -71,7 +71,7 @@ workers: {count: 2, remote: 2, concurrency: 4, claim_wait: 200ms, handler: "unif
 	var workers []*exec.Cmd
 	for _, host := range []string{"127.0.0.2", "127.0.0.3"} {
 		cmd := exec.Command(exe)
-		cmd.Env = append(os.Environ(), engine.WorkerEnv+"=1", engine.WorkerCoordinatorEnv+"="+coord, engine.WorkerBindEnv+"="+host)
+		cmd.Env = append(os.Environ(), workerproc.WorkerEnv+"=1", workerproc.WorkerCoordinatorEnv+"="+coord, workerproc.WorkerBindEnv+"="+host)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

@@ -1,23 +1,21 @@
 package runner
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"time"
 
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/workerproc"
 	"github.com/aebench/aebench/rclient"
 )
 
 // IsWorkerProcess reports whether this process was started as a worker
-// process (engine.WorkerEnv=1).
-func IsWorkerProcess() bool { return os.Getenv(engine.WorkerEnv) == "1" }
+// process (workerproc.WorkerEnv=1).
+func IsWorkerProcess() bool { return os.Getenv(workerproc.WorkerEnv) == "1" }
 
 // exitCodeUsage is a worker started without a readable configuration.
 const exitCodeUsage = 2
@@ -28,12 +26,12 @@ const exitCodeUsage = 2
 // backends) and serves one worker (engine.ServeWorker) until stdin closes.
 // It returns the exit code.
 func WorkerMain(reg *registry.Registry, stdin io.Reader, stdout, stderr io.Writer) int {
-	if coord := os.Getenv(engine.WorkerCoordinatorEnv); coord != "" {
-		return RemoteWorker(context.Background(), reg, coord, os.Getenv(engine.WorkerBindEnv), stderr)
+	if coord := os.Getenv(workerproc.WorkerCoordinatorEnv); coord != "" {
+		return RemoteWorker(context.Background(), reg, coord, os.Getenv(workerproc.WorkerBindEnv), stderr)
 	}
-	var pc engine.ProcessConfig
-	if err := json.Unmarshal([]byte(os.Getenv(engine.WorkerConfigEnv)), &pc); err != nil {
-		fmt.Fprintf(stderr, "aebench worker: $%s: %v\n", engine.WorkerConfigEnv, err)
+	pc, err := workerproc.ConfigFromEnv()
+	if err != nil {
+		fmt.Fprintf(stderr, "aebench worker: %v\n", err)
 		return exitCodeUsage
 	}
 	if reg == nil {
@@ -56,32 +54,19 @@ func RemoteWorker(ctx context.Context, reg *registry.Registry, coordinator, bind
 	if reg == nil {
 		reg = registry.Builtin()
 	}
-	d := net.Dialer{Timeout: 10 * time.Second}
+	var ip net.IP
 	if bind != "" {
-		ip := net.ParseIP(bind)
-		if ip == nil {
+		if ip = net.ParseIP(bind); ip == nil {
 			fmt.Fprintf(stderr, "aebench worker: --bind %q: not an IP address\n", bind)
 			return exitCodeUsage
 		}
-		d.LocalAddr = &net.TCPAddr{IP: ip}
 	}
-	conn, err := d.DialContext(ctx, "tcp", coordinator)
+	conn, br, pc, err := workerproc.Dial(ctx, coordinator, ip)
 	if err != nil {
-		fmt.Fprintf(stderr, "aebench worker: --coordinator %s: %v\n", coordinator, err)
+		fmt.Fprintf(stderr, "aebench worker: %v\n", err)
 		return 1
 	}
 	defer conn.Close()
-	br := bufio.NewReader(conn)
-	line, err := br.ReadBytes('\n')
-	if err != nil {
-		fmt.Fprintf(stderr, "aebench worker: %s: reading the configuration: %v\n", coordinator, err)
-		return 1
-	}
-	var pc engine.ProcessConfig
-	if err := json.Unmarshal(line, &pc); err != nil {
-		fmt.Fprintf(stderr, "aebench worker: %s: configuration: %v\n", coordinator, err)
-		return 1
-	}
 	if err := serveWorker(reg, pc, br, conn); err != nil {
 		fmt.Fprintf(stderr, "aebench worker: %v\n", err)
 		return 1
@@ -89,7 +74,7 @@ func RemoteWorker(ctx context.Context, reg *registry.Registry, coordinator, bind
 	return 0
 }
 
-func serveWorker(reg *registry.Registry, pc engine.ProcessConfig, stdin io.Reader, stdout io.Writer) error {
+func serveWorker(reg *registry.Registry, pc workerproc.ProcessConfig, stdin io.Reader, stdout io.Writer) error {
 	cfg := pc.Config
 	be, err := reg.Lookup(cfg.Backend.Name)
 	if err != nil {

@@ -1,22 +1,29 @@
-package engine
-
-// This file is the worker-process protocol, both ends: a coordinator
-// starts `aebench worker` with the ProcessConfig in the environment, the
+// Package workerproc is the transport between a run's coordinator and its
+// worker processes, both ends: the configuration a worker is started with,
+// the events it writes (one JSON line each), the "arm <crash point>"
+// commands it reads, starting, hanging up on and killing a process (and
+// the processes it forked), and the TCP variant for remote workers. What
+// the events mean (the ledger, the counters, the faults) is the engine's.
+//
+// The protocol: a coordinator starts `aebench worker` with the
+// ProcessConfig in the environment, the
 // worker writes one JSON event per line on stdout and reads "arm <crash
 // point>" lines on stdin. A remote worker (`aebench worker --coordinator
 // HOST:PORT`) speaks the same over one TCP connection, after a first line
-// from the coordinator that holds its ProcessConfig (remote.go). Every
+// from the coordinator that holds its ProcessConfig (Remote, Dial). Every
 // second, and once at the end, a worker sends the histograms it recorded
 // (claim, handler, complete, dispatch...) in HdrHistogram's compressed
 // base64 form, which the coordinator merges into the run's: in the
 // interval of the run's interval log it arrives in, up to a second after
 // the values were taken (the totals are exact; an .hlog interval may hold
 // a worker's previous second).
+package workerproc
 
 import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -63,8 +70,8 @@ type ProcessConfig struct {
 	Serve bool `json:"serve,omitempty"`
 }
 
-// workerEvent is one line a worker process writes to stdout.
-type workerEvent struct {
+// Event is one line a worker process writes to stdout.
+type Event struct {
 	E      string `json:"e"` // claimed, started, completed, failed, fenced, unknown, done, point, ready, calls, hist, err
 	ID     string `json:"id,omitempty"`
 	A      int    `json:"a,omitempty"` // attempt
@@ -84,32 +91,36 @@ type workerEvent struct {
 	Dead *bool `json:"dead,omitempty"`
 }
 
-// pipeEvents writes a worker's events as JSON lines, flushed one by one: a
-// SIGKILL must find every event of the work done before it on the pipe.
-type pipeEvents struct {
+// Pipe writes a worker's events as JSON lines, flushed one by one: a
+// SIGKILL must find every event of the work done before it on the pipe. It
+// is the worker's ledger.Events (and the engine's claims and unknown
+// outcomes), sent on to the coordinator.
+type Pipe struct {
 	mu  sync.Mutex
 	w   *bufio.Writer
 	enc *json.Encoder
-	// measuring is the worker engine's measured window: a started job's
+	// Measuring is the worker engine's measured window: a started job's
 	// handler, dispatch and calls are recorded inside it (the coordinator
 	// alone knows a job's intended and due times).
-	measuring func(time.Time) bool
+	Measuring func(time.Time) bool
 }
 
-func newPipeEvents(w io.Writer) *pipeEvents {
+// NewPipe writes events to w.
+func NewPipe(w io.Writer) *Pipe {
 	bw := bufio.NewWriter(w)
-	return &pipeEvents{w: bw, enc: json.NewEncoder(bw)}
+	return &Pipe{w: bw, enc: json.NewEncoder(bw)}
 }
 
-func (p *pipeEvents) send(ev workerEvent) {
+// Send writes one event.
+func (p *Pipe) Send(ev Event) {
 	p.mu.Lock()
 	_ = p.enc.Encode(ev)
 	_ = p.w.Flush()
 	p.mu.Unlock()
 }
 
-// sendHists sends every non-empty histogram of set, encoded, and resets it.
-func (p *pipeEvents) sendHists(set *hist.Set) {
+// SendHists sends every non-empty histogram of set, encoded, and resets it.
+func (p *Pipe) SendHists(set *hist.Set) {
 	for t, h := range set {
 		if h == nil || h.TotalCount() == 0 {
 			continue
@@ -118,44 +129,74 @@ func (p *pipeEvents) sendHists(set *hist.Set) {
 		if err != nil {
 			continue
 		}
-		p.send(workerEvent{E: "hist", Point: hist.Tag(t).String(), Msg: string(b), T: time.Now().UnixNano()})
+		p.Send(Event{E: "hist", Point: hist.Tag(t).String(), Msg: string(b), T: time.Now().UnixNano()})
 		h.Reset()
 	}
 }
 
-func (p *pipeEvents) Claimed(cs []jobstore.Claimed, at time.Time) {
+func (p *Pipe) Claimed(cs []jobstore.Claimed, at time.Time) {
 	for _, c := range cs {
-		p.send(workerEvent{E: "claimed", ID: c.Lease.JobID, A: c.Lease.Attempt, T: at.UnixNano(), Tok: c.Lease.Token})
+		p.Send(Event{E: "claimed", ID: c.Lease.JobID, A: c.Lease.Attempt, T: at.UnixNano(), Tok: c.Lease.Token})
 	}
 }
 
-func (p *pipeEvents) Started(id string, attempt int, at time.Time) ledger.JobTimes {
-	p.send(workerEvent{E: "started", ID: id, A: attempt, T: at.UnixNano()})
-	return ledger.JobTimes{Known: p.measuring != nil, Measured: p.measuring != nil && p.measuring(at)}
+func (p *Pipe) Started(id string, attempt int, at time.Time) ledger.JobTimes {
+	p.Send(Event{E: "started", ID: id, A: attempt, T: at.UnixNano()})
+	return ledger.JobTimes{Known: p.Measuring != nil, Measured: p.Measuring != nil && p.Measuring(at)}
 }
 
-func (p *pipeEvents) Completed(id string, attempt int, at time.Time) ledger.JobTimes {
-	p.send(workerEvent{E: "completed", ID: id, A: attempt, T: at.UnixNano()})
+func (p *Pipe) Completed(id string, attempt int, at time.Time) ledger.JobTimes {
+	p.Send(Event{E: "completed", ID: id, A: attempt, T: at.UnixNano()})
 	return ledger.JobTimes{}
 }
 
-// completedAfter is Completed with the handler's end, from which the
+// CompletedAfter is Completed with the handler's end, from which the
 // coordinator records the job's ack wait.
-func (p *pipeEvents) completedAfter(id string, attempt int, at, handlerEnd time.Time) ledger.JobTimes {
-	p.send(workerEvent{E: "completed", ID: id, A: attempt, T: at.UnixNano(), H: handlerEnd.UnixNano()})
+func (p *Pipe) CompletedAfter(id string, attempt int, at, handlerEnd time.Time) ledger.JobTimes {
+	p.Send(Event{E: "completed", ID: id, A: attempt, T: at.UnixNano(), H: handlerEnd.UnixNano()})
 	return ledger.JobTimes{}
 }
 
-func (p *pipeEvents) Failed(id string, attempt int, res jobstore.FailResult, at time.Time) {
-	p.send(workerEvent{E: "failed", ID: id, A: attempt, T: at.UnixNano(), Status: int(res.Status), RunAt: res.RunAt.UnixNano()})
+func (p *Pipe) Failed(id string, attempt int, res jobstore.FailResult, at time.Time) {
+	p.Send(Event{E: "failed", ID: id, A: attempt, T: at.UnixNano(), Status: int(res.Status), RunAt: res.RunAt.UnixNano()})
 }
 
-func (p *pipeEvents) Fenced(id string, attempt int, at time.Time) {
-	p.send(workerEvent{E: "fenced", ID: id, A: attempt, T: at.UnixNano()})
+func (p *Pipe) Fenced(id string, attempt int, at time.Time) {
+	p.Send(Event{E: "fenced", ID: id, A: attempt, T: at.UnixNano()})
 }
 
-func (p *pipeEvents) Recovered(jobstore.RecoverResult, time.Time) {}
+func (p *Pipe) Recovered(jobstore.RecoverResult, time.Time) {}
 
-func (p *pipeEvents) Unknown(id string, attempt int, token string, at time.Time) {
-	p.send(workerEvent{E: "unknown", ID: id, A: attempt, Tok: token, T: at.UnixNano()})
+func (p *Pipe) Unknown(id string, attempt int, token string, at time.Time) {
+	p.Send(Event{E: "unknown", ID: id, A: attempt, Tok: token, T: at.UnixNano()})
 }
+
+// ReadEvents reads a worker's events from r until it ends: each is handed
+// to each, a line that is no event to bad.
+func ReadEvents(r io.Reader, each func(Event), bad func(line string, err error)) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var ev Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			bad(sc.Text(), err)
+			continue
+		}
+		each(ev)
+	}
+}
+
+// ReadCommands reads the coordinator's commands on a worker's stdin until
+// it closes: "arm <crash point>" is handed to arm.
+func ReadCommands(r io.Reader, arm func(point string)) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		cmd, arg, _ := strings.Cut(strings.TrimSpace(sc.Text()), " ")
+		if cmd == "arm" {
+			arm(arg)
+		}
+	}
+}
+
+// DecodeHist is the histogram a "hist" event carries.
+func DecodeHist(ev Event) (*hdr.Histogram, error) { return hdr.Decode([]byte(ev.Msg)) }
