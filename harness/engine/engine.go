@@ -12,6 +12,7 @@ import (
 
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/conditions"
+	"github.com/aebench/aebench/harness/health"
 	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/harness/summary"
@@ -94,9 +95,9 @@ type engine struct {
 		length time.Duration
 		cpu    time.Duration
 	}
-	stall     *stallMeter  // simulated time only
-	served    bool         // a jobstore.Serving store runs the jobs (served.go)
-	windowEnd atomic.Int64 // unix ns; moves earlier on interrupt
+	stall     *health.StallMeter // simulated time only
+	served    bool               // a jobstore.Serving store runs the jobs (served.go)
+	windowEnd atomic.Int64       // unix ns; moves earlier on interrupt
 	payload   []byte
 
 	recMu     sync.Mutex
@@ -167,7 +168,7 @@ type Result struct {
 	Audit    map[string]int64
 	AuditErr string
 	// StallNote flags reruns a stall of the harness may explain
-	// (simulated time only; see stallNote).
+	// (simulated time only; see health.StallNote).
 	StallNote string
 	// Served: the store's own worker loop ran the jobs (servedWorkers).
 	Served bool
@@ -188,13 +189,6 @@ func (e *engine) audit() (map[string]int64, string) {
 	}
 	return m, ""
 }
-
-// The runtime/metrics read for allocations: cumulative counts, so a
-// window's are the difference of two reads.
-const (
-	metricAllocs     = "/gc/heap/allocs:objects"
-	metricAllocBytes = "/gc/heap/allocs:bytes"
-)
 
 // idleProbe is how long a drained open-loop run keeps its workers and
 // collector running with no job left, to take the harness's fixed CPU per
@@ -227,7 +221,7 @@ func Run(ctx context.Context, spec conditions.RunSpec, store jobstore.Store, hoo
 	e.windowEnd.Store(e.stopAt.UnixNano())
 	e.lastTick = e.t0
 	if hooks.Speed > 1 {
-		e.stall = startStallMeter()
+		e.stall = health.StartStallMeter()
 	}
 
 	// Workers run on a context that Ctrl-C does not cancel: they must keep
@@ -266,7 +260,7 @@ func Run(ctx context.Context, spec conditions.RunSpec, store jobstore.Store, hoo
 		inj.Wait()
 	}
 	col.stop()
-	res.Harness.MaxStallNs = int64(e.stall.stop())
+	res.Harness.MaxStallNs = int64(e.stall.Stop())
 	e.finish(res, interrupted)
 	res.Served = e.served
 	res.simulated(hooks.Speed)
@@ -386,10 +380,10 @@ func (e *engine) load(ctx context.Context, res *Result) bool {
 	}
 	interrupted := !sleepUntil(ctx, e.warmEnd)
 	var atWarm summary.Counters
-	var usage windowUsage
+	var usage health.Usage
 	if !interrupted {
 		atWarm = e.c.snapshot()
-		usage = sampleUsage()
+		usage = health.Sample()
 		if err := e.markCost(ctx, false); err != nil {
 			e.noteErr(err)
 		}
@@ -405,7 +399,7 @@ func (e *engine) load(ctx context.Context, res *Result) bool {
 	windowEnd := time.Unix(0, e.windowEnd.Load())
 	atStop := e.c.snapshot()
 	measured := max(windowEnd.Sub(e.warmEnd), 0)
-	e.window.cpu = usage.since(&e.usage, atStop.Completed-atWarm.Completed, measured)
+	e.window.cpu = usage.Since(&e.usage, atStop.Completed-atWarm.Completed, measured)
 	e.window.jobs, e.window.length = atStop.Completed-atWarm.Completed, measured
 	if measured > 0 {
 		res.Throughput.Enqueued = float64(atStop.EnqueuedJobs-atWarm.EnqueuedJobs) / measured.Seconds()
@@ -462,7 +456,7 @@ func (e *engine) finish(res *Result, interrupted bool) {
 	if e.ticks > 0 {
 		res.Harness.CollectorTickMeanNs, res.Harness.CollectorTickMaxNs, res.Harness.Ticks = int64(e.tickCost)/int64(e.ticks), int64(e.tickMax), e.ticks
 	}
-	res.StallNote = stallNote(time.Duration(res.Harness.MaxStallNs), e.cfg.Workers.Lease, res.Ledger.DuplicateReruns,
+	res.StallNote = health.StallNote(time.Duration(res.Harness.MaxStallNs), e.cfg.Workers.Lease, res.Ledger.DuplicateReruns,
 		res.Counters.Recovered+res.Counters.RecoveredDead, e.hooks.Speed)
 	res.Harness.ClientCPUUsPerJob, res.Harness.RunQueueWaitMsPerS = e.usage.ClientCPUUsPerJob, e.usage.RunQueueWaitMsPerS
 	res.Harness.ClientAllocsPerJob, res.Harness.ClientAllocBytesPerJob = e.usage.ClientAllocsPerJob, e.usage.ClientAllocBytesPerJob

@@ -1,6 +1,6 @@
 //go:build linux
 
-package engine
+package health
 
 import (
 	"os"
@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// processCPU is the CPU time (user + system) this process has used.
-func processCPU() (time.Duration, bool) {
+// CPU is the CPU time (user + system) this process has used.
+func CPU() (time.Duration, bool) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, false
@@ -19,10 +19,10 @@ func processCPU() (time.Duration, bool) {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
 }
 
-// runQueueWait is how long this process's threads have waited on a CPU run
+// RunQueueWait is how long this process's threads have waited on a CPU run
 // queue, runnable but not running (the second field of each thread's
 // /proc/self/task/*/schedstat). Threads that exited are not counted.
-func runQueueWait() (time.Duration, bool) {
+func RunQueueWait() (time.Duration, bool) {
 	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		return 0, false

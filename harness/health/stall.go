@@ -1,4 +1,4 @@
-package engine
+package health
 
 import (
 	"fmt"
@@ -12,16 +12,17 @@ import (
 // and calls alike.
 const stallTick = time.Millisecond
 
-// stallMeter records the longest oversleep of a stallTick sleep loop
+// StallMeter records the longest oversleep of a stallTick sleep loop
 // while it runs. It runs on simulated time only, where a lease's real
 // length can be shorter than such a stall.
-type stallMeter struct {
+type StallMeter struct {
 	max  atomic.Int64
 	done chan struct{}
 }
 
-func startStallMeter() *stallMeter {
-	m := &stallMeter{done: make(chan struct{})}
+// StartStallMeter starts a meter; Stop ends it.
+func StartStallMeter() *StallMeter {
+	m := &StallMeter{done: make(chan struct{})}
 	go func() {
 		t := time.NewTimer(stallTick)
 		defer t.Stop()
@@ -42,9 +43,9 @@ func startStallMeter() *stallMeter {
 	return m
 }
 
-// stop ends the meter and returns the longest stall it saw (0 for a nil
+// Stop ends the meter and returns the longest stall it saw (0 for a nil
 // meter).
-func (m *stallMeter) stop() time.Duration {
+func (m *StallMeter) Stop() time.Duration {
 	if m == nil {
 		return 0
 	}
@@ -52,10 +53,10 @@ func (m *stallMeter) stop() time.Duration {
 	return time.Duration(m.max.Load())
 }
 
-// stallNote flags a simulated run whose own stall reached its lease's
+// StallNote flags a simulated run whose own stall reached its lease's
 // real length while jobs were run again: those reruns (or recoveries) may
 // be the machine's, not the design's.
-func stallNote(stall, realLease time.Duration, reruns, recovered int64, speed float64) string {
+func StallNote(stall, realLease time.Duration, reruns, recovered int64, speed float64) string {
 	if stall <= 0 || stall < realLease || reruns+recovered == 0 {
 		return ""
 	}

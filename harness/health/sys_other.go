@@ -1,0 +1,11 @@
+//go:build !linux
+
+package health
+
+import (
+	"time"
+)
+
+func CPU() (time.Duration, bool) { return 0, false }
+
+func RunQueueWait() (time.Duration, bool) { return 0, false }
