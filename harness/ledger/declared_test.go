@@ -1,10 +1,7 @@
-package engine
+package ledger
 
 import (
 	"testing"
-	"time"
-
-	"github.com/aebench/aebench/harness/ledger"
 )
 
 // claimHeld charges a never-started lost job to a fault that may have
@@ -14,16 +11,16 @@ func TestClaimHeld(t *testing.T) {
 	kill := ms(10_000)
 	cases := []struct {
 		name   string
-		job    ledger.LostJob
+		job    LostJob
 		budget int
 		want   bool
 	}{
-		{"due just before the kill", ledger.LostJob{Due: ms(9_800), Enq: ms(9_800)}, 1, true},
-		{"no budget left", ledger.LostJob{Due: ms(9_800), Enq: ms(9_800)}, 0, false},
-		{"enqueued after the kill", ledger.LostJob{Due: ms(10_200), Enq: ms(10_200)}, 1, false},
-		{"queued due at once, seconds before the kill", ledger.LostJob{Due: ms(7_000), Enq: ms(7_000)}, 1, false},
-		{"delayed, due seconds before the kill", ledger.LostJob{Due: ms(7_000), Enq: ms(1_000), Scheduled: true}, 1, true},
-		{"delayed, due after the kill", ledger.LostJob{Due: ms(10_500), Enq: ms(1_000), Scheduled: true}, 1, false},
+		{"due just before the kill", LostJob{Due: ms(9_800), Enq: ms(9_800)}, 1, true},
+		{"no budget left", LostJob{Due: ms(9_800), Enq: ms(9_800)}, 0, false},
+		{"enqueued after the kill", LostJob{Due: ms(10_200), Enq: ms(10_200)}, 1, false},
+		{"queued due at once, seconds before the kill", LostJob{Due: ms(7_000), Enq: ms(7_000)}, 1, false},
+		{"delayed, due seconds before the kill", LostJob{Due: ms(7_000), Enq: ms(1_000), Scheduled: true}, 1, true},
+		{"delayed, due after the kill", LostJob{Due: ms(10_500), Enq: ms(1_000), Scheduled: true}, 1, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -39,7 +36,7 @@ func TestClaimHeld(t *testing.T) {
 	// Two jobs, two kills with one each: each takes the first with room.
 	a, b := &declaredHit{at: ms(3_000), budget: 1}, &declaredHit{at: ms(6_000), budget: 1}
 	hits := []*declaredHit{a, b}
-	for _, j := range []ledger.LostJob{{Due: ms(2_900), Enq: ms(2_900), Scheduled: true}, {Due: ms(2_950), Enq: ms(2_950), Scheduled: true}} {
+	for _, j := range []LostJob{{Due: ms(2_900), Enq: ms(2_900), Scheduled: true}, {Due: ms(2_950), Enq: ms(2_950), Scheduled: true}} {
 		if !claimHeld(hits, j) {
 			t.Fatalf("job due %v not charged", j.Due)
 		}
@@ -47,9 +44,4 @@ func TestClaimHeld(t *testing.T) {
 	if a.budget != 0 || b.budget != 0 {
 		t.Errorf("budgets %d and %d, want both spent", a.budget, b.budget)
 	}
-}
-
-// ms is n milliseconds after a fixed origin.
-func ms(n int64) time.Time {
-	return time.Unix(1_700_000_000, 0).Add(time.Duration(n) * time.Millisecond)
 }
