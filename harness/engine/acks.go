@@ -156,7 +156,7 @@ func (a *acker) flush() {
 			// for a killed worker process, so the drain does not wait for
 			// jobs that will never run again.
 			rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Second)
-			e.settle(rctx, p.lease.JobID, p.lease.Attempt, p.lease.Token, ce)
+			e.rb.Settle(rctx, p.lease.JobID, p.lease.Attempt, p.lease.Token, ce)
 			rcancel()
 			e.drop(w, p.lease.JobID)
 			continue

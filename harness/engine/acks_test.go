@@ -66,7 +66,8 @@ func leaseLostInBatch(t *testing.T, ctx context.Context, store jobstore.Store) {
 	spec := shortRun(t, scenario.Override{Path: "workers.ack_batch", Value: "10"},
 		scenario.Override{Path: "workers.ack_interval", Value: "1s"})
 	e := &engine{cfg: spec.Config, store: store, wstore: store, led: ledger.New(), hardStop: make(chan struct{})}
-	e.events = ledgerEvents{Ledger: e.led, resolve: e.resolveUnknown}
+	e.rb = e.newReader()
+	e.events = ledgerEvents{Ledger: e.led, resolve: e.rb.ResolveUnknown}
 	now := time.Now()
 	e.warmEnd, e.t0 = now, now
 	e.windowEnd.Store(now.Add(time.Hour).UnixNano())

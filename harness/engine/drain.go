@@ -23,7 +23,7 @@ func (e *engine) drain(ctx context.Context, res *Result, interrupted bool) bool 
 			// the ledger missed would hold the drain to its end. Read back
 			// and settle what the store shows finished; end the drain
 			// when what is left is out of every queue.
-			if e.settleFinished() {
+			if e.rb.Finished() {
 				res.Window.Settled = true
 				break
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/aebench/aebench/harness/health"
 	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/ledger"
+	"github.com/aebench/aebench/harness/readback"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/jobstore"
 )
@@ -66,19 +67,18 @@ type Hooks struct {
 
 // engine runs one run: producers, workers, recoverer, mover and collector.
 type engine struct {
-	// laterWhy: the read-back found open jobs the system takes back itself
-	// later than the run waits (jobstore.Location.Later), in its words.
-	laterWhy string
-	spec     conditions.RunSpec
-	cfg      conditions.Config
-	store    jobstore.Store
-	wstore   jobstore.Store // the workers' store
-	hooks    Hooks
-	led      *ledger.Ledger
-	events   workerEvents // where workers report: the ledger, or a worker process's pipe
-	ft       *faultRun    // nil without faults or worker processes
-	local    *localWorkers
-	groups   []Workers // local first, then the worker processes
+	// rb settles the ledger against the store where events were cut off.
+	rb     *readback.Reader
+	spec   conditions.RunSpec
+	cfg    conditions.Config
+	store  jobstore.Store
+	wstore jobstore.Store // the workers' store
+	hooks  Hooks
+	led    *ledger.Ledger
+	events workerEvents // where workers report: the ledger, or a worker process's pipe
+	ft     *faultRun    // nil without faults or worker processes
+	local  *localWorkers
+	groups []Workers // local first, then the worker processes
 	// workerDone, in a worker process, reports each job leaving the worker.
 	workerDone func(id string)
 	c          counters
@@ -119,8 +119,13 @@ type engine struct {
 	errMu    sync.Mutex
 	firstErr error
 	hardStop chan struct{}
-	// resolvers read back jobs whose Complete or Fail outcome is unknown.
-	resolvers sync.WaitGroup
+}
+
+// newReader is the run's read-back: its settlements count in the run's
+// counters.
+func (e *engine) newReader() *readback.Reader {
+	return &readback.Reader{Store: e.store, Ledger: e.led, NoteErr: e.noteErr,
+		Completed: func() { e.c.completed.Add(1) }, Dead: func() { e.c.dead.Add(1) }, AckLost: func() { e.c.ackLost.Add(1) }}
 }
 
 func (e *engine) newRecorder() *hist.Recorder {
@@ -181,7 +186,7 @@ func (e *engine) audit() (map[string]int64, string) {
 	if !ok {
 		return nil, ""
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), settleFor)
+	ctx, cancel := context.WithTimeout(context.Background(), readback.SettleFor)
 	defer cancel()
 	m, err := a.Audit(ctx)
 	if err != nil {
@@ -202,7 +207,8 @@ func Run(ctx context.Context, spec conditions.RunSpec, store jobstore.Store, hoo
 	cfg := spec.Config
 	e := &engine{spec: spec, cfg: cfg, store: store, wstore: store, hooks: hooks, led: ledger.New(), hardStop: make(chan struct{}),
 		calls: callDeadlines{limit: finishTimeout}}
-	e.events = ledgerEvents{Ledger: e.led, resolve: e.resolveUnknown}
+	e.rb = e.newReader()
+	e.events = ledgerEvents{Ledger: e.led, resolve: e.rb.ResolveUnknown}
 	if hooks.WStore != nil {
 		e.wstore = hooks.WStore
 	}
@@ -255,7 +261,7 @@ func Run(ctx context.Context, spec conditions.RunSpec, store jobstore.Store, hoo
 		g.Stop()
 	}
 	workers.Wait()
-	e.resolvers.Wait()
+	e.rb.Wait()
 	if inj != nil {
 		inj.Wait()
 	}
@@ -422,7 +428,7 @@ func (e *engine) finish(res *Result, interrupted bool) {
 	}
 	res.Hists = e.total
 	res.Series = e.series
-	e.settleOutstanding()
+	e.rb.Outstanding()
 	res.Audit, res.AuditErr = e.audit()
 	declared := e.declaredLoss()
 	if e.ft != nil {
@@ -437,7 +443,7 @@ func (e *engine) finish(res *Result, interrupted bool) {
 	} else {
 		res.Ledger = e.led.CheckWith(e.cfg.LostAllowed() || declared != "")
 	}
-	res.Ledger.UnfinishedLater = e.laterWhy
+	res.Ledger.UnfinishedLater = e.rb.Later()
 	if e.ft != nil {
 		sum, h := e.ft.tracker.Finish(e.led.Outcome)
 		if declared != "" && !e.cfg.LostAllowed() {

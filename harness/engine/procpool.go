@@ -234,7 +234,7 @@ func (p *procPool) event(wp *workerProc, ev workerproc.Event, ready chan struct{
 			e.c.retried.Add(1)
 		}
 	case "unknown":
-		e.resolveUnknown(ev.ID, ev.A, ev.Tok, at)
+		e.rb.ResolveUnknown(ev.ID, ev.A, ev.Tok, at)
 	case "fenced":
 		e.led.Fenced(ev.ID, ev.A, at)
 		e.c.fenced.Add(1)
@@ -425,9 +425,9 @@ func (p *procPool) settleKilled(wp *workerProc, ev faults.Event, at time.Time) {
 		var left []*procJob
 		for _, j := range held {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			rb := e.settle(ctx, j.ID, j.Attempt, j.token, at)
+			rb := e.rb.Settle(ctx, j.ID, j.Attempt, j.token, at)
 			cancel()
-			if !rb.settled {
+			if !rb.Settled {
 				left = append(left, j)
 			}
 		}

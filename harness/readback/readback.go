@@ -1,23 +1,53 @@
-package engine
+// Package readback settles the ledger against the store when a job's
+// events were cut off, as Jepsen's checkers end with a final read: a
+// worker process killed between its Complete and the event reaching the
+// coordinator, a Complete or Fail whose reply was lost, the jobs still
+// open when the drain ends. The store's record decides, and the ledger is
+// told; what the store shows open is placed (jobstore.Locator) as cut off
+// by the drain, taken back later by the system, or lost in no queue.
+package readback
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/jobstore"
 )
 
-// readBack is what a read-back of a job's record found.
-type readBack struct {
-	rec     jobstore.Job
-	err     error // from store.Get; nil when the record was read
-	settled bool  // the record showed the job finished and the ledger was told
+// Reader reads back a run's jobs from its store into its ledger.
+type Reader struct {
+	Store  jobstore.Store
+	Ledger *ledger.Ledger
+	// Completed, Dead and AckLost count what the read-back settled (the
+	// run's counters); NoteErr takes a read-back's failure.
+	Completed, Dead, AckLost func()
+	NoteErr                  func(error)
+
+	resolvers sync.WaitGroup
+	// later: the read-back found open jobs the system takes back itself
+	// later than the run waits (jobstore.Location.Later), in its words.
+	later string
 }
 
-// settle is the one read-back that settles a job whose events were cut
+// Later is why open jobs the system takes back itself later than the run
+// waits were not lost (jobstore.Location.Later), or "".
+func (r *Reader) Later() string { return r.later }
+
+// Wait waits for every ResolveUnknown under way.
+func (r *Reader) Wait() { r.resolvers.Wait() }
+
+// Result is what a read-back of a job's record found.
+type Result struct {
+	Rec     jobstore.Job
+	Err     error // from store.Get; nil when the record was read
+	Settled bool  // the record showed the job finished and the ledger was told
+}
+
+// Settle is the one read-back that settles a job whose events were cut
 // off: a worker process killed between its Complete and the event reaching
 // the coordinator, a Complete or Fail whose reply was lost, a job still
 // outstanding when the drain ended. As Jepsen's checkers do with a final
@@ -26,49 +56,49 @@ type readBack struct {
 // token, only a record finished under that claim counts: a record
 // finished under another claim was finished by a worker that reports it
 // itself. Without a token (after the drain) any finished record counts.
-func (e *engine) settle(ctx context.Context, id string, attempt int, token string, at time.Time) readBack {
-	j, err := e.store.Get(ctx, id)
+func (e *Reader) Settle(ctx context.Context, id string, attempt int, token string, at time.Time) Result {
+	j, err := e.Store.Get(ctx, id)
 	if err != nil {
-		return readBack{err: err}
+		return Result{Err: err}
 	}
-	rb := readBack{rec: j}
+	rb := Result{Rec: j}
 	if token != "" && j.LeaseToken != token {
 		return rb
 	}
 	switch j.Status {
 	case jobstore.StatusCompleted:
-		e.led.Completed(id, attempt, at)
-		e.c.completed.Add(1)
+		e.Ledger.Completed(id, attempt, at)
+		e.Completed()
 	case jobstore.StatusFailed:
-		e.led.Failed(id, attempt, jobstore.FailResult{Status: jobstore.StatusFailed}, at)
-		e.c.dead.Add(1)
+		e.Ledger.Failed(id, attempt, jobstore.FailResult{Status: jobstore.StatusFailed}, at)
+		e.Dead()
 	case jobstore.StatusCanceled:
-		e.led.Canceled(id, at)
+		e.Ledger.Canceled(id, at)
 	default:
 		return rb
 	}
-	e.led.NoteSettled()
-	rb.settled = true
+	e.Ledger.NoteSettled()
+	rb.Settled = true
 	return rb
 }
 
-// resolveUnknown settles a job whose Complete or Fail outcome is unknown;
+// ResolveUnknown settles a job whose Complete or Fail outcome is unknown;
 // it retries while Redis is unreachable, for up to resolveFor. One still
 // held under the token was not finished by that call: the recoverer takes
 // it back when the lease expires.
-func (e *engine) resolveUnknown(id string, attempt int, token string, at time.Time) {
+func (e *Reader) ResolveUnknown(id string, attempt int, token string, at time.Time) {
 	e.resolvers.Add(1)
 	go func() {
 		defer e.resolvers.Done()
 		deadline := time.Now().Add(resolveFor)
 		for time.Now().Before(deadline) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			rb := e.settle(ctx, id, attempt, token, at)
+			rb := e.Settle(ctx, id, attempt, token, at)
 			cancel()
-			if rb.settled {
-				e.c.ackLost.Add(1)
+			if rb.Settled {
+				e.AckLost()
 			}
-			if rb.err == nil || errors.Is(rb.err, jobstore.ErrNotFound) {
+			if rb.Err == nil || errors.Is(rb.Err, jobstore.ErrNotFound) {
 				return
 			}
 			time.Sleep(100 * time.Millisecond)
@@ -79,11 +109,11 @@ func (e *engine) resolveUnknown(id string, attempt int, token string, at time.Ti
 // resolveFor bounds the read-back of an unknown outcome.
 const resolveFor = 20 * time.Second
 
-// settleFor bounds the read-back after the drain: a Redis that is down
+// SettleFor bounds the read-back after the drain: a Redis that is down
 // leaves the rest unread, reported lost as unreadable.
-const settleFor = 15 * time.Second
+const SettleFor = 15 * time.Second
 
-// settleOutstanding reads back every acknowledged job the ledger still
+// Outstanding reads back every acknowledged job the ledger still
 // holds open after the drain, before the ledger's check: a job the store
 // shows finished is settled, one still queued or running where the store
 // will reach it was cut off by the drain, and only the rest is lost, with
@@ -93,14 +123,14 @@ const settleFor = 15 * time.Second
 // record in none is lost ("<Status>_in_no_queue") whatever the backlog
 // beside it. Without one, an open record counts as lost only while the
 // store's exact Stats hold no job at all.
-func (e *engine) settleOutstanding() {
-	jobs := e.led.OutstandingJobs()
+func (e *Reader) Outstanding() {
+	jobs := e.Ledger.OutstandingJobs()
 	if len(jobs) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), settleFor)
+	ctx, cancel := context.WithTimeout(context.Background(), SettleFor)
 	defer cancel()
-	if loc, ok := e.store.(jobstore.Locator); ok {
+	if loc, ok := e.Store.(jobstore.Locator); ok {
 		if e.settleLocated(ctx, loc, jobs) {
 			return
 		}
@@ -110,7 +140,7 @@ func (e *engine) settleOutstanding() {
 
 // settleLocated settles jobs with the store's Locate: false when Locate
 // failed before it placed any job (the caller falls back to Stats).
-func (e *engine) settleLocated(ctx context.Context, loc jobstore.Locator, jobs []ledger.OutstandingJob) bool {
+func (e *Reader) settleLocated(ctx context.Context, loc jobstore.Locator, jobs []ledger.OutstandingJob) bool {
 	at := time.Now()
 	ids := make([]string, len(jobs))
 	for i, j := range jobs {
@@ -119,33 +149,33 @@ func (e *engine) settleLocated(ctx context.Context, loc jobstore.Locator, jobs [
 	locs, err := locateAll(loc, ids)
 	if len(locs) == 0 && err != nil {
 		if !errors.Is(err, jobstore.ErrUnsupported) {
-			e.noteErr(fmt.Errorf("read-back: locate: %w", err))
+			e.NoteErr(fmt.Errorf("read-back: locate: %w", err))
 		}
 		return false
 	}
 	for i, j := range jobs {
 		if i >= len(locs) {
-			e.led.LostState(j.ID, "unreadable") // Locate broke off (Redis down)
+			e.Ledger.LostState(j.ID, "unreadable") // Locate broke off (Redis down)
 			continue
 		}
 		l := locs[i]
 		switch {
 		case !l.Found:
-			e.led.LostState(j.ID, "not_found")
+			e.Ledger.LostState(j.ID, "not_found")
 		case !isOpen(l.Status):
 			gctx, gcancel := context.WithTimeout(ctx, 2*time.Second)
-			rb := e.settle(gctx, j.ID, j.Attempt, "", at)
+			rb := e.Settle(gctx, j.ID, j.Attempt, "", at)
 			gcancel()
-			if !rb.settled {
-				e.led.LostState(j.ID, l.Status.String())
+			if !rb.Settled {
+				e.Ledger.LostState(j.ID, l.Status.String())
 			}
 		case l.Reachable:
-			e.led.CutOff(j.ID)
+			e.Ledger.CutOff(j.ID)
 		case l.Later != "":
-			e.led.CutOff(j.ID)
-			e.laterWhy = l.Later
+			e.Ledger.CutOff(j.ID)
+			e.later = l.Later
 		default:
-			e.led.LostState(j.ID, l.Status.String()+"_in_no_queue")
+			e.Ledger.LostState(j.ID, l.Status.String()+"_in_no_queue")
 		}
 	}
 	return true
@@ -156,7 +186,7 @@ func (e *engine) settleLocated(ctx context.Context, loc jobstore.Locator, jobs [
 // can afford each second).
 const quietReadBack = 10000
 
-// settleFinished is the drain's read-back: every open job the store shows
+// Finished is the drain's read-back: every open job the store shows
 // finished is settled, so a job whose completion event never reached the
 // ledger does not hold the drain to its end. Open jobs stay open; only the
 // final read-back calls a job lost. It reports whether the drain may end
@@ -164,15 +194,15 @@ const quietReadBack = 10000
 // found: lost, or a loss the system declares) or that the system takes
 // back itself later than the run waits (Location.Later). Waiting longer
 // changes neither, and a declared loss must not hold the drain to its end.
-func (e *engine) settleFinished() (over bool) {
-	jobs := e.led.OutstandingJobs()
+func (e *Reader) Finished() (over bool) {
+	jobs := e.Ledger.OutstandingJobs()
 	if len(jobs) == 0 || len(jobs) > quietReadBack {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), settleFor)
+	ctx, cancel := context.WithTimeout(context.Background(), SettleFor)
 	defer cancel()
 	at := time.Now()
-	if loc, ok := e.store.(jobstore.Locator); ok {
+	if loc, ok := e.Store.(jobstore.Locator); ok {
 		ids := make([]string, len(jobs))
 		for i, j := range jobs {
 			ids[i] = j.ID
@@ -184,7 +214,7 @@ func (e *engine) settleFinished() (over bool) {
 		over = true
 		for i, l := range locs {
 			if l.Found && !isOpen(l.Status) {
-				if !e.settle(ctx, jobs[i].ID, jobs[i].Attempt, "", at).settled {
+				if !e.Settle(ctx, jobs[i].ID, jobs[i].Attempt, "", at).Settled {
 					over = false
 				}
 				continue
@@ -197,7 +227,7 @@ func (e *engine) settleFinished() (over bool) {
 	}
 	for _, j := range jobs[:min(len(jobs), quietReadBack/10)] {
 		gctx, gcancel := context.WithTimeout(ctx, 2*time.Second)
-		e.settle(gctx, j.ID, j.Attempt, "", at)
+		e.Settle(gctx, j.ID, j.Attempt, "", at)
 		gcancel()
 	}
 	return false
@@ -235,46 +265,46 @@ func isOpen(st jobstore.Status) bool {
 // settleByStats is the read-back of a store without jobstore.Locator: each
 // open job's record read one by one (Get); an open record is lost only when
 // the store's exact Stats hold no job at all.
-func (e *engine) settleByStats(ctx context.Context, jobs []ledger.OutstandingJob) {
+func (e *Reader) settleByStats(ctx context.Context, jobs []ledger.OutstandingJob) {
 	at := time.Now()
 	held, counted := e.storeUnfinished(ctx)
-	empty := counted && held == 0 && e.store.Capabilities().Has(jobstore.CapExactStats)
+	empty := counted && held == 0 && e.Store.Capabilities().Has(jobstore.CapExactStats)
 	if counted && len(jobs) > bulkCutOff && held >= int64(len(jobs)) {
 		// A backlog far beyond what the drain could run (a prefill of a
 		// million): the store still holds at least as many unfinished jobs
 		// as the ledger has open, so none is provably lost, and reading each
 		// back would outlast any budget and call the unread ones lost.
 		for _, j := range jobs {
-			e.led.CutOff(j.ID)
+			e.Ledger.CutOff(j.ID)
 		}
 		return
 	}
 	for _, j := range jobs {
-		rb := readBack{err: ctx.Err()}
-		if rb.err == nil {
+		rb := Result{Err: ctx.Err()}
+		if rb.Err == nil {
 			gctx, gcancel := context.WithTimeout(ctx, 2*time.Second)
-			rb = e.settle(gctx, j.ID, j.Attempt, "", at)
+			rb = e.Settle(gctx, j.ID, j.Attempt, "", at)
 			gcancel()
 		}
 		switch {
-		case rb.settled:
-		case errors.Is(rb.err, jobstore.ErrNotFound):
-			e.led.LostState(j.ID, "not_found")
-		case rb.err != nil:
-			e.led.LostState(j.ID, "unreadable")
-		case rb.rec.Status == jobstore.StatusInProgress && !rb.rec.LeaseDeadline.IsZero() && rb.rec.LeaseDeadline.Before(at) &&
-			e.store.Capabilities().Has(jobstore.CapSeedVariant):
+		case rb.Settled:
+		case errors.Is(rb.Err, jobstore.ErrNotFound):
+			e.Ledger.LostState(j.ID, "not_found")
+		case rb.Err != nil:
+			e.Ledger.LostState(j.ID, "unreadable")
+		case rb.Rec.Status == jobstore.StatusInProgress && !rb.Rec.LeaseDeadline.IsZero() && rb.Rec.LeaseDeadline.Before(at) &&
+			e.Store.Capabilities().Has(jobstore.CapSeedVariant):
 			// A seed variant strands jobs: in progress, its claim long
 			// expired, in no index its recovery reads. Lost, not cut off.
-			e.led.LostState(j.ID, "InProgress_never_recovered")
-		case isOpen(rb.rec.Status):
+			e.Ledger.LostState(j.ID, "InProgress_never_recovered")
+		case isOpen(rb.Rec.Status):
 			if empty {
-				e.led.LostState(j.ID, rb.rec.Status.String()+"_in_no_queue")
+				e.Ledger.LostState(j.ID, rb.Rec.Status.String()+"_in_no_queue")
 				continue
 			}
-			e.led.CutOff(j.ID)
+			e.Ledger.CutOff(j.ID)
 		default:
-			e.led.LostState(j.ID, rb.rec.Status.String())
+			e.Ledger.LostState(j.ID, rb.Rec.Status.String())
 		}
 	}
 }
@@ -287,10 +317,10 @@ const bulkCutOff = 10000
 // storeUnfinished is how many due, delayed and running jobs the store's
 // Stats count (a store without jobstore.CapExactStats may split due and
 // delayed loosely, but counts what it holds); ok false when Stats fails.
-func (e *engine) storeUnfinished(ctx context.Context) (int64, bool) {
+func (e *Reader) storeUnfinished(ctx context.Context) (int64, bool) {
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	st, err := e.store.Stats(sctx)
+	st, err := e.Store.Stats(sctx)
 	if err != nil {
 		return 0, false
 	}
