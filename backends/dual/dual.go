@@ -104,6 +104,7 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/backends/internal/base"
+	"github.com/aebench/aebench/backends/internal/keys"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
 )
@@ -200,7 +201,7 @@ func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Conf
 	if err != nil {
 		return nil, err
 	}
-	s, err := base.NewStream(ctx, c, o, scripts, func(k base.Keys) []string { return []string{k.Delayed(), k.Seq()} })
+	s, err := base.NewStream(ctx, c, o, scripts, func(k keys.Keys) []string { return []string{k.Delayed(), k.Seq()} })
 	if err != nil {
 		return nil, fmt.Errorf("dual: %w", err)
 	}

@@ -47,7 +47,7 @@ const (
 	SeedApproach2   = "approach2"
 )
 
-// Audit counts a Seed000 keeps (base.Keys.Audit), with base.AuditPending.
+// Audit counts a Seed000 keeps (keys.Keys.Audit), with base.AuditPending.
 const (
 	AuditDuplicateEntries = "duplicate_entries" // XADDs after a ZREM that removed nothing: another mover had the job
 	AuditEarlyPromotions  = "early_promotions"  // promoted entries the claim found not yet due and put back

@@ -47,6 +47,8 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/backends/internal/base"
+	"github.com/aebench/aebench/backends/internal/keys"
+	"github.com/aebench/aebench/backends/internal/record"
 	"github.com/aebench/aebench/clock"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
@@ -82,7 +84,7 @@ func Caps() jobstore.Capabilities {
 type Store struct {
 	c    rclient.Client
 	o    jobstore.Options
-	keys base.Keys
+	keys keys.Keys
 	// Ready and Processing are the two lists' keys.
 	Ready, Processing string
 	w                 words
@@ -129,7 +131,7 @@ func New(_ context.Context, c rclient.Client, o jobstore.Options) (*Store, error
 	if c == nil {
 		return nil, fmt.Errorf("%w: floor: no Redis client", jobstore.ErrInvalid)
 	}
-	k := base.NewKeys(o.Queue)
+	k := keys.New(o.Queue)
 	s := &Store{c: c, o: o, keys: k, Ready: k.FloorReady(), Processing: k.FloorProcessing()}
 	s.w = words{blmove: []string{"BLMOVE"}, lmove: []string{"LMOVE"}, hget: []string{"HGET"}, lrem: []string{"LREM"}, hset: []string{"HSET"},
 		moveKeys: []string{s.Ready, s.Processing}, processing: []string{s.Processing},
@@ -182,7 +184,7 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 		if runAt.IsZero() {
 			runAt = now
 		}
-		pairs, err := base.NewRecordPairs(j, runAt, now)
+		pairs, err := record.NewPairs(j, runAt, now)
 		if err != nil {
 			return err
 		}
@@ -409,7 +411,7 @@ func (s *Store) Get(ctx context.Context, id string) (jobstore.Job, error) {
 	if a, ok := v.([]any); ok && len(a) == 0 {
 		return jobstore.Job{}, fmt.Errorf("%w: %s", jobstore.ErrNotFound, id)
 	}
-	return base.DecodeRecordOf(id, v)
+	return record.DecodeOf(id, v)
 }
 
 // Cancel removes a waiting id from ready and marks its record Canceled.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/backends/internal/base"
+	"github.com/aebench/aebench/backends/internal/record"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
 )
@@ -193,7 +194,7 @@ func (s *ClientJSON) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jo
 			if !ok {
 				continue // another claimer changed it first
 			}
-			j, err := base.DecodeRecordOf(id, text)
+			j, err := record.DecodeOf(id, text)
 			if err != nil {
 				return got, time.Time{}, err
 			}

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aebench/aebench/backends/internal/keys"
+	"github.com/aebench/aebench/backends/internal/record"
 	"github.com/aebench/aebench/clock"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
@@ -31,7 +33,7 @@ const MaxEnqueue = 1000
 type Core struct {
 	C       rclient.Client
 	Opts    jobstore.Options
-	Keys    Keys
+	Keys    keys.Keys
 	Scripts Scripts
 
 	tokenPrefix string
@@ -60,7 +62,7 @@ func NewCore(ctx context.Context, c rclient.Client, o jobstore.Options, scripts 
 	if _, ok := c.(rclient.Waiter); o.WaitReplicas > 0 && !ok {
 		return nil, fmt.Errorf("%w: Options.WaitReplicas %d: client %s cannot send WAIT on the connection of its write", jobstore.ErrInvalid, o.WaitReplicas, c.Name())
 	}
-	core := &Core{C: c, Opts: o, Keys: NewKeys(o.Queue), tokenPrefix: hex.EncodeToString(b[:]),
+	core := &Core{C: c, Opts: o, Keys: keys.New(o.Queue), tokenPrefix: hex.EncodeToString(b[:]),
 		rng: mrand.New(mrand.NewPCG(uint64(o.Seed), 0x9e3779b97f4a7c15))}
 	if core.Scripts, err = scripts(o.Encoding); err != nil {
 		return nil, err
@@ -181,7 +183,7 @@ func (c *Core) EnqueueArgs(now time.Time, jobs []jobstore.NewJob) (keys, args []
 			runAt = now
 		}
 		runAt = runAt.Truncate(time.Millisecond)
-		pairs, err := RecordExtras(j, runAt, now)
+		pairs, err := record.Extras(j, runAt, now)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -253,7 +255,7 @@ func DecodeClaimedRecords(v any, worker string, now, deadline time.Time) ([]jobs
 	for i := 0; i+2 < len(arr); i += 3 {
 		id, _ := arr[i].(string)
 		token, _ := arr[i+1].(string)
-		j, err := DecodeRecordOf(id, arr[i+2])
+		j, err := record.DecodeOf(id, arr[i+2])
 		if err != nil {
 			return out, err
 		}
@@ -281,7 +283,7 @@ func (c *Core) Get(ctx context.Context, id string) (jobstore.Job, error) {
 	if err != nil {
 		return jobstore.Job{}, fmt.Errorf("get %q: %w", id, err)
 	}
-	j, err := DecodeRecordOf(id, v)
+	j, err := record.DecodeOf(id, v)
 	if errors.Is(err, jobstore.ErrNotFound) {
 		return j, fmt.Errorf("%w: %q", jobstore.ErrNotFound, id)
 	}

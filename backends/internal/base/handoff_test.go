@@ -13,6 +13,7 @@ import (
 	"github.com/aebench/aebench/backends/dual"
 	"github.com/aebench/aebench/backends/internal/base"
 	"github.com/aebench/aebench/backends/internal/base/basetest"
+	"github.com/aebench/aebench/backends/internal/keys"
 	"github.com/aebench/aebench/backends/stream"
 	"github.com/aebench/aebench/backends/zset"
 	"github.com/aebench/aebench/clock"
@@ -66,7 +67,7 @@ func handoffToDeadWaiter(t *testing.T, c rclient.Client, newStore func(context.C
 	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
 	o := jobstore.Options{Queue: "handoff-" + strings.ReplaceAll(t.Name(), "/", "-"), Clock: clk, PollInterval: time.Millisecond, Encoding: enc}
 	s := openStore(t, c, newStore, o)
-	keys := base.NewKeys(o.Queue)
+	keys := keys.New(o.Queue)
 	ghost := func(name string) {
 		// A registration as a claimer's call makes it (base's waiter):
 		// token base, max, provisional lease ms, worker; its wait ends in
@@ -183,7 +184,7 @@ func TestHandoffWaitEnds(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o := jobstore.Options{Queue: "handoff-end-" + tc.name, PollInterval: time.Millisecond}
 			s := openStore(t, c, tc.new, o)
-			keys := base.NewKeys(o.Queue)
+			keys := keys.New(o.Queue)
 			for _, end := range []string{"wait", "context"} {
 				// A context deadline shorter than the wait ends it (a go-redis
 				// read blocked in Redis does not see a mere cancel).
@@ -254,7 +255,7 @@ func TestHandoffJoinFirstSeesJobBetween(t *testing.T) {
 					t.Fatalf("claim %d = %v, %v; want %s", i+1, got, err, id)
 				}
 			}
-			keys := base.NewKeys(o.Queue)
+			keys := keys.New(o.Queue)
 			if n, _ := c.Do(ctx, rclient.Cmd("ZCARD", keys.Waiters())); base.Int(n) != 0 {
 				t.Fatalf("%d waiters left registered", base.Int(n))
 			}
@@ -307,7 +308,7 @@ func TestStreamWakeNeedsLiveWaiter(t *testing.T) {
 			clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
 			o := jobstore.Options{Queue: "wake-" + tc.name, Clock: clk, PollInterval: time.Millisecond}
 			s := openStore(t, c, tc.new, o)
-			keys := base.NewKeys(o.Queue)
+			keys := keys.New(o.Queue)
 			for i, live := range []bool{false, true} {
 				until := clk.Now().Add(-time.Millisecond) // ended
 				if live {
@@ -343,7 +344,7 @@ func TestHandoffRegistrationIsShort(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o := jobstore.Options{Queue: "handoff-short-" + tc.name, PollInterval: time.Millisecond}
 			s := openStore(t, c, tc.new, o)
-			keys := base.NewKeys(o.Queue)
+			keys := keys.New(o.Queue)
 			wctx, cancel := context.WithCancel(ctx)
 			done := make(chan struct{})
 			go func() {

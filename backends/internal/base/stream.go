@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aebench/aebench/backends/internal/keys"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
 )
@@ -84,7 +85,7 @@ type Stream struct {
 // shared stream scripts, and creates the consumer group (and the stream)
 // when missing. The stream is Keys.Stream(); places, when given, names the
 // place keys after it (dual's delayed ZSET and its sequence).
-func NewStream(ctx context.Context, c rclient.Client, o jobstore.Options, bodies embed.FS, places func(Keys) []string) (*Stream, error) {
+func NewStream(ctx context.Context, c rclient.Client, o jobstore.Options, bodies embed.FS, places func(keys.Keys) []string) (*Stream, error) {
 	core, err := NewCore(ctx, c, o, func(enc jobstore.Encoding) (Scripts, error) {
 		return ComposeScripts(ctx, c, enc, bodies, ScriptExtend, ScriptStreamActivate, ScriptStreamClaim,
 			ScriptComplete, ScriptCompleteMany, ScriptStreamFail, ScriptStreamRecover, ScriptStreamCancel, ScriptStreamPeek, ScriptStreamSweep, ScriptStreamJoin, ScriptLocate)

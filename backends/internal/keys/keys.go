@@ -1,10 +1,11 @@
-package base
+// Package keys names a queue's Redis keys, every backend's in one place
+// (asynq's rdb habit): a key name is written once, here, and each
+// backend's package doc lists the keys it uses.
+package keys
 
 import "strconv"
 
-// Keys names a queue's keys, every backend's in this one file (asynq's
-// rdb habit): a key name is written once, here, and each backend's
-// package doc lists the keys it uses. All of them carry the hash tag
+// Keys names a queue's keys. All of them carry the hash tag
 // {queue}, so one queue lives in one Redis Cluster slot and a script may
 // touch any of them. (lib.lua derives two names from a key it was given:
 // the records, job_prefix, and the expiry index, expire_index.)
@@ -12,8 +13,8 @@ type Keys struct {
 	prefix string
 }
 
-// NewKeys returns the key namer for queue.
-func NewKeys(queue string) Keys { return Keys{prefix: "ae:{" + queue + "}:"} }
+// New returns the key namer for queue.
+func New(queue string) Keys { return Keys{prefix: "ae:{" + queue + "}:"} }
 
 // Job is the key of job id's record.
 func (k Keys) Job(id string) string { return k.prefix + "job:" + id }

@@ -1,4 +1,8 @@
-package base
+// Package record is a job's record in Redis, as the backends write and
+// read it: the field names (seed 001's, plus RunAt, the lease and Ref), the
+// flat field/value list a new job's record is written with, and the
+// decoder of a record read back as a HASH's fields or a JSON string.
+package record
 
 import (
 	"encoding/json"
@@ -28,21 +32,21 @@ const (
 	fLease = "Lease"
 )
 
-// NewRecordPairs is the flat field/value list of a new job's record, without
-// Status and Ref (the enqueue script adds those): RecordExtras, then Payload
+// NewPairs is the flat field/value list of a new job's record, without
+// Status and Ref (the enqueue script adds those): Extras, then Payload
 // (left out when empty) and RunAt.
-func NewRecordPairs(j jobstore.NewJob, runAt, now time.Time) ([]string, error) {
-	p, err := RecordExtras(j, runAt, now)
+func NewPairs(j jobstore.NewJob, runAt, now time.Time) ([]string, error) {
+	p, err := Extras(j, runAt, now)
 	if err != nil {
 		return nil, err
 	}
 	if len(j.Payload) > 0 {
 		p = append(p, fPayload, string(j.Payload))
 	}
-	return append(p, fRunAt, Ms(runAt)), nil
+	return append(p, fRunAt, strconv.FormatInt(runAt.UnixMilli(), 10)), nil
 }
 
-// RecordExtras is the part of a new job's record beyond Status, Ref,
+// Extras is the part of a new job's record beyond Status, Ref,
 // Payload and RunAt, which the enqueue layout carries in fixed places (no
 // field names sent or parsed for them), as field/value pairs. Empty and
 // zero fields are left out (RetryCount 0, MaxRetries 0), and so are three
@@ -53,7 +57,7 @@ func NewRecordPairs(j jobstore.NewJob, runAt, now time.Time) ([]string, error) {
 // not stored is one Redis does not write or send: the record of a 128-byte
 // job due at once went from 9 fields to 6 (2026-11-27), then to 4 (Status,
 // Ref, RunAt, Payload).
-func RecordExtras(j jobstore.NewJob, runAt, now time.Time) ([]string, error) {
+func Extras(j jobstore.NewJob, runAt, now time.Time) ([]string, error) {
 	var p []string
 	add := func(f, v string) {
 		if v != "" {
@@ -84,20 +88,20 @@ func RecordExtras(j jobstore.NewJob, runAt, now time.Time) ([]string, error) {
 	return p, nil
 }
 
-// DecodeRecordOf is DecodeRecord for the record of job id, which need not
+// DecodeOf is DecodeRecord for the record of job id, which need not
 // hold its own Id (NewRecordPairs leaves it out).
-func DecodeRecordOf(id string, v any) (jobstore.Job, error) {
-	j, err := DecodeRecord(v)
+func DecodeOf(id string, v any) (jobstore.Job, error) {
+	j, err := Decode(v)
 	if j.ID == "" && !errors.Is(err, jobstore.ErrNotFound) {
 		j.ID = id
 	}
 	return j, err
 }
 
-// DecodeRecord turns what a script or Get read (a flat HGETALL array or,
+// Decode turns what a script or Get read (a flat HGETALL array or,
 // over RESP3, a map for the hash encoding; a JSON string for the JSON
 // encoding) into a Job, field by field, with no map in between.
-func DecodeRecord(v any) (jobstore.Job, error) {
+func Decode(v any) (jobstore.Job, error) {
 	var d recordDecoder
 	switch r := v.(type) {
 	case []any:
