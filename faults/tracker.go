@@ -33,6 +33,10 @@ type Record struct {
 	// included), as the scenario's faults[].at counts. Both are in the
 	// run's time base: simulated seconds on simulated time.
 	RunAtS float64 `json:"run_at_s"`
+	// PlannedS is when the schedule planned it, from the run's start in
+	// the same base: a crash at a point lands when a worker reaches it, so
+	// RunAtS may follow PlannedS by the time that takes.
+	PlannedS float64 `json:"planned_s"`
 	// Skipped says why a scheduled fault did not land (no such worker, the
 	// run ended first); empty when it did.
 	Skipped string `json:"skipped,omitempty"`
@@ -112,7 +116,7 @@ func (t *Tracker) Caught(id string) bool {
 // Fault records a fault that landed at `at` with the jobs it caught in flight.
 func (t *Tracker) Fault(ev Event, target string, at time.Time, affected []Affected) *Record {
 	r := &Record{Index: ev.Index, Kind: ev.Fault.Kind, Point: ev.Point, Target: target,
-		AtS: at.Sub(t.base).Seconds(), Affected: len(affected), at: at}
+		AtS: at.Sub(t.base).Seconds(), PlannedS: ev.At.Seconds(), Affected: len(affected), at: at}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.records = append(t.records, r)
@@ -177,7 +181,7 @@ const leaseSkew = 50 * time.Millisecond
 func (t *Tracker) Skipped(ev Event, at time.Time, why string) {
 	t.mu.Lock()
 	t.records = append(t.records, &Record{Index: ev.Index, Kind: ev.Fault.Kind, Point: ev.Point,
-		AtS: at.Sub(t.base).Seconds(), Skipped: why, at: at})
+		AtS: at.Sub(t.base).Seconds(), PlannedS: ev.At.Seconds(), Skipped: why, at: at})
 	t.mu.Unlock()
 }
 

@@ -49,6 +49,7 @@ func timedFaults(sum *faults.Summary, h *hdr.Histogram, warmup time.Duration, sp
 		r := &sum.Records[i]
 		r.AtS *= speed
 		r.RunAtS *= speed
+		r.PlannedS *= speed
 		r.RecoveryMaxNs = int64(float64(r.RecoveryMaxNs) * speed)
 	}
 	for k, v := range sum.RecoveryNs {

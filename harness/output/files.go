@@ -95,13 +95,13 @@ func (fc *faultsCSV) RunDone(rs *summary.RunSummary, _ *engine.Result) error {
 	w := csv.NewWriter(f)
 	if statErr != nil {
 		_ = w.Write([]string{"run", "backend", "label", "cell", "index", "kind", "point", "target", "at_s",
-			"affected", "never_started", "restarted", "duplicates", "dead_unstarted", "recovered_unstarted", "lost", "recovery_max_ms", "skipped", "run_at_s"})
+			"affected", "never_started", "restarted", "duplicates", "dead_unstarted", "recovered_unstarted", "lost", "recovery_max_ms", "skipped", "run_at_s", "planned_s"})
 	}
 	for _, r := range rs.Recovery.Records {
 		_ = w.Write([]string{rs.ID, rs.Backend, rs.Label, strconv.Itoa(rs.Cell), strconv.Itoa(r.Index), string(r.Kind),
 			string(r.Point), r.Target, strconv.FormatFloat(r.AtS, 'f', 3, 64), strconv.Itoa(r.Affected), strconv.Itoa(r.NeverStarted),
 			strconv.Itoa(r.Restarted), strconv.Itoa(r.Duplicates), strconv.Itoa(r.DeadUnstarted), strconv.Itoa(r.RecoveredUnstarted), strconv.Itoa(r.Lost),
-			strconv.FormatFloat(float64(r.RecoveryMaxNs)/1e6, 'f', 1, 64), r.Skipped, strconv.FormatFloat(r.RunAtS, 'f', 3, 64)})
+			strconv.FormatFloat(float64(r.RecoveryMaxNs)/1e6, 'f', 1, 64), r.Skipped, strconv.FormatFloat(r.RunAtS, 'f', 3, 64), strconv.FormatFloat(r.PlannedS, 'f', 3, 64)})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {

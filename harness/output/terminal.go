@@ -3,6 +3,7 @@ package output
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -375,7 +376,7 @@ func (t *terminal) faultTable(w io.Writer, runs []summary.RunSummary) {
 				continue
 			}
 			rows = append(rows, []string{runName(r, t.s.Repeats), strconv.Itoa(f.Index), string(f.Kind), f.Target,
-				fmtAt(f.RunAtS), strconv.Itoa(f.Affected), strconv.Itoa(f.NeverStarted), strconv.Itoa(f.Restarted),
+				fmtAtPlanned(f.RunAtS, f.PlannedS), strconv.Itoa(f.Affected), strconv.Itoa(f.NeverStarted), strconv.Itoa(f.Restarted),
 				strconv.Itoa(f.Duplicates), strconv.Itoa(f.DeadUnstarted), strconv.Itoa(f.RecoveredUnstarted), strconv.Itoa(f.Lost)})
 		}
 	}
@@ -407,6 +408,16 @@ func fmtAt(s float64) string {
 		return d.Round(100 * time.Millisecond).String()
 	}
 	return fmt.Sprintf("%.1fs", s)
+}
+
+// fmtAtPlanned is fmtAt of when a fault landed, with when it was planned
+// when that differs by 0.1 s or more (a crash point waits for a worker to
+// reach it).
+func fmtAtPlanned(at, planned float64) string {
+	if math.Abs(at-planned) < 0.1 {
+		return fmtAt(at)
+	}
+	return fmtAt(at) + " (planned " + fmtAt(planned) + ")"
 }
 
 // fmtRate writes jobs/s with the digits a slow rate needs (0.02, not 0).
