@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 
+	"github.com/aebench/aebench/harness/health"
 	"github.com/aebench/aebench/harness/summary"
 )
 
@@ -43,4 +44,20 @@ func FloorCell(r summary.RunSummary) string {
 		return fmt.Sprintf("%.1f*", hf.Ratio) // the note under the table says what * means
 	}
 	return fmt.Sprintf("%.1f", hf.Ratio)
+}
+
+// SetHealth adds to every run's health what its cell's calibration run
+// (the harness alone, on the same machine moments before) says of the
+// machine: a calibration whose own tail is slow makes the cell suspect.
+func SetHealth(sum *summary.Summary) {
+	cal := map[int]float64{}
+	for _, r := range sum.Runs {
+		if r.Calibration && r.Status == summary.StatusOK && r.Config.Producers.Mode == "open" {
+			cal[r.Cell] = r.LatencyNs["e2e_minus_handler"]["p99"]
+		}
+	}
+	for i := range sum.Runs {
+		r := &sum.Runs[i]
+		health.JudgeCalibration(r.Health, cal[r.Cell])
+	}
 }

@@ -47,12 +47,8 @@ func Averaged(runs []summary.RunSummary, cell int, kind jobstore.Kind) []RefFigu
 		}
 		f := &out[i]
 		n[r.Label]++
-		done := r.Throughput.Completed
-		f.throughput += done
-		if o := r.Throughput.Offered; o > 0 {
-			done = min(done, o)
-		}
-		f.kept += done
+		f.throughput += r.Throughput.Completed
+		f.kept += Kept(r.Throughput)
 		if r.Cost != nil {
 			f.cpu += r.Cost.RedisCPUMicros
 			f.cmds += r.Cost.Commands
@@ -114,7 +110,9 @@ func SetRatios(sum *summary.Summary) {
 			if r.Ratios == nil {
 				r.Ratios = map[string]summary.Ratio{}
 			}
-			x := summary.Ratio{Against: f.Label, Throughput: Ratio(r.Throughput.Completed, f.throughput)}
+			// Completions beyond the offered rate are a store catching up,
+			// no merit: both sides count up to it (closed loop: all).
+			x := summary.Ratio{Against: f.Label, Throughput: Ratio(Kept(r.Throughput), f.kept)}
 			if r.Cost != nil {
 				x.RedisCPUPerJob, x.CommandsPerJob = Ratio(r.Cost.RedisCPUMicros, f.cpu), Ratio(r.Cost.Commands, f.cmds)
 			}
@@ -123,6 +121,16 @@ func SetRatios(sum *summary.Summary) {
 			r.Ratios[f.Key] = x
 		}
 	}
+}
+
+// Kept is a run's jobs/s counted up to the offered rate (in an open loop;
+// closed, all of them): a store that fell behind completes more than the
+// offered rate while it catches up, which no ratio may call faster.
+func Kept(t summary.Throughput) float64 {
+	if t.Offered > 0 {
+		return min(t.Completed, t.Offered)
+	}
+	return t.Completed
 }
 
 func Ratio(a, b float64) float64 {

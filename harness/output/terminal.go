@@ -282,6 +282,11 @@ func (t *terminal) latencyTable(w io.Writer, runs []summary.RunSummary) {
 			break
 		}
 	}
+	for _, r := range runs {
+		if r.Health.IsSuspect() {
+			fmt.Fprintf(w, "health: %s %s\n", runName(r, t.s.Repeats), r.Health.Text())
+		}
+	}
 	// An empty cell says why, under the table rather than in a column.
 	for _, r := range runs {
 		if _, ok := r.LatencyNs["e2e"]; !ok && r.Ledger.Completed > 0 {

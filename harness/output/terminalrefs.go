@@ -157,7 +157,7 @@ func (t *terminal) sideBySide(w io.Writer, refs []analysis.RefFigures, runs []su
 	fmt.Fprintln(w)
 	note := ""
 	if len(names) > 0 {
-		note = "; " + strings.Join(names, ", ") + "; x: done/s, above 1 is faster; cpu x: Redis CPU per job, above 1 costs more"
+		note = "; " + strings.Join(names, ", ") + "; x: done/s counted up to the offered rate, above 1 is faster; cpu x: Redis CPU per job, above 1 costs more"
 	}
 	fmt.Fprintf(w, "side by side (same Redis, same load, one ledger%s):\n", note)
 	_ = report.Table(w, header, rows)

@@ -20,6 +20,9 @@ func verdictLine(rs *summary.RunSummary) string {
 	if e2e, ok := rs.LatencyNs["e2e"]; ok {
 		fmt.Fprintf(&b, "; %.0f jobs/s, e2e p50 %s p99 %s", rs.Throughput.Completed, latText(rs, e2e["p50"]), latText(rs, e2e["p99"]))
 	}
+	if rs.Health.IsSuspect() {
+		fmt.Fprintf(&b, "; HEALTH SUSPECT")
+	}
 	l := rs.Ledger
 	if rs.Status == summary.StatusError && l.Attempted == 0 {
 		return b.String()
@@ -37,6 +40,9 @@ func verdictLine(rs *summary.RunSummary) string {
 		fmt.Fprintf(&b, "\n     faults: %d landed, %d skipped; %d jobs in flight at them (%d never started), %d started again (recovery p50 %s p99 %s max %s), %d duplicates, %d lost",
 			rv.Landed, rv.Skipped, rv.Affected, rv.NeverStarted, rv.Restarted, latText(rs, rv.RecoveryNs["p50"]), latText(rs, rv.RecoveryNs["p99"]), latText(rs, rv.RecoveryNs["max"]), rv.Duplicates, rv.Lost)
 		fmt.Fprintf(&b, "\n     leased, never run: %s", unstartedText(*rs))
+	}
+	if rs.Health.IsSuspect() {
+		b.WriteString("\n     health: " + rs.Health.Text() + ": the machine, not the store, may have set these numbers")
 	}
 	for _, p := range l.Expected {
 		b.WriteString("\n     " + p)

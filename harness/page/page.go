@@ -91,6 +91,7 @@ type data struct {
 	Runs      []runView
 	Faults    []runView
 	Plots     plotSet
+	NoPlots   string // why there are none
 	Compare   *compareView
 	Fonts     template.CSS
 	Problems  []string
@@ -171,6 +172,9 @@ func build(s *verdict.Set, base *verdict.Set, plots []Plot) data {
 	}
 	d.Verdict = verdictOf(s, d.Status, d.Compare)
 	d.Plots = runPlots(plots, ff)
+	if len(plots) == 0 {
+		d.NoPlots = noPlotsWhy(s)
+	}
 	d.Fonts = ff.css()
 	return d
 }
@@ -281,4 +285,19 @@ func servedIn(s *verdict.Set, ci int) string {
 		return ""
 	}
 	return strings.Join(names, ", ") + ": served: " + summary.ServedNote + "."
+}
+
+// noPlotsWhy says why a page has no plots of the run.
+func noPlotsWhy(s *verdict.Set) string {
+	measured := false
+	for _, r := range s.Runs {
+		measured = measured || r.Measured()
+	}
+	switch {
+	case !measured:
+		return "Nothing was measured, so nothing was drawn."
+	case s.PlotError != "":
+		return "The plots failed: " + s.PlotError
+	}
+	return "No plots were drawn: the run was made with --no-plots, or its directory holds no *.svg."
 }

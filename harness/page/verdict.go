@@ -21,6 +21,8 @@ type verdictView struct {
 	Crossed             []string
 	Ledger, LedgerClass string
 	LedgerBad           []string
+	Health, HealthClass string
+	HealthBad           []string
 	Compare             string
 	CompareClass        string
 	Regressions         []string
@@ -34,7 +36,10 @@ func verdictOf(s *verdict.Set, status string, cmp *compareView) verdictView {
 	v.Thresholds, v.ThresholdsClass, v.Crossed = thresholdsText(s.ThresholdResults)
 	runs, dup := 0, int64(0)
 	for _, r := range s.Runs {
-		if r.Calibration || r.Status == summary.StatusNotApplicable {
+		if r.Health.IsSuspect() {
+			v.HealthBad = append(v.HealthBad, r.ID+": "+r.Health.Text())
+		}
+		if r.Calibration || r.Status == summary.StatusNotApplicable || !r.Measured() {
 			continue
 		}
 		runs++
@@ -43,7 +48,10 @@ func verdictOf(s *verdict.Set, status string, cmp *compareView) verdictView {
 			v.LedgerBad = append(v.LedgerBad, r.ID+": "+why)
 		}
 	}
+	v.Health, v.HealthClass = healthText(s, v.HealthBad)
 	switch {
+	case runs == 0:
+		v.Ledger, v.LedgerClass = "nothing measured: no run of a job store finished its measured window", "bad"
 	case len(v.LedgerBad) > 0:
 		v.Ledger, v.LedgerClass = fmt.Sprintf("FAILED in %d of %d runs", len(v.LedgerBad), runs), "bad"
 	default:
@@ -159,12 +167,14 @@ func headline(s *verdict.Set, ci int, gs []stats.Group) []headlineRow {
 		if len(w50) > 0 {
 			row.WaitXFloor = ratioText(w50) + " / " + ratioText(w99)
 		}
+		offered := offeredIn(s, ci)
 		for _, p := range peers {
 			mine, ok1 := g.Metric("throughput")
 			theirs, ok2 := p.Metric("throughput")
 			x := "-"
 			if ok1 && ok2 && theirs.Median > 0 {
-				x = fmt.Sprintf("%.2fx", mine.Median/theirs.Median)
+				// Up to the offered rate on both sides: catching up is no merit.
+				x = fmt.Sprintf("%.2fx", capAt(mine.Median, offered)/capAt(theirs.Median, offered))
 			}
 			row.XPeers = append(row.XPeers, x)
 		}
@@ -203,4 +213,38 @@ func noInterval(gs []stats.Group) string {
 		}
 	}
 	return fmt.Sprintf("No interval: %d repeat(s) per backend; a distribution-free 95%% confidence interval of the median needs at least 6 (scenario field repeats). The values are single medians.", most)
+}
+
+// healthText sums up the runs' measurement health (package health).
+func healthText(s *verdict.Set, bad []string) (string, string) {
+	judged := 0
+	for _, r := range s.Runs {
+		if r.Health != nil {
+			judged++
+		}
+	}
+	switch {
+	case judged == 0:
+		return "not judged (a file written before health was)", ""
+	case len(bad) > 0:
+		return fmt.Sprintf("SUSPECT in %d of %d runs: the machine, not the store, may have set their numbers", len(bad), judged), "bad"
+	}
+	return fmt.Sprintf("healthy in all %d runs: the harness got the CPU it needed and kept its plan", judged), "good"
+}
+
+// offeredIn is the offered rate of cell ci's open loop (0: closed loop).
+func offeredIn(s *verdict.Set, ci int) float64 {
+	for _, r := range s.Runs {
+		if r.Cell == ci && !r.Calibration && r.Offered > 0 {
+			return r.Offered
+		}
+	}
+	return 0
+}
+
+func capAt(v, offered float64) float64 {
+	if offered > 0 {
+		return min(v, offered)
+	}
+	return v
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aebench/aebench/harness/analysis"
 	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/health"
 	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/output"
 	"github.com/aebench/aebench/harness/summary"
@@ -36,6 +37,7 @@ func (pr *planRunner) fill(rs *summary.RunSummary, res *engine.Result) {
 	}
 	rs.Recovery = res.Recovery
 	rs.TimeBase = summary.NewTimeBase(rs.Config.Speed(), rs.Config.Redis.HZ, rs.ResolutionNs, rs.LatencyNs)
+	rs.Health = health.Judge(res.Harness, rs.LatencyNs, res.StallNote)
 	rs.Problems = res.Ledger.Problems
 	if c := res.Counters; res.FirstErr != nil {
 		rs.Problems = append(rs.Problems, fmt.Sprintf("store errors: %d enqueue, %d claim, %d complete, %d fail, %d extend, %d recover, %d promote; first: %v",
@@ -174,6 +176,7 @@ func (pr *planRunner) finalize() error {
 	sum.HarnessOverhead = analysis.OverheadSummary(sum)
 	analysis.SetRatios(sum)
 	analysis.SetHarnessFloor(sum)
+	analysis.SetHealth(sum)
 	blk, err := verdict.AggregateSummary(sum)
 	if err != nil {
 		_ = pr.checkpoint()

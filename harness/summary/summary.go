@@ -16,6 +16,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aebench/aebench/faults"
@@ -176,6 +177,9 @@ type RunSummary struct {
 	// simulated time: latencies below it are the harness's and Redis's own
 	// time, not the design's, and tables print them as "<" it.
 	ResolutionNs int64 `json:"resolution_ns,omitempty"`
+	// Health is whether the machine let the harness measure: healthy, or
+	// suspect with each reason and its figure (package health).
+	Health *Health `json:"health,omitempty"`
 	// TimeBase, on simulated time, says which of the run's figures are in
 	// simulated time and which in real time, and which latencies real
 	// wake-up delay times the speed can account for; nil on real time.
@@ -240,6 +244,50 @@ type RunSummary struct {
 	// the store's own concurrency option allows; workers.concurrency and
 	// the claim and ack batches did not apply.
 	Served bool `json:"served,omitempty"`
+}
+
+// Health statuses.
+const (
+	Healthy = "healthy"
+	Suspect = "suspect"
+)
+
+// Health is a run's measurement health: whether the machine, not the
+// store, may have set its numbers. The figures it was judged on are
+// kept beside the verdict.
+type Health struct {
+	Status  string   `json:"status"`
+	Reasons []string `json:"reasons,omitempty"`
+	// RunQueueWaitMsPerS: the harness's threads' wait for a CPU per second
+	// of the window; ScheduleLagP99Ns: how late the producers' calls
+	// started against their plan, p99; CollectorTickMaxNs: the slowest
+	// collector tick; CalibrationP99Ns: the cell's calibration run's e2e
+	// minus handler p99, when it made the run suspect.
+	RunQueueWaitMsPerS float64 `json:"run_queue_wait_ms_per_s"`
+	ScheduleLagP99Ns   float64 `json:"schedule_lag_p99_ns,omitempty"`
+	CollectorTickMaxNs int64   `json:"collector_tick_max_ns"`
+	CalibrationP99Ns   float64 `json:"calibration_p99_ns,omitempty"`
+}
+
+// Suspect marks the health suspect for why.
+func (h *Health) Suspect(why string) {
+	h.Status = Suspect
+	h.Reasons = append(h.Reasons, why)
+}
+
+// IsSuspect says the run's numbers may be the machine's (false for a run
+// not judged).
+func (h *Health) IsSuspect() bool { return h != nil && h.Status == Suspect }
+
+// Text is "healthy" or "suspect: <reasons>".
+func (h *Health) Text() string {
+	if h == nil {
+		return ""
+	}
+	if h.Status != Suspect {
+		return Healthy
+	}
+	return Suspect + ": " + strings.Join(h.Reasons, "; ")
 }
 
 // TimeBase states a simulated run's units once: every figure of the run

@@ -29,7 +29,7 @@ func FromSummary(sum *summary.Summary) (*Set, error) {
 	e := sum.Environment
 	s := &Set{Schema: sum.SchemaVersion, Scenario: sum.Scenario.Name, Description: sum.Scenario.Description,
 		File: sum.Scenario.File, Repeats: sum.Scenario.Repeats, Thresholds: sum.Scenario.Thresholds, StartedAt: sum.StartedAt, Complete: sum.Complete,
-		Interrupted: sum.Interrupted, Units: sum.Units, Error: sum.Error, ThresholdResults: sum.Thresholds,
+		Interrupted: sum.Interrupted, Units: sum.Units, Error: sum.Error, PlotError: sum.PlotError, ThresholdResults: sum.Thresholds,
 		Env: Env{GoVersion: e.GoVersion, OS: e.OS, Arch: e.Arch, CPUs: e.CPUs, GitRevision: e.GitRevision,
 			GitDirty: e.GitDirty, Clients: e.Clients, Note: e.Note, CPUModel: e.CPUModel, Kernel: e.Kernel, Modules: e.Modules}}
 	for _, r := range e.Redis {
@@ -59,7 +59,7 @@ func fromRun(rs *summary.RunSummary) (Run, error) {
 	if r.Label == "" {
 		r.Label = r.Backend
 	}
-	r.Ratios = rs.Ratios
+	r.Ratios, r.Health, r.Offered = rs.Ratios, rs.Health, rs.Throughput.Offered
 	if rs.Redis != nil {
 		r.RedisVersion, r.Metered = rs.Redis.Version, rs.Redis.Meter == "instructions"
 	}

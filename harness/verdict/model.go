@@ -47,8 +47,9 @@ type Set struct {
 	Units map[string]string
 	// IncompleteWhy says why Complete is false.
 	IncompleteWhy string
-	// Error is what stopped the plan (summary.json's error).
-	Error string
+	// Error is what stopped the plan (summary.json's error); PlotError
+	// what failed in the plots.
+	Error, PlotError string
 }
 
 // Env is where the runs ran.
@@ -111,6 +112,11 @@ type Run struct {
 	// Ratios compare the run with the floor and the cell's best strategy
 	// (summary.json's ratios; absent for the references themselves).
 	Ratios map[string]summary.Ratio
+	// Offered is the open loop's planned rate, jobs/s (0: closed loop).
+	Offered float64
+	// Health is the run's measurement health (nil in files written before
+	// it was judged).
+	Health *summary.Health
 }
 
 // Key is the group the run belongs to.
