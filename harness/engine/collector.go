@@ -3,6 +3,7 @@ package engine
 import (
 	"time"
 
+	"github.com/aebench/aebench/harness/health"
 	"github.com/aebench/aebench/harness/hist"
 )
 
@@ -17,6 +18,10 @@ type StatusLine struct {
 	Delayed    int64 // acknowledged, waiting for a RunAt in the future
 	InFlight   int64
 	E2EP99     time.Duration // measured so far; 0 before any
+	// RunQueueWaitMsPerS is how long the harness's threads waited for a
+	// CPU in the last second, per second (health.RunQueueWait; 0 where
+	// unknown).
+	RunQueueWaitMsPerS float64
 }
 
 // SeriesPoint is one second of a run's time series.
@@ -44,6 +49,9 @@ type SeriesPoint struct {
 	ClaimP50Ms float64 `json:"claim_p50_ms"`
 	ClaimP99Ms float64 `json:"claim_p99_ms"`
 	Faults     int64   `json:"faults"`
+	// RunQueueWaitMsPerS: the harness's threads' wait for a CPU in the
+	// second, per second (the machine's health over time).
+	RunQueueWaitMsPerS float64 `json:"run_queue_wait_ms_per_s"`
 	// E2EHist and ClaimHist are the second's latencies as counts per
 	// bucket of LatencyBuckets (live histograms; not in timeseries.csv or
 	// JSON), nil when none was recorded or Hooks.SampleHists is off.
@@ -161,7 +169,14 @@ func (e *engine) collect(k int, final bool) {
 	e.peakBacklog = max(e.peakBacklog, backlog)
 	e.recMu.Unlock()
 	phase := e.phaseAt(now)
-	pt := SeriesPoint{Second: k, Phase: phase,
+	var rqMs float64
+	if rq, ok := health.RunQueueWait(); ok {
+		if e.lastRQ > 0 && secs > 0 {
+			rqMs = float64(rq-e.lastRQ) / 1e6 / secs
+		}
+		e.lastRQ = rq
+	}
+	pt := SeriesPoint{RunQueueWaitMsPerS: rqMs, Second: k, Phase: phase,
 		Enqueued:  cur.EnqueuedJobs - e.lastCounts.EnqueuedJobs,
 		Started:   cur.Started - e.lastCounts.Started,
 		Completed: cur.Completed - e.lastCounts.Completed,
@@ -180,7 +195,7 @@ func (e *engine) collect(k int, final bool) {
 	if e.hooks.Status != nil && !final && secs > 0 {
 		sl := StatusLine{RunID: e.hooks.Label, Elapsed: now.Sub(e.t0), Phase: phase,
 			EnqPerSec: float64(pt.Enqueued) / secs, DonePerSec: float64(pt.Completed) / secs,
-			Backlog: pt.BacklogDue, Delayed: delayed, InFlight: pt.InFlight}
+			Backlog: pt.BacklogDue, Delayed: delayed, InFlight: pt.InFlight, RunQueueWaitMsPerS: rqMs}
 		if h := e.total[hist.TagE2E]; h != nil && h.TotalCount() > 0 {
 			sl.E2EP99 = time.Duration(h.ValueAtQuantile(99))
 		}

@@ -108,6 +108,7 @@ type engine struct {
 	interval    hist.Set
 	series      []SeriesPoint
 	lastTick    time.Time
+	lastRQ      time.Duration // the harness's run-queue wait at the last tick
 	lastCounts  summary.Counters
 	lastFaults  int64
 	peakBacklog int64

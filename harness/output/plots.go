@@ -3,6 +3,7 @@ package output
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/analysis"
 	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/health"
 	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/page"
 	"github.com/aebench/aebench/harness/summary"
@@ -127,23 +129,33 @@ func (pl *plots) plots() error {
 				errs = append(errs, err)
 			}
 		}
-		var thr, backlog, delayed []report.Line
+		var thr, backlog, delayed, cpuWait, e2eTime []report.Line
+		var starved []report.Marker
 		for _, r := range runs {
 			name := r.Label
 			if pl.s.Repeats > 1 {
 				name += " #" + strconv.Itoa(r.Repeat)
 			}
-			var x, y, yb, yd []float64
+			var x, y, yb, yd, yw, ye []float64
 			for _, p := range pl.seriesOf(r.ID) {
 				x = append(x, float64(p.Second)-r.Config.Warmup.Seconds())
 				// A point is one real second: Speed simulated seconds.
 				y = append(y, float64(p.Completed)/r.Config.Speed())
 				yb = append(yb, float64(p.BacklogDue))
 				yd = append(yd, float64(p.BacklogDelayed))
+				yw = append(yw, p.RunQueueWaitMsPerS)
+				// A second without a sample has no percentile (NaN: not drawn).
+				ye = append(ye, math.NaN())
+				if p.E2ESamples > 0 {
+					ye[len(ye)-1] = p.E2EP99Ms
+				}
 			}
 			thr = append(thr, report.Line{Label: name, X: x, Y: y})
 			backlog = append(backlog, report.Line{Label: name, X: x, Y: yb})
 			delayed = append(delayed, report.Line{Label: name, X: x, Y: yd})
+			cpuWait = append(cpuWait, report.Line{Label: name, X: x, Y: yw})
+			e2eTime = append(e2eTime, report.Line{Label: name, X: x, Y: ye})
+			starved = append(starved, starvedMarkers(name, x, yw)...)
 		}
 		markers := []report.Marker{{X: 0, Label: "measuring"}, {X: runs[0].Config.Duration.Seconds(), Label: "producers stop"}}
 		// Every run of a cell gets the same planned faults (same seed), so
@@ -156,8 +168,17 @@ func (pl *plots) plots() error {
 		if rc.Simulated() {
 			rate = "jobs per simulated s"
 		}
+		markers = append(markers, starved...)
 		if err := pl.keep(at("throughput"))(report.TimePlot(at("throughput"), title("Completed jobs per second"), cond,
 			rate, thr, markers)); err != nil {
+			errs = append(errs, err)
+		}
+		if err := pl.keep(at("e2e_over_time"))(report.TimePlot(at("e2e_over_time"), title("End-to-end latency p99 over time (each second's completions)"), cond,
+			"ms", e2eTime, markers)); err != nil {
+			errs = append(errs, err)
+		}
+		if err := pl.keep(at("health"))(report.TimePlot(at("health"), title(fmt.Sprintf("Machine health: the harness's wait for a CPU (suspect above %d ms/s)", health.RunQueueWaitMsPerS)), cond,
+			"ms per s", cpuWait, markers)); err != nil {
 			errs = append(errs, err)
 		}
 		if err := pl.keep(at("backlog"))(report.TimePlot(at("backlog"), title("Due backlog (acknowledged, due, not running)"), cond,
@@ -309,4 +330,23 @@ func (pl *plots) sweepConditions() string {
 		return ""
 	}
 	return "other settings as in cell 1: " + pl.sum.Runs[0].Config.ShortConditions("")
+}
+
+// maxStarvedMarkers bounds the starved streaks marked per run.
+const maxStarvedMarkers = 5
+
+// starvedMarkers marks where a run's harness starts a streak of seconds
+// starved of CPU (health.RunQueueWaitMsPerS), so the time plots show which
+// seconds the machine, not the store, may have set.
+func starvedMarkers(name string, x, wait []float64) []report.Marker {
+	var out []report.Marker
+	in := false
+	for i, w := range wait {
+		s := w > health.RunQueueWaitMsPerS
+		if s && !in && len(out) < maxStarvedMarkers {
+			out = append(out, report.Marker{X: x[i], Label: "starved " + name})
+		}
+		in = s
+	}
+	return out
 }

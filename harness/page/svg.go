@@ -76,9 +76,10 @@ type plotFile struct {
 type plotSet struct{ Main, More []plotFile }
 
 // plotOrder is the order of importance of the run's plots: end-to-end
-// latency first, then throughput (with the faults marked), recovery and
-// backlog; the others follow, folded.
-var plotOrder = []string{"e2e", "throughput", "recovery", "backlog"}
+// latency first, its p99 over time, then throughput (with the faults and
+// starved seconds marked), the machine's health, recovery and backlog; the
+// others follow, folded.
+var plotOrder = []string{"e2e", "e2e_over_time", "throughput", "health", "recovery", "backlog"}
 
 // runPlots inlines the run's plots: those of plotOrder first, in its
 // order, then the rest in name order.

@@ -232,8 +232,13 @@ func fitStatus(s engine.StatusLine, place string, width int) string {
 	if s.E2EP99 > 0 {
 		p99 = verdict.FormatNs(float64(s.E2EP99))
 	}
-	line := fmt.Sprintf("%s [%s] %3.0fs %-7s enq %5.0f/s done %5.0f/s due %5d delayed %5d in flight %3d e2e p99 %s",
-		place, s.RunID, s.Elapsed.Seconds(), s.Phase, s.EnqPerSec, s.DonePerSec, s.Backlog, s.Delayed, s.InFlight, p99)
+	// A starved second leads the line, where a narrow terminal keeps it.
+	starved := ""
+	if s.RunQueueWaitMsPerS > health.RunQueueWaitMsPerS {
+		starved = fmt.Sprintf(" STARVED (cpu wait %.0fms/s)", s.RunQueueWaitMsPerS)
+	}
+	line := fmt.Sprintf("%s [%s]%s %3.0fs %-7s enq %5.0f/s done %5.0f/s due %5d delayed %5d in flight %3d e2e p99 %s",
+		place, s.RunID, starved, s.Elapsed.Seconds(), s.Phase, s.EnqPerSec, s.DonePerSec, s.Backlog, s.Delayed, s.InFlight, p99)
 	if r := []rune(line); width > 0 && len(r) >= width {
 		line = string(r[:max(width-1, 0)])
 	}
