@@ -7,8 +7,9 @@
 // Exit codes: 0 every run passed, 1 a run failed its correctness checks
 // (lost, unexpected or early jobs), 2 a usage or configuration error, 3 an
 // infrastructure error (no Redis, a Redis that stopped answering), 4 a
-// threshold crossed or a regression found, 130 interrupted by Ctrl-C (what
-// was measured is written).
+// threshold crossed or a regression found, 5 with --strict-health a
+// verdict that rests on a suspect run (the machine may have set it), 130
+// interrupted by Ctrl-C (what was measured is written).
 package cli
 
 import (
@@ -184,7 +185,8 @@ Usage:
 
 Exit codes: 0 ok, 1 a run failed its correctness checks, 2 usage or
 configuration error, 3 infrastructure error (no Redis), 4 a threshold
-crossed or a regression found, 130 interrupted.
+crossed or a regression found, 5 (with --strict-health) a verdict that
+rests on a suspect run: retry on a quieter machine, 130 interrupted.
 `
 
 const runHelp = `Usage: aebench run [flags] SCENARIO
@@ -220,6 +222,9 @@ Flags (may come before or after SCENARIO):
                      run (A on a loopback address: 127.0.0.1:9464)
   --quiet            print only the final tables, the thresholds and the
                      results line (no status, run headers or per-run lines)
+  --strict-health    exit 5 when a run's measurement health is suspect (its
+                     threads starved of CPU, its producers late, its
+                     calibration slow): CI retries it instead of failing
 
 Fields and their allowed values: scenarios/README.md, or aebench list --fields.
 `
@@ -277,7 +282,7 @@ func cmdRun(ctx context.Context, args []string, opts Options, tty bool) int {
 			fmt.Fprintln(stderr, line)
 		}
 	}
-	return runExit(outcome, err, stderr)
+	return runExit(outcome, err, stderr, rf.strictHealth)
 }
 
 // runFlags is what `aebench run`'s command line asks for.
@@ -286,6 +291,7 @@ type runFlags struct {
 	overrides           []scenario.Override
 	quiet, noPlots      bool
 	outputs             multiFlag
+	strictHealth        bool
 }
 
 // parseRunFlags reads `aebench run`'s flags, which may come before or
@@ -309,6 +315,7 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (rf runFlags, code i
 	fs.Var(&rf.outputs, "output", "")
 	metricsAddr := fs.String("metrics-addr", "", "")
 	fs.BoolVar(&rf.quiet, "quiet", false, "")
+	fs.BoolVar(&rf.strictHealth, "strict-health", false, "")
 	help := fs.Bool("h", false, "")
 	fs.BoolVar(help, "help", false, "")
 	var positional []string
@@ -368,7 +375,7 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (rf runFlags, code i
 
 // runExit is a run's exit code, the first that applies of infrastructure,
 // correctness, threshold and interrupt (see verdict's exit codes).
-func runExit(outcome *runner.Outcome, err error, stderr io.Writer) int {
+func runExit(outcome *runner.Outcome, err error, stderr io.Writer, strictHealth bool) int {
 	var ce *scenario.ConfigError
 	switch {
 	case errors.As(err, &ce), errors.Is(err, runner.ErrDirNotEmpty):
@@ -393,13 +400,31 @@ func runExit(outcome *runner.Outcome, err error, stderr io.Writer) int {
 			}
 		}
 		return exitFailed
+	case strictHealth && len(suspectRuns(outcome)) > 0:
+		fmt.Fprintf(stderr, "aebench run: SUSPECT (exit %d, --strict-health): the machine may have set the numbers of %s; retry on a quieter machine\n",
+			verdict.ExitSuspect, strings.Join(suspectRuns(outcome), "; "))
+		return verdict.ExitSuspect
 	case len(outcome.Crossed) > 0:
 		fmt.Fprintf(stderr, "aebench run: THRESHOLD crossed (exit %d): %s\n", exitThreshold, strings.Join(outcome.Crossed, "; "))
+		if s := suspectRuns(outcome); len(s) > 0 {
+			fmt.Fprintf(stderr, "  decided on suspect runs (--strict-health exits %d instead): %s\n", verdict.ExitSuspect, strings.Join(s, "; "))
+		}
 		return exitThreshold
 	case outcome.Interrupted:
 		return exitInterrupted
 	}
 	return exitOK
+}
+
+// suspectRuns names the plan's suspect runs with their reasons.
+func suspectRuns(outcome *runner.Outcome) []string {
+	var out []string
+	for _, r := range outcome.Summary.Runs {
+		if r.Health.IsSuspect() {
+			out = append(out, r.ID+": "+r.Health.Text())
+		}
+	}
+	return out
 }
 
 func cmdList(args []string, opts Options) int {

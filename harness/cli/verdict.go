@@ -44,9 +44,14 @@ Flags:
   --format F            text (default), json or markdown
   --force               compare despite different conditions
   --metrics             list the metrics, their units and directions
+  --strict-health       exit 5 when a compared run of either side is suspect
+                        (its measurement health: docs/harness.md)
+
+A comparison that rests on suspect runs says so under its verdict.
 
 Exit codes: 0 no regression, 1 a run of NEW failed its correctness checks,
-2 usage error or refused comparison, 3 unreadable results, 4 regression.
+2 usage error or refused comparison, 3 unreadable results, 4 regression,
+5 (--strict-health) a compared run was suspect.
 `
 
 const exportHelp = `Usage: aebench export --format benchstat DIR
@@ -125,6 +130,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	format := fs.String("format", verdict.FormatText, "")
 	force := fs.Bool("force", false, "")
 	metrics := fs.Bool("metrics", false, "")
+	strict := fs.Bool("strict-health", false, "")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return usageErr(stderr, "compare", err)
@@ -135,7 +141,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		}
 		return verdict.ExitOK
 	}
-	o := verdict.CompareOptions{Alpha: *alpha, Force: *force}
+	o := verdict.CompareOptions{Alpha: *alpha, Force: *force, StrictHealth: *strict}
 	if o.NoiseFloor, err = parsePercent(*floor); err != nil {
 		return usageErr(stderr, "compare", fmt.Errorf("--noise-floor: %w", err))
 	}

@@ -39,6 +39,9 @@ type CompareOptions struct {
 	NoiseFloor float64 // a fraction; default DefaultNoiseFloor
 	// Force compares groups whose conditions differ, and incomplete sets.
 	Force bool
+	// StrictHealth: a comparison that rests on a suspect run (either side)
+	// exits ExitSuspect instead of deciding.
+	StrictHealth bool
 	// FailOn are relative thresholds: each gates its metric at its own
 	// limit, beside the catalog's Gate metrics, which gate at the noise
 	// floor unless a threshold names them (a --fail-on adds a gate or
@@ -67,6 +70,11 @@ type Comparison struct {
 	// Regressions are the gated metrics that got worse beyond their limit.
 	Regressions []Crossing
 	Forced      bool
+	// Suspect lists the compared runs, of either side, whose measurement
+	// health was suspect ("NEW r1-zset: <reasons>"); StrictHealth makes
+	// them decide the exit code.
+	Suspect      []string
+	StrictHealth bool
 }
 
 // Pair is one group present in both sets.
@@ -140,7 +148,15 @@ func Compare(base, cand *Set, o CompareOptions) *Comparison {
 	}
 	for i, runs := range matched {
 		c.comparePair(&c.Pairs[i], runs, limits, o)
+		for side, name := range []string{"BASE", "NEW"} {
+			for _, r := range runs[side] {
+				if r.Health.IsSuspect() {
+					c.Suspect = append(c.Suspect, name+" "+r.ID+": "+r.Health.Text())
+				}
+			}
+		}
 	}
+	c.StrictHealth = o.StrictHealth
 	return c
 }
 

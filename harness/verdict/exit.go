@@ -2,7 +2,8 @@ package verdict
 
 // Exit codes of every aebench command, in one place. A run or compare that
 // has several outcomes exits with the first that applies in this order:
-// 3 (the numbers cannot be trusted at all), 1, 2, 4, 130, 0.
+// 3 (the numbers cannot be trusted at all), 1, 2, 5 (with
+// --strict-health), 4, 130, 0.
 const (
 	// ExitOK: every run passed and no threshold was crossed.
 	ExitOK = 0
@@ -19,6 +20,10 @@ const (
 	// ExitThreshold: a threshold was crossed, or compare found a
 	// regression on a gated metric.
 	ExitThreshold = 4
+	// ExitSuspect: with --strict-health, a run the verdict rests on was
+	// suspect (package health: the machine, not the store, may have set
+	// its numbers). A CI job retries it rather than fail the build.
+	ExitSuspect = 5
 	// ExitInterrupted: stopped by Ctrl-C; what was measured is written.
 	ExitInterrupted = 130
 )
@@ -35,6 +40,8 @@ func (c *Comparison) ExitCode() int {
 		return ExitUsage
 	case len(c.Pairs) == 0:
 		return ExitUsage
+	case c.StrictHealth && len(c.Suspect) > 0:
+		return ExitSuspect
 	case len(c.Regressions) > 0:
 		return ExitThreshold
 	}

@@ -71,9 +71,22 @@ func RowCells(r Row) []string {
 	return []string{name, val(r.Base), val(r.New), fmtPct(r.DeltaPct), fmtCI(r.DeltaCI), p, verdict}
 }
 
-// Headline is the comparison's summary line: what the exit code means.
+// Headline is the comparison's summary line: what the exit code means,
+// and whether it rests on suspect runs.
 func (c *Comparison) Headline() string {
+	h := c.headline()
+	if len(c.Suspect) > 0 && c.ExitCode() != ExitSuspect {
+		h += fmt.Sprintf("; decided on %d suspect run(s), whose numbers the machine may have set (--strict-health exits %d instead): %s",
+			len(c.Suspect), ExitSuspect, strings.Join(c.Suspect, "; "))
+	}
+	return h
+}
+
+func (c *Comparison) headline() string {
 	switch code := c.ExitCode(); code {
+	case ExitSuspect:
+		return fmt.Sprintf("SUSPECT (exit %d, --strict-health): the comparison rests on runs the machine may have set; retry on a quieter machine: %s",
+			code, strings.Join(c.Suspect, "; "))
 	case ExitCorrectness:
 		return fmt.Sprintf("FAILED (exit %d): runs of NEW failed their correctness checks: %s", code, strings.Join(c.Incorrect, "; "))
 	case ExitUsage:

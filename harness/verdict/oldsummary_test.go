@@ -5,7 +5,10 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/aebench/aebench/harness/summary"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
@@ -65,5 +68,28 @@ func TestOldSummaryStillReads(t *testing.T) {
 	}
 	if code := c.ExitCode(); code != ExitOK {
 		t.Errorf("compare of the old file with itself exits %d: %s", code, c.Headline())
+	}
+}
+
+// TestCompareSuspect: a comparison that rests on a suspect run says so,
+// and with StrictHealth exits ExitSuspect instead of deciding.
+func TestCompareSuspect(t *testing.T) {
+	s, err := ReadSummary(oldSummary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Compare(s, s, CompareOptions{StrictHealth: true})
+	if len(c.Suspect) != 0 || c.ExitCode() != ExitOK {
+		t.Fatalf("no run judged: suspect %v, exit %d", c.Suspect, c.ExitCode())
+	}
+	n, _ := ReadSummary(oldSummary)
+	n.Runs[0].Health = &summary.Health{Status: summary.Suspect, Reasons: []string{"its threads waited 1093 ms/s for a CPU"}}
+	c = Compare(s, n, CompareOptions{})
+	if c.ExitCode() != ExitOK || !strings.Contains(c.Headline(), "decided on 1 suspect run") {
+		t.Errorf("without --strict-health: exit %d, %q", c.ExitCode(), c.Headline())
+	}
+	c = Compare(s, n, CompareOptions{StrictHealth: true})
+	if c.ExitCode() != ExitSuspect || !strings.Contains(c.Headline(), "1093 ms/s") {
+		t.Errorf("with --strict-health: exit %d, %q", c.ExitCode(), c.Headline())
 	}
 }
