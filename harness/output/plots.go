@@ -96,7 +96,7 @@ var plotTags = []struct {
 }
 
 // plots writes, per cell, one percentile plot per latency with a line per
-// backend (repeats merged), and throughput and backlog over time. The null
+// backend (repeats merged), and the time plots (timePlots). The null
 // calibration run is left out: it is not a job store.
 func (pl *plots) plots() error {
 	var errs []error
@@ -107,8 +107,6 @@ func (pl *plots) plots() error {
 		}
 		cond := cellShortConditions(runs)
 		prefix := pl.cellPrefix(c)
-		title := func(s string) string { return s + " - " + pl.s.Name }
-		at := func(name string) string { return filepath.Join(pl.dir, prefix+name) }
 		for _, pt := range plotTags {
 			var series []report.LatencySeries
 			any := false
@@ -125,72 +123,89 @@ func (pl *plots) plots() error {
 				continue
 			}
 			path := filepath.Join(pl.dir, prefix+pt.tag.String())
-			if err := pl.keep(path)(report.PercentilePlot(path, title(pt.title), cond, series)); err != nil {
+			if err := pl.keep(path)(report.PercentilePlot(path, pl.title(pt.title), cond, series)); err != nil {
 				errs = append(errs, err)
 			}
 		}
-		var thr, backlog, delayed, cpuWait, e2eTime []report.Line
-		var starved []report.Marker
-		for _, r := range runs {
-			name := r.Label
-			if pl.s.Repeats > 1 {
-				name += " #" + strconv.Itoa(r.Repeat)
-			}
-			var x, y, yb, yd, yw, ye []float64
-			for _, p := range pl.seriesOf(r.ID) {
-				x = append(x, float64(p.Second)-r.Config.Warmup.Seconds())
-				// A point is one real second: Speed simulated seconds.
-				y = append(y, float64(p.Completed)/r.Config.Speed())
-				yb = append(yb, float64(p.BacklogDue))
-				yd = append(yd, float64(p.BacklogDelayed))
-				yw = append(yw, p.RunQueueWaitMsPerS)
-				// A second without a sample has no percentile (NaN: not drawn).
-				ye = append(ye, math.NaN())
-				if p.E2ESamples > 0 {
-					ye[len(ye)-1] = p.E2EP99Ms
-				}
-			}
-			thr = append(thr, report.Line{Label: name, X: x, Y: y})
-			backlog = append(backlog, report.Line{Label: name, X: x, Y: yb})
-			delayed = append(delayed, report.Line{Label: name, X: x, Y: yd})
-			cpuWait = append(cpuWait, report.Line{Label: name, X: x, Y: yw})
-			e2eTime = append(e2eTime, report.Line{Label: name, X: x, Y: ye})
-			starved = append(starved, starvedMarkers(name, x, yw)...)
+		errs = append(errs, pl.timePlots(runs, prefix, cond))
+	}
+	return errors.Join(errs...)
+}
+
+func (pl *plots) title(s string) string { return s + " - " + pl.s.Name }
+
+// timeLines are a cell's per-second series, a line per run.
+type timeLines struct {
+	thr, backlog, delayed, cpuWait, e2e []report.Line
+	starved                             []report.Marker
+}
+
+// linesOf gathers the per-second series of a cell's runs.
+func (pl *plots) linesOf(runs []summary.RunSummary) timeLines {
+	var tl timeLines
+	for _, r := range runs {
+		name := r.Label
+		if pl.s.Repeats > 1 {
+			name += " #" + strconv.Itoa(r.Repeat)
 		}
-		markers := []report.Marker{{X: 0, Label: "measuring"}, {X: runs[0].Config.Duration.Seconds(), Label: "producers stop"}}
-		// Every run of a cell gets the same planned faults (same seed), so
-		// one marker per planned fault serves every line.
-		rc := runs[0].Config
-		for _, ev := range faults.Plan(rc.Faults, rc.Seed, rc.Warmup+rc.Duration) {
-			markers = append(markers, report.Marker{X: (ev.At - rc.Warmup).Seconds(), Label: faultLabel(ev)})
-		}
-		rate := "jobs/s"
-		if rc.Simulated() {
-			rate = "jobs per simulated s"
-		}
-		markers = append(markers, starved...)
-		if err := pl.keep(at("throughput"))(report.TimePlot(at("throughput"), title("Completed jobs per second"), cond,
-			rate, thr, markers)); err != nil {
-			errs = append(errs, err)
-		}
-		if err := pl.keep(at("e2e_over_time"))(report.TimePlot(at("e2e_over_time"), title("End-to-end latency p99 over time (each second's completions)"), cond,
-			"ms", e2eTime, markers)); err != nil {
-			errs = append(errs, err)
-		}
-		if err := pl.keep(at("health"))(report.TimePlot(at("health"), title(fmt.Sprintf("Machine health: the harness's wait for a CPU (suspect above %d ms/s)", health.RunQueueWaitMsPerS)), cond,
-			"ms per s", cpuWait, markers)); err != nil {
-			errs = append(errs, err)
-		}
-		if err := pl.keep(at("backlog"))(report.TimePlot(at("backlog"), title("Due backlog (acknowledged, due, not running)"), cond,
-			"jobs", backlog, markers)); err != nil {
-			errs = append(errs, err)
-		}
-		if rc.Producers.Delayed > 0 || rc.Workers.Fail > 0 {
-			if err := pl.keep(at("delayed"))(report.TimePlot(at("delayed"), title("Delayed jobs and retries not yet due"), cond,
-				"jobs", delayed, markers)); err != nil {
-				errs = append(errs, err)
+		var x, y, yb, yd, yw, ye []float64
+		for _, p := range pl.seriesOf(r.ID) {
+			x = append(x, float64(p.Second)-r.Config.Warmup.Seconds())
+			// A point is one real second: Speed simulated seconds.
+			y = append(y, float64(p.Completed)/r.Config.Speed())
+			yb = append(yb, float64(p.BacklogDue))
+			yd = append(yd, float64(p.BacklogDelayed))
+			yw = append(yw, p.RunQueueWaitMsPerS)
+			// A second without a sample has no percentile (NaN: not drawn).
+			ye = append(ye, math.NaN())
+			if p.E2ESamples > 0 {
+				ye[len(ye)-1] = p.E2EP99Ms
 			}
 		}
+		tl.thr = append(tl.thr, report.Line{Label: name, X: x, Y: y})
+		tl.backlog = append(tl.backlog, report.Line{Label: name, X: x, Y: yb})
+		tl.delayed = append(tl.delayed, report.Line{Label: name, X: x, Y: yd})
+		tl.cpuWait = append(tl.cpuWait, report.Line{Label: name, X: x, Y: yw})
+		tl.e2e = append(tl.e2e, report.Line{Label: name, X: x, Y: ye})
+		tl.starved = append(tl.starved, starvedMarkers(name, x, yw)...)
+	}
+	return tl
+}
+
+// timePlots draws a cell's time plots: throughput, e2e p99 over time, the
+// machine's health, the due backlog and the delayed jobs, each marking the
+// window, the planned faults and the starved seconds.
+func (pl *plots) timePlots(runs []summary.RunSummary, prefix, cond string) error {
+	tl := pl.linesOf(runs)
+	markers := []report.Marker{{X: 0, Label: "measuring"}, {X: runs[0].Config.Duration.Seconds(), Label: "producers stop"}}
+	// Every run of a cell gets the same planned faults (same seed), so
+	// one marker per planned fault serves every line.
+	rc := runs[0].Config
+	for _, ev := range faults.Plan(rc.Faults, rc.Seed, rc.Warmup+rc.Duration) {
+		markers = append(markers, report.Marker{X: (ev.At - rc.Warmup).Seconds(), Label: faultLabel(ev)})
+	}
+	markers = append(markers, tl.starved...)
+	rate := "jobs/s"
+	if rc.Simulated() {
+		rate = "jobs per simulated s"
+	}
+	type timePlot struct {
+		name, title, unit string
+		lines             []report.Line
+	}
+	plots := []timePlot{
+		{"throughput", "Completed jobs per second", rate, tl.thr},
+		{"e2e_over_time", "End-to-end latency p99 over time (each second's completions)", "ms", tl.e2e},
+		{"health", fmt.Sprintf("Machine health: the harness's wait for a CPU (suspect above %d ms/s)", health.RunQueueWaitMsPerS), "ms per s", tl.cpuWait},
+		{"backlog", "Due backlog (acknowledged, due, not running)", "jobs", tl.backlog},
+	}
+	if rc.Producers.Delayed > 0 || rc.Workers.Fail > 0 {
+		plots = append(plots, timePlot{"delayed", "Delayed jobs and retries not yet due", "jobs", tl.delayed})
+	}
+	var errs []error
+	for _, p := range plots {
+		path := filepath.Join(pl.dir, prefix+p.name)
+		errs = append(errs, pl.keep(path)(report.TimePlot(path, pl.title(p.title), cond, p.unit, p.lines, markers)))
 	}
 	return errors.Join(errs...)
 }
