@@ -25,6 +25,8 @@ import (
 	"strings"
 	"syscall"
 
+	shipped "github.com/aebench/aebench/scenarios"
+
 	"golang.org/x/term"
 
 	"github.com/aebench/aebench/backends/registry"
@@ -471,7 +473,10 @@ func cmdList(args []string, opts Options) int {
 	sort.Strings(files)
 	fmt.Fprintf(stdout, "\nScenarios (%s):\n", *dir)
 	if len(files) == 0 {
-		fmt.Fprintln(stdout, "  none found")
+		// Outside the checkout: the scenarios shipped in the binary, which
+		// aebench run takes by name (aebench run quick).
+		fmt.Fprintf(stdout, "  none in %s; shipped in this binary (aebench run NAME):\n", *dir)
+		files = shipped.Names()
 	}
 	for _, f := range files {
 		fmt.Fprintf(stdout, "  %-36s %s\n", f, scenarioBlurb(f))

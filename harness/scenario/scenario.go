@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/scenarios"
 )
 
 // ConfigError is a problem with a scenario file or an override: it names the
@@ -62,11 +64,17 @@ func LoadScenario(path string, overrides ...Override) (*Scenario, error) {
 }
 
 // Load reads and parses a scenario file with overrides applied; backend
-// names are checked against reg.
+// names are checked against reg. A path that names no file but a shipped
+// scenario ("quick", "scenarios/quick.yaml" outside the checkout) loads
+// the one in the binary (package scenarios); a file on disk wins.
 func Load(reg *registry.Registry, path string, overrides ...Override) (*Scenario, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &ConfigError{File: path, Msg: fmt.Sprintf("cannot read scenario: %v", err)}
+		shipped, name, ok := scenarios.Read(path)
+		if !ok || !errors.Is(err, fs.ErrNotExist) {
+			return nil, &ConfigError{File: path, Msg: fmt.Sprintf("cannot read scenario: %v (shipped scenarios: aebench list)", err)}
+		}
+		data, path = shipped, name
 	}
 	return Parse(reg, path, data, overrides...)
 }
@@ -76,7 +84,11 @@ func Load(reg *registry.Registry, path string, overrides ...Override) (*Scenario
 func ReadDescription(path string) (string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("unreadable: %w", err)
+		shipped, _, ok := scenarios.Read(path)
+		if !ok {
+			return "", fmt.Errorf("unreadable: %w", err)
+		}
+		data = shipped
 	}
 	var head struct {
 		Description string `yaml:"description"`
