@@ -158,7 +158,7 @@ func Start(ctx context.Context, o Options) (*Redis, error) {
 	case ModeSpawn, ModeCluster:
 		path, err := lookupServer(o.ServerPath)
 		if err != nil {
-			return nil, fmt.Errorf("%w: mode %q needs a redis-server binary: %v; install redis-server (e.g. `apt-get install redis-server`) or set Options.ServerPath",
+			return nil, fmt.Errorf("%w: mode %q needs a redis-server binary: %v; install redis-server (apt-get install redis-server, brew install redis), or run on a Redis you have: --redis-url redis://HOST:PORT (redis.mode url), or redis.mode container with Docker",
 				ErrNoRedis, o.Mode, err)
 		}
 		if o.Mode == ModeCluster {

@@ -12,10 +12,10 @@ import (
 	"github.com/aebench/aebench/redisserver"
 )
 
-const doctorHelp = `Usage: aebench doctor URL
+const doctorHelp = `Usage: aebench doctor URL|HOST:PORT
 
 Says what aebench can and cannot measure on the Redis at URL
-(redis://[[user]:password@]host:port[/db], or rediss:// with
+(HOST:PORT, redis://[[user]:password@]host:port[/db], or rediss:// with
 ?ca_file=&cert_file=&key_file=&skip_verify=&server_name= for TLS): INFO
 access (Redis CPU, memory and bytes per job), INFO commandstats (commands
 per job), Functions (FUNCTION LOAD and DELETE of a test library of its own;
@@ -38,13 +38,13 @@ func cmdDoctor(ctx context.Context, args []string, opts Options) int {
 		return exitUsage
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprint(stderr, "aebench doctor: want one URL\n\n"+doctorHelp)
+		fmt.Fprint(stderr, "aebench doctor: want one URL or HOST:PORT\n\n"+doctorHelp)
 		return exitUsage
 	}
 	rclient.RouteGoRedisLog(&rclient.ClientLog{}) // the error below says it once
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	r, err := redisserver.Start(ctx, redisserver.Options{Mode: redisserver.ModeURL, URL: fs.Arg(0)})
+	r, err := redisserver.Start(ctx, redisserver.Options{Mode: redisserver.ModeURL, URL: redisURLOf(fs.Arg(0))})
 	if err != nil {
 		fmt.Fprintf(stderr, "aebench doctor: %v\n", err)
 		if strings.Contains(err.Error(), "bad Redis URL") {
@@ -85,4 +85,12 @@ func printDoctor(w io.Writer, rep redisserver.Report) {
 	for _, p := range rep.Problems() {
 		fmt.Fprintln(w, "  "+p)
 	}
+}
+
+// redisURLOf takes HOST:PORT as redis://HOST:PORT; a URL stays as it is.
+func redisURLOf(arg string) string {
+	if strings.Contains(arg, "://") {
+		return arg
+	}
+	return "redis://" + arg
 }
