@@ -36,7 +36,6 @@ import (
 	"github.com/aebench/aebench/harness/runner"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/verdict"
-	"github.com/aebench/aebench/harness/workerproc"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
 	"github.com/aebench/aebench/redisserver"
@@ -113,14 +112,18 @@ func Main(args []string, opts Options) int {
 	return runCtx(ctx, args, opts, tty)
 }
 
-// commandNames are the commands runCtx knows (worker, internal, aside).
-var commandNames = []string{"run", "list", "claims", "drivers", "peer-check", "doctor", "compare", "export", "report", "version", "help"}
+// commandNames are the commands runCtx knows.
+var commandNames = []string{"run", "list", "claims", "drivers", "peer-check", "doctor", "compare", "export", "report", "worker", "version", "help"}
 
 func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 	stdout, stderr := opts.Stdout, opts.Stderr
 	if len(args) == 0 {
 		fmt.Fprint(stderr, mainHelp)
 		return exitUsage
+	}
+	if h, ok := commandHelp(args[0]); ok && asksHelp(args[1:]) {
+		fmt.Fprint(stdout, h) // aebench X --help is aebench help X
+		return exitOK
 	}
 	switch args[0] {
 	case "run":
@@ -142,23 +145,13 @@ func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 		return cmdWorker(ctx, args[1:], opts)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
-			if h, ok := verdictHelp(args[1]); ok {
-				fmt.Fprint(stdout, h)
-				return exitOK
+			h, ok := commandHelp(args[1])
+			if !ok {
+				fmt.Fprintf(stderr, "aebench help: unknown command %q%s; commands: %s\n", args[1], didYouMean(args[1], commandNames), strings.Join(commandNames, ", "))
+				return exitUsage
 			}
-			switch args[1] {
-			case "run":
-				fmt.Fprint(stdout, runHelp)
-				return exitOK
-			case "list":
-				fmt.Fprint(stdout, listHelp)
-				return exitOK
-			case "doctor":
-				fmt.Fprint(stdout, doctorHelp)
-				return exitOK
-			}
-			fmt.Fprintf(stderr, "aebench help: unknown command %q; commands: %s\n", args[1], strings.Join(commandNames, ", "))
-			return exitUsage
+			fmt.Fprint(stdout, h)
+			return exitOK
 		}
 		fmt.Fprint(stdout, mainHelp)
 		return exitOK
@@ -166,77 +159,9 @@ func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 	if code, ok := verdictCommand(args[0], args[1:], stdout, stderr); ok {
 		return code
 	}
-	fmt.Fprintf(stderr, "aebench: unknown command %q; commands: %s\n", args[0], strings.Join(commandNames, ", "))
+	fmt.Fprintf(stderr, "aebench: unknown command %q%s; commands: %s\n", args[0], didYouMean(args[0], commandNames), strings.Join(commandNames, ", "))
 	return exitUsage
 }
-
-const mainHelp = `aebench: benchmark and simulation harness for Redis-backed job stores.
-
-Usage:
-  aebench run [flags] SCENARIO   run a scenario file (e.g. scenarios/quick.yaml)
-  aebench list [flags]           list backends and scenarios
-  aebench claims [--quick]       run scenarios/claims/flaw-*.yaml: the seeds' flaws table
-  aebench drivers [--overhead]   the job-system drivers (BullMQ, Sidekiq, RQ): declarations, overhead
-  aebench peer-check             aebench's asynq and floor against plain programs (bench/plain) on one Redis
-  aebench doctor URL             what aebench can and cannot measure on the Redis at URL (TLS, ACL, managed)
-  aebench compare BASE NEW       compare two result sets, gate on regressions
-  aebench export --format benchstat DIR   Go benchmark text for benchstat
-  aebench report DIR [BASE]      write DIR/report.html
-  aebench help [COMMAND]         help on a command
-  aebench version                this binary's version, revision, Go and client library versions (also --version)
-
-Exit codes: 0 ok, 1 a run failed its correctness checks, 2 usage or
-configuration error, 3 infrastructure error (no Redis), 4 a threshold
-crossed or a regression found, 5 (with --strict-health) a verdict that
-rests on a suspect run: retry on a quieter machine, 130 interrupted.
-`
-
-const runHelp = `Usage: aebench run [flags] SCENARIO
-
-Runs every run of the scenario (matrix cells x repeats x backends, plus a
-calibration run of the in-process null backend per cell) and writes
-results/<UTC time>-<scenario>/ (or the --out directory): summary.json,
-report.html, one .hlog per run, .hgrm per histogram, timeseries.csv, PNG/SVG
-plots, and last the file "complete" when every planned run ran (aebench
-compare refuses a directory without it). Prints a status line every second
-and a comparison table at the end; the last line is "results: DIR". Ctrl-C
-stops the producers, drains for up to 3s and writes what was measured (exit
-130); press it twice to abort.
-
-Flags (may come before or after SCENARIO):
-  --set path=value   override a scenario field; repeatable; value is YAML, so
-                     --set producers.rate=[1000,5000] makes a matrix
-  --duration D       = --set duration=D     --warmup D = --set warmup=D
-  --drain D          = --set drain=D        --seed N   = --set seed=N
-  --repeats N        = --set repeats=N      --rate R   = --set producers.rate=R
-  --client NAME      = --set client=NAME (go-redis, rueidis)
-  --redis MODE       = --set redis.mode=MODE (embedded, cluster, container, url)
-  --redis-url URL    run on an existing Redis (never flushed): redis.mode=url
-  --backends a,b     run only these backends (names or labels)
-  --calibration X    off, on, or a duration for the null-backend run
-  --out DIR          the results directory itself (must be new or empty);
-                     default results/<UTC time>-<scenario>
-  --no-plots         skip the PNG/SVG plots
-  --output NAME      turn on an optional output format; repeatable. jsonl:
-                     samples.jsonl, one JSON object per run and second,
-                     written as the run goes
-  --metrics-addr A   serve live OpenMetrics at http://A/metrics during the
-                     run (A on a loopback address: 127.0.0.1:9464)
-  --quiet            print only the final tables, the thresholds and the
-                     results line (no status, run headers or per-run lines)
-  --strict-health    exit 5 when a run's measurement health is suspect (its
-                     threads starved of CPU, its producers late, its
-                     calibration slow): CI retries it instead of failing
-
-Fields and their allowed values: scenarios/README.md, or aebench list --fields.
-`
-
-const listHelp = `Usage: aebench list [--dir DIR] [--fields]
-
-Lists the backends (name, description, options) and the scenario files in
-DIR (default scenarios). --fields lists every scenario field with its
-default and allowed values.
-`
 
 // multiFlag collects a repeatable flag.
 type multiFlag []string
@@ -545,14 +470,7 @@ func cmdWorker(ctx context.Context, args []string, opts Options) int {
 	fs.SetOutput(opts.Stderr)
 	coord := fs.String("coordinator", "", "HOST:PORT of the run waiting for remote workers (workers.remote; the run prints it)")
 	bind := fs.String("bind", "", "local IP address to connect from (a loopback alias stands for a host)")
-	fs.Usage = func() {
-		fmt.Fprintf(opts.Stderr, "usage: aebench worker --coordinator HOST:PORT [--bind IP]\n\n"+
-			"Serves one worker of a run whose scenario sets workers.remote: it connects to the run, gets its\n"+
-			"configuration, builds the store against the run's Redis (which must be reachable from here) and\n"+
-			"streams its events and histograms until the run ends. Worker processes of workers.processes\n"+
-			"are started by the run itself ($%s=1, configuration in $%s).\n\n", workerproc.WorkerEnv, workerproc.WorkerConfigEnv)
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() { fmt.Fprint(opts.Stderr, workerHelp) }
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}

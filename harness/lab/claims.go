@@ -21,7 +21,8 @@ import (
 	"github.com/aebench/aebench/harness/verdict"
 )
 
-const claimsHelp = `Usage: aebench claims [--quick] [--claims a,b] [--flaws a,b] [--dir DIR] [--out DIR] [--readme README.md]
+// ClaimsHelp is the command's help.
+const ClaimsHelp = `Usage: aebench claims [--quick] [--claims a,b] [--flaws a,b] [--dir DIR] [--out DIR] [--readme README.md]
 
 Runs the scenarios of DIR (default scenarios/claims) and prints two tables.
 The seeds' claims (claim-*.yaml): each claim, what its scenario measured,
@@ -170,10 +171,10 @@ func Claims(ctx context.Context, args []string, opts Options, tty bool) int {
 	only := fs.String("flaws", "", "run only these flaw scenarios (file names without .yaml, comma-separated)")
 	onlyClaims := fs.String("claims", "", "run only these claim scenarios (file names without .yaml, comma-separated)")
 	readme := fs.String("readme", "", "rewrite the generated block of this file (README.md) from the run")
-	fs.Usage = func() { fmt.Fprint(opts.Stderr, claimsHelp) }
+	fs.Usage = func() { fmt.Fprint(opts.Stderr, ClaimsHelp) }
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		if err == nil {
-			fmt.Fprintf(opts.Stderr, "aebench claims: unexpected argument %q\n%s", fs.Arg(0), claimsHelp)
+			fmt.Fprintf(opts.Stderr, "aebench claims: unexpected argument %q\n%s", fs.Arg(0), ClaimsHelp)
 		}
 		return exitUsage
 	}

@@ -12,7 +12,8 @@ import (
 	"github.com/aebench/aebench/redisserver"
 )
 
-const driversHelp = `aebench drivers [--overhead] [--jobs N] [--concurrency N] [--rounds N] [NAME...]
+// DriversHelp is the command's help.
+const DriversHelp = `aebench drivers [--overhead] [--jobs N] [--concurrency N] [--rounds N] [NAME...]
 
 Lists the job-system drivers (drivers/, docs/drivers.md) with what each
 declares, or how to install it. With --overhead, measures each installed
@@ -34,7 +35,7 @@ func Drivers(ctx context.Context, args []string, opts Options) int {
 	stdout, stderr := opts.Stdout, opts.Stderr
 	fs := flag.NewFlagSet("drivers", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, driversHelp) }
+	fs.Usage = func() { fmt.Fprint(stderr, DriversHelp) }
 	overhead := fs.Bool("overhead", false, "measure each driver against its plain loop")
 	jobs := fs.Int("jobs", 0, "jobs each side drains (0: calibrated to last --rounds rounds)")
 	conc := fs.Int("concurrency", 4, "worker concurrency of both")

@@ -23,7 +23,8 @@ import (
 	"github.com/aebench/aebench/redisserver"
 )
 
-const peerCheckHelp = `aebench peer-check [--rounds N] [--count=false]
+// PeerCheckHelp is the command's help.
+const PeerCheckHelp = `aebench peer-check [--rounds N] [--count=false]
 
 Measures aebench's asynq peer and its floor against plain programs written
 outside the harness (bench/plain/asynq: asynq's own Client and Server with
@@ -90,7 +91,7 @@ func PeerCheck(ctx context.Context, args []string, opts Options) int {
 	stdout, stderr := opts.Stdout, opts.Stderr
 	fs := flag.NewFlagSet("peer-check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, peerCheckHelp) }
+	fs.Usage = func() { fmt.Fprint(stderr, PeerCheckHelp) }
 	// Seven rounds: on a shared two-core host one round in three or four
 	// can run 15-25% slow on either side, and a median of five moved by
 	// up to 0.05 between checks minutes apart.
