@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,17 +52,29 @@ Flags:
 A comparison that rests on suspect runs says so under its verdict.
 
 Exit codes: 0 no regression, 1 a run of NEW failed its correctness checks,
-2 usage error or refused comparison, 3 unreadable results, 4 regression,
+2 usage error or refused comparison, 3 unreadable or missing results, 4 regression,
 5 (--strict-health) a compared run was suspect.
 `
 
-const exportHelp = `Usage: aebench export --format benchstat DIR
+const exportHelp = `Usage: aebench export --format F [--better lower|higher] DIR
 
-Writes the result set in DIR (or a summary.json) as Go benchmark text to
-stdout: one line per run, named <Scenario>/cell=N/backend=B/client=C, one
-value per metric (ns/e2e-p99, jobs/s, µs-redis-cpu/job, ...). Then
-  benchstat base.txt new.txt
-compares two sets the way Go benchmarks are compared.
+Writes the result set in DIR (or a summary.json) to stdout, for the tools
+CI keeps benchmark history in:
+  benchstat                Go benchmark text, one line per run, named
+                           <Scenario>/cell=N/backend=B/client=C, one value per
+                           metric (ns/e2e-p99, jobs/s, ...); then
+                           benchstat base.txt new.txt compares two sets
+  bmf                      Bencher Metric Format JSON: per benchmark, per
+                           measure, the median and its 95% CI (lower/upper)
+  github-action-benchmark  its custom JSON array, metrics of one direction:
+                           --better lower (customSmallerIsBetter, default) or
+                           --better higher (customBiggerIsBetter)
+  csv, markdown            the statistics block's medians and intervals
+Benchmarks are named <scenario>/cell=N/backend=B/client=C, measures by
+the metric catalog (aebench compare --metrics). docs/ci.md shows the jobs.
+
+Exit codes: 0 written, 2 usage error, 3 unreadable or missing results, or
+nothing measured to export.
 `
 
 const reportHelp = `Usage: aebench report [--out FILE] DIR [BASE]
@@ -112,9 +126,12 @@ func usageErr(stderr io.Writer, cmd string, err error) int {
 
 // loadErr reports a result set that cannot be read: a path that does not
 // exist is a usage error, a file that cannot be read or parsed is not.
+// loadErr reports results that cannot be read: exit 3 (unreadable or
+// missing results, as every command's help says), 2 for a file of a
+// schema this aebench does not read.
 func loadErr(stderr io.Writer, cmd string, err error) int {
 	fmt.Fprintf(stderr, "aebench %s: %v\n", cmd, err)
-	if errors.Is(err, os.ErrNotExist) || errors.Is(err, verdict.ErrSchema) {
+	if errors.Is(err, verdict.ErrSchema) {
 		return verdict.ExitUsage
 	}
 	return verdict.ExitInfra
@@ -197,12 +214,16 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("aebench export", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	format := fs.String("format", "", "")
+	better := fs.String("better", "lower", "")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return usageErr(stderr, "export", err)
 	}
-	if *format != "benchstat" {
-		return usageErr(stderr, "export", fmt.Errorf("--format %q: allowed: benchstat", *format))
+	if !slices.Contains(verdict.ExportFormats(), *format) {
+		return usageErr(stderr, "export", fmt.Errorf("--format %q: allowed: %s", *format, strings.Join(verdict.ExportFormats(), ", ")))
+	}
+	if *better != "lower" && *better != "higher" {
+		return usageErr(stderr, "export", fmt.Errorf("--better %q: allowed: lower, higher", *better))
 	}
 	if len(pos) != 1 {
 		return usageErr(stderr, "export", fmt.Errorf("want one results DIR, got %d arguments", len(pos)))
@@ -211,10 +232,19 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return loadErr(stderr, "export", err)
 	}
-	if err := verdict.WriteBenchstat(stdout, s); err != nil {
-		fmt.Fprintf(stderr, "aebench export: %v\n", err)
+	var buf bytes.Buffer
+	if err := verdict.Export(&buf, s, *format, verdict.ExportOptions{Better: *better}); err != nil {
+		fmt.Fprintf(stderr, "aebench export: %s: %v\n", pos[0], err)
+		if errors.Is(err, verdict.ErrNothingToExport) {
+			return verdict.ExitInfra
+		}
+		return verdict.ExitUsage
+	}
+	if buf.Len() == 0 {
+		fmt.Fprintf(stderr, "aebench export: %s: %v\n", pos[0], verdict.ErrNothingToExport)
 		return verdict.ExitInfra
 	}
+	_, _ = stdout.Write(buf.Bytes())
 	return verdict.ExitOK
 }
 

@@ -78,9 +78,13 @@ func TestVerdictUsageErrors(t *testing.T) {
 		{[]string{"compare", "--fail-on", "e2e.p99:10%", "a", "b"}, verdict.ExitUsage, "signed percentage"},
 		{[]string{"compare", "--noise-floor", "lots", "a", "b"}, verdict.ExitUsage, "--noise-floor"},
 		{[]string{"compare", "--alpha", "2", "a", "b"}, verdict.ExitUsage, "--alpha"},
-		{[]string{"compare", filepath.Join(dir, "none"), bad}, verdict.ExitUsage, "no such file"},
+		// The help: "3 unreadable or missing results".
+		{[]string{"compare", filepath.Join(dir, "none"), bad}, verdict.ExitInfra, "no such file"},
+		{[]string{"export", "--format", "csv", filepath.Join(dir, "none")}, verdict.ExitInfra, "no such file"},
+		{[]string{"report", filepath.Join(dir, "none")}, verdict.ExitInfra, "no such file"},
 		{[]string{"compare", bad, bad}, verdict.ExitUsage, "schema_version 9"},
-		{[]string{"export", dir}, verdict.ExitUsage, "allowed: benchstat"},
+		{[]string{"export", dir}, verdict.ExitUsage, "allowed: benchstat, bmf"},
+		{[]string{"export", "--format", "github-action-benchmark", "--better", "up", dir}, verdict.ExitUsage, "--better"},
 		{[]string{"report"}, verdict.ExitUsage, "want DIR"},
 	} {
 		code, _, errOut := cli(t, tc.args...)
