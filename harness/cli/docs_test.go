@@ -2,8 +2,10 @@ package cli
 
 import (
 	"bufio"
+	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -132,4 +134,79 @@ func shellWords(s string) []string {
 		out = append(out, w.String())
 	}
 	return out
+}
+
+// ciJobLines are the shell lines of the CI job marked <!-- ci-job: name -->
+// in docs/ci.md: a GitHub step's `run: |` block or a GitLab `script:`
+// list, without the lines marked "# ci-test: skip".
+func ciJobLines(t *testing.T, doc, name string) []string {
+	t.Helper()
+	_, rest, ok := strings.Cut(doc, "<!-- ci-job: "+name+" -->")
+	if !ok {
+		t.Fatalf("docs/ci.md has no job %s", name)
+	}
+	_, rest, _ = strings.Cut(rest, "```yaml\n")
+	block, _, _ := strings.Cut(rest, "```")
+	var out []string
+	inRun := false
+	for _, line := range strings.Split(block, "\n") {
+		trim := strings.TrimSpace(line)
+		switch {
+		case strings.HasSuffix(trim, "# ci-test: skip"):
+		case strings.HasPrefix(trim, "run: |"):
+			inRun = true
+		case inRun && strings.HasPrefix(line, "          "):
+			out = append(out, trim)
+		case strings.HasPrefix(trim, "- ") && !strings.HasPrefix(trim, "- uses:") && !strings.HasPrefix(trim, "- name:") && !strings.Contains(trim, ":") || strings.HasPrefix(trim, "- go ") || strings.HasPrefix(trim, "- aebench "):
+			inRun = false
+			out = append(out, strings.TrimPrefix(trim, "- "))
+		default:
+			inRun = inRun && strings.HasPrefix(line, "          ")
+		}
+	}
+	return out
+}
+
+// TestCIJobs runs the shell lines of docs/ci.md's CI jobs as written, on a
+// short scenario, in a copy of the module, and checks what they export.
+func TestCIJobs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds aebench and runs two short scenarios")
+	}
+	data, err := os.ReadFile("../../docs/ci.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := filepath.Abs("../..")
+	short := writeFile(t, "short.yaml", "duration: 2s\nwarmup: 500ms\ndrain: 5s\ncalibration: off\nbackends: [zset]\nproducers: {rate: 200}\n")
+	for _, job := range []struct {
+		name  string
+		lines int
+		files []string
+	}{{"github", 4, []string{"smaller.json", "bigger.json"}}, {"gitlab", 3, []string{"bmf.json"}}} {
+		t.Run(job.name, func(t *testing.T) {
+			lines := ciJobLines(t, string(data), job.name)
+			if len(lines) != job.lines || lines[0] != "go install ./cmd/aebench" {
+				t.Fatalf("job %s: %d shell lines: %q", job.name, len(lines), lines)
+			}
+			work, bin := t.TempDir(), t.TempDir()
+			script := "set -e\ncd " + root + "\n" + strings.Join(lines, "\n") + "\n"
+			script = strings.ReplaceAll(script, "results/cost", filepath.Join(work, "cost"))
+			for _, f := range job.files {
+				script = strings.ReplaceAll(script, "> "+f, "> "+filepath.Join(work, f))
+			}
+			cmd := exec.Command("bash", "-c", script)
+			cmd.Env = append(os.Environ(), "SCENARIO="+short, "GOBIN="+bin, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("job %s: %v\n%s\n%s", job.name, err, script, out)
+			}
+			for _, f := range job.files {
+				var v any
+				raw, err := os.ReadFile(filepath.Join(work, f))
+				if err != nil || json.Unmarshal(raw, &v) != nil || len(raw) < 10 {
+					t.Errorf("job %s: %s: %v %.100s", job.name, f, err, raw)
+				}
+			}
+		})
+	}
 }
