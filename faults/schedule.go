@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/aebench/aebench/suggest"
 )
 
 // Kind names a fault.
@@ -245,12 +247,14 @@ func Parse(n *yaml.Node) ([]Fault, error) {
 	return out, nil
 }
 
-func kindList() string {
+func kindList() string { return strings.Join(kindNames(), ", ") }
+
+func kindNames() []string {
 	var s []string
 	for _, k := range Kinds() {
 		s = append(s, string(k))
 	}
-	return strings.Join(s, ", ")
+	return s
 }
 
 func dur(v *yaml.Node, min time.Duration) (time.Duration, error) {
@@ -286,7 +290,7 @@ func (f *Fault) set(key string, v *yaml.Node) error {
 	case "kind":
 		k := Kind(v.Value)
 		if v.Kind != yaml.ScalarNode || !slices.Contains(Kinds(), k) {
-			return fmt.Errorf("%q is not a fault kind; allowed: %s", v.Value, kindList())
+			return fmt.Errorf("%q is not a fault kind%s; allowed: %s", v.Value, suggest.DidYouMean(v.Value, kindNames()), kindList())
 		}
 		f.Kind = k
 	case "at":

@@ -26,6 +26,7 @@ import (
 	"syscall"
 
 	shipped "github.com/aebench/aebench/scenarios"
+	"github.com/aebench/aebench/suggest"
 
 	"golang.org/x/term"
 
@@ -147,7 +148,7 @@ func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 		if len(args) > 1 {
 			h, ok := commandHelp(args[1])
 			if !ok {
-				fmt.Fprintf(stderr, "aebench help: unknown command %q%s; commands: %s\n", args[1], didYouMean(args[1], commandNames), strings.Join(commandNames, ", "))
+				fmt.Fprintf(stderr, "aebench help: unknown command %q%s; commands: %s\n", args[1], suggest.DidYouMean(args[1], commandNames), strings.Join(commandNames, ", "))
 				return exitUsage
 			}
 			fmt.Fprint(stdout, h)
@@ -159,7 +160,7 @@ func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 	if code, ok := verdictCommand(args[0], args[1:], stdout, stderr); ok {
 		return code
 	}
-	fmt.Fprintf(stderr, "aebench: unknown command %q%s; commands: %s\n", args[0], didYouMean(args[0], commandNames), strings.Join(commandNames, ", "))
+	fmt.Fprintf(stderr, "aebench: unknown command %q%s; commands: %s\n", args[0], suggest.DidYouMean(args[0], commandNames), strings.Join(commandNames, ", "))
 	return exitUsage
 }
 
@@ -249,7 +250,7 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (rf runFlags, code i
 	rest := args
 	for {
 		if err := fs.Parse(rest); err != nil {
-			fmt.Fprintf(stderr, "aebench run: %v\n(see aebench help run)\n", err)
+			fmt.Fprintf(stderr, "aebench run: %v\n(see aebench help run)\n", flagErr(fs, err))
 			return rf, exitUsage, true
 		}
 		if fs.NArg() == 0 {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aebench/aebench/harness/page"
 	"github.com/aebench/aebench/harness/verdict"
+	"github.com/aebench/aebench/suggest"
 )
 
 const compareHelp = `Usage: aebench compare [flags] BASE NEW
@@ -109,7 +110,7 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			return nil, flagErr(fs, err)
 		}
 		if fs.NArg() == 0 {
 			return positional, nil
@@ -117,6 +118,17 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		positional = append(positional, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+}
+
+// flagErr adds a "did you mean" to an undefined flag's error.
+func flagErr(fs *flag.FlagSet, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return err
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	return fmt.Errorf("%w%s", err, suggest.DidYouMean(strings.TrimPrefix(name, "-"), names))
 }
 
 func usageErr(stderr io.Writer, cmd string, err error) int {

@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/aebench/aebench/backends/registry"
+	"github.com/aebench/aebench/suggest"
 )
 
 var labelRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
@@ -36,7 +37,7 @@ func (p *parser) parseBackends(n *yaml.Node) ([]BackendSpec, error) {
 		swept = append(swept, dims...)
 		be, err := p.reg.Lookup(b.Name)
 		if err != nil {
-			return nil, p.errAt(nameNode, fp, err.Error())
+			return nil, p.errAt(nameNode, fp, err.Error()+suggest.DidYouMean(b.Name, p.reg.Names()))
 		}
 		if len(b.Options) > 0 {
 			if err := registry.CheckKeys(b.Name, b.Options, be.Options); err != nil {

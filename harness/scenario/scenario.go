@@ -16,6 +16,7 @@ import (
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/scenarios"
+	"github.com/aebench/aebench/suggest"
 )
 
 // ConfigError is a problem with a scenario file or an override: it names the
@@ -135,6 +136,10 @@ func Parse(reg *registry.Registry, file string, data []byte, overrides ...Overri
 		ce := &ConfigError{File: file, Msg: "not valid YAML: " + strings.TrimPrefix(msg, ": ")}
 		if ce.Line = syntaxErrorLine(data); ce.Line > 0 {
 			ce.Column = 1
+		}
+		if lines := strings.Split(string(data), "\n"); ce.Line > 0 && ce.Line <= len(lines) && strings.Contains(lines[ce.Line-1], "\t") ||
+			strings.Contains(msg, "tab") {
+			ce.Msg += " (a tab: YAML allows no tabs in indentation; indent with spaces)"
 		}
 		return nil, ce
 	}
@@ -310,7 +315,7 @@ func (p *parser) walk(root *yaml.Node, s *Scenario) error {
 				sub[sk.Value] = true
 				f, ok := fieldByPath(path)
 				if !ok {
-					return p.errAt(sk, key, fmt.Sprintf("unknown field %q; allowed: %s", sk.Value, strings.Join(allowedKeys(key), ", ")))
+					return p.errAt(sk, key, fmt.Sprintf("unknown field %q%s; allowed: %s", sk.Value, suggest.DidYouMean(sk.Value, allowedKeys(key)), strings.Join(allowedKeys(key), ", ")))
 				}
 				if err := p.values(f, sv); err != nil {
 					return err
@@ -349,7 +354,7 @@ func (p *parser) walk(root *yaml.Node, s *Scenario) error {
 		default:
 			f, ok := fieldByPath(key)
 			if !ok {
-				return p.errAt(k, "", fmt.Sprintf("unknown field %q; allowed: %s", key, strings.Join(allowedKeys(""), ", ")))
+				return p.errAt(k, "", fmt.Sprintf("unknown field %q%s; allowed: %s", key, suggest.DidYouMean(key, allowedKeys("")), strings.Join(allowedKeys(""), ", ")))
 			}
 			if err := p.values(f, v); err != nil {
 				return err

@@ -155,7 +155,10 @@ func TestParseBad(t *testing.T) {
 		want []string
 	}{
 		{"unknown top-level field", "backends: [zset]\ndurration: 1s\n", 2,
-			[]string{"bad.yaml:2:1", `unknown field "durration"`, "allowed:", "duration", "producers"}},
+			[]string{"bad.yaml:2:1", `unknown field "durration" (did you mean "duration"?)`, "allowed:", "duration", "producers"}},
+		{"misspelt backend", "backends: [zsett]\n", 1, []string{`unknown backend "zsett"`, `did you mean "zset"?`}},
+		{"misspelt fault kind", "backends: [zset]\nfaults:\n  - {kind: worker_crsh, at: 1s}\n", 3, []string{`did you mean "worker_crash"?`}},
+		{"a tab", "backends: [zset]\nproducers:\n\trate: 5\n", 3, []string{"not valid YAML", "YAML allows no tabs"}},
 		{"unknown section field", "backends: [zset]\nproducers:\n  rate: 10\n  rat: 5\n", 4,
 			[]string{"bad.yaml:4:3", "producers", `unknown field "rat"`, "allowed: count, mode, rate"}},
 		{"bad duration", "backends: [zset]\nduration: 10 seconds\n", 2,
