@@ -72,10 +72,38 @@ func (p *parser) crossCheck(c Config) error {
 	if err := p.checkDrain(c); err != nil {
 		return err
 	}
+	if err := p.checkDropped(c, at); err != nil {
+		return err
+	}
 	if c.Workers.Heartbeat && c.Workers.HeartbeatInterval >= c.Workers.Lease {
 		return at("workers.heartbeat_interval", fmt.Sprintf("%s is not below workers.lease %s: the lease would lapse", c.Workers.HeartbeatInterval, c.Workers.Lease))
 	}
 	return checkTime(c, at)
+}
+
+// checkDropped refuses a field the file gives whose value another field
+// makes meaningless, naming both, where the run would otherwise drop it
+// without a word; one that does no harm is a warning the run prints and
+// summary.json keeps (Scenario.Warnings).
+func (p *parser) checkDropped(c Config, at func(path, msg string) error) error {
+	given := func(path string) bool { return p.nodes[path] != nil }
+	switch {
+	case given("producers.rate") && c.Producers.Mode != "open":
+		return at("producers.rate", fmt.Sprintf("has no effect with producers.mode %s: a closed loop enqueues as fast as producers.max_backlog lets it; remove producers.rate or set producers.mode open", c.Producers.Mode))
+	case given("producers.delay") && c.Producers.Delayed == 0:
+		return at("producers.delay", "is set but producers.delayed is 0: no job is delayed; set producers.delayed (the share of jobs delayed) or remove producers.delay")
+	case given("redis.masters") && c.Redis.Mode != "cluster":
+		return at("redis.masters", fmt.Sprintf("applies to a cluster aebench spawns (redis.mode cluster), not %q", c.Redis.Mode))
+	case c.Workers.AckBatch > 1 && c.Workers.AckInterval >= c.Workers.Lease:
+		return at("workers.ack_interval", fmt.Sprintf("%s is not below workers.lease %s: an ack waiting for its batch would find its lease expired", c.Workers.AckInterval, c.Workers.Lease))
+	}
+	if given("workers.ack_interval") && c.Workers.AckBatch <= 1 {
+		w := fmt.Sprintf("%s: workers.ack_interval has no effect with workers.ack_batch %d (each job is acknowledged alone)", p.file, c.Workers.AckBatch)
+		if !slices.Contains(p.warnings, w) {
+			p.warnings = append(p.warnings, w)
+		}
+	}
+	return nil
 }
 
 // checkFault checks the i-th fault f against what its kind needs of the
