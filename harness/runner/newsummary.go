@@ -28,7 +28,7 @@ func newSummary(s *scenario.Scenario, env summary.Environment, started time.Time
 		},
 		Scenario: summary.ScenarioInfo{Name: s.Name, File: s.File, Description: s.Description, Overrides: s.Overrides,
 			Thresholds: thresholdExprs(s.Thresholds),
-			Repeats:    s.Repeats, CalibrationNs: int64(s.Calibration), Source: string(s.Source)}}
+			Repeats:    s.Repeats, CalibrationNs: int64(s.Calibration), Source: string(s.Source), Warnings: s.Warnings}}
 	for _, c := range s.Cells {
 		sum.Scenario.Cells = append(sum.Scenario.Cells, summary.CellInfo{Index: c.Index, Vary: c.Vary})
 	}

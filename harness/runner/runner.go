@@ -477,12 +477,19 @@ func (pr *planRunner) checkOptions(ctx context.Context, runs []conditions.RunSpe
 			continue
 		}
 		seen[key] = true
-		srv, err := pr.pool.get(ctx, cfg.Redis)
-		if err != nil {
-			return err
+		rc := cfg.Redis
+		if rc.Mode == "url" {
+			// A server given by URL is the user's: the options are checked
+			// on a private embedded server instead, so the check writes
+			// nothing there (without redis-server here, it is skipped).
+			rc = conditions.RedisConfig{Mode: "embedded", HZ: 10, Persistence: "none"}
 		}
-		if !srv.info.Owned {
-			continue
+		srv, err := pr.pool.get(ctx, rc)
+		if err != nil {
+			if cfg.Redis.Mode == "url" {
+				continue
+			}
+			return err
 		}
 		client, err := rclient.New(cfg.Client, srv.r.ClientOptions())
 		if err != nil {

@@ -151,6 +151,9 @@ type ScenarioInfo struct {
 	CalibrationNs int64      `json:"calibration_ns"`
 	Cells         []CellInfo `json:"cells"`
 	Source        string     `json:"source"`
+	// Warnings are the file's doubts that are not errors (the run prints
+	// them first).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // CellInfo names a matrix cell.
