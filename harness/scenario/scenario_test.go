@@ -320,9 +320,11 @@ func TestSelectBackends(t *testing.T) {
 	}
 }
 
-// TestScenarioFiles parses every file in scenarios/.
+// TestScenarioFiles parses every file in scenarios/ and scenarios/claims/.
 func TestScenarioFiles(t *testing.T) {
 	files, _ := filepath.Glob("../../scenarios/*.yaml")
+	claims, _ := filepath.Glob("../../scenarios/claims/*.yaml")
+	files = append(files, claims...)
 	if len(files) == 0 {
 		t.Fatal("no scenario files found")
 	}

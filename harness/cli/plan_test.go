@@ -1,0 +1,30 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPlan: aebench plan prints the expanded plan with its estimate and
+// exits 0 without running anything; a combination a run would drop names
+// both fields and exits 2.
+func TestPlan(t *testing.T) {
+	code, out, errOut := cli(t, "plan", filepath.Join("..", "..", "scenarios", "quick.yaml"))
+	if code != exitOK || !strings.Contains(out, "1 cells, 5 runs") || !strings.Contains(out, "estimate: about") || !strings.Contains(out, "preflight: ok") {
+		t.Fatalf("plan quick: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, tc := range []struct{ name, src, want1, want2 string }{
+		{"rate in a closed loop", "backends: [zset]\nproducers: {mode: closed, rate: 50}\n", "producers.rate", "producers.mode closed"},
+		{"ack_interval not below lease", "backends: [zset]\nworkers: {ack_batch: 10, ack_interval: 1s, lease: 1s}\n", "workers.ack_interval", "workers.lease"},
+		{"delay without delayed jobs", "backends: [zset]\nproducers: {delayed: 0, delay: 1s}\n", "producers.delay", "producers.delayed"},
+		{"masters off a cluster", "backends: [zset]\nredis: {masters: 3}\n", "redis.masters", "redis.mode cluster"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := cli(t, "plan", writeFile(t, "p.yaml", tc.src))
+			if code != exitUsage || !strings.Contains(errOut, tc.want1) || !strings.Contains(errOut, tc.want2) {
+				t.Errorf("exit %d %q, want 2 naming %s and %s", code, errOut, tc.want1, tc.want2)
+			}
+		})
+	}
+}

@@ -1,0 +1,71 @@
+package runner
+
+import (
+	"context"
+	"time"
+
+	"github.com/aebench/aebench/harness/conditions"
+	"github.com/aebench/aebench/harness/scenario"
+)
+
+// The parts of a plan's wall time beyond its runs' warm-ups and measured
+// windows, from make bench (quick.yaml: 81 s for 53 s of windows) and
+// capacity.yaml on the 2-core VM (docs/harness.md, "aebench plan"):
+const (
+	// runSetup: per run, flushing the server, building the stores, the
+	// cost meter's marks and the idle probe after an open-loop drain.
+	runSetup = 700 * time.Millisecond
+	// drainSlack: what a drain takes beyond the last job's due time.
+	drainSlack = 500 * time.Millisecond
+	// planSetup: the environment, the first Redis and the preflight.
+	planSetup = 2 * time.Second
+	// cellPlots: a cell's PNG and SVG plots.
+	cellPlots = 6 * time.Second
+)
+
+// Estimate is the wall time a run of s is expected to take: each run's
+// warm-up and window (real time on a simulated run), its drain as far as
+// its conditions make one (the longest handler, the latest delay, a lease
+// and a recovery pass after faults; never beyond drain), and the set-up
+// and plotting around them. It runs nothing. A prefilled backlog's load
+// is not in it (its speed is Redis's).
+func Estimate(s *scenario.Scenario, noPlots bool) time.Duration {
+	total := planSetup
+	for _, r := range s.Runs() {
+		total += runEstimate(r)
+	}
+	if !noPlots {
+		total += time.Duration(len(s.Cells)) * cellPlots
+	}
+	return total
+}
+
+// runEstimate is one run's expected wall time.
+func runEstimate(r conditions.RunSpec) time.Duration {
+	c := r.Config.RealTime()
+	drain := drainSlack
+	if b, _ := c.Workers.Handler.Bound(); b > 0 {
+		drain += b
+	}
+	if c.Producers.Delayed > 0 {
+		if b, _ := c.Producers.Delay.Bound(); b > drain {
+			drain = b + drainSlack
+		}
+	}
+	if len(c.Faults) > 0 {
+		drain = max(drain, c.Workers.Lease+c.Workers.RecoveryInterval+drainSlack)
+	}
+	return c.Warmup + c.Duration + min(drain, c.Drain) + runSetup
+}
+
+// Preflight makes the checks a run makes before its first run without
+// measuring anything: it starts or reaches each Redis the plan uses, asks
+// a server given by URL what it refuses (aebench doctor), and builds each
+// backend with its options (on a private server for a URL), so a wrong
+// option fails here. It writes no results.
+func Preflight(ctx context.Context, s *scenario.Scenario, o Options) error {
+	o = o.withDefaults()
+	pr := &planRunner{s: s, o: o, pool: newRedisPool(o.Logf)}
+	defer pr.pool.close()
+	return pr.prepare(ctx, s.Runs())
+}
