@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/faults"
+	"go.yaml.in/yaml/v3"
 )
 
 // crossCheck validates what one field cannot check alone.
@@ -97,7 +98,9 @@ func (p *parser) checkDropped(c Config, at func(path, msg string) error) error {
 	case c.Workers.AckBatch > 1 && c.Workers.AckInterval >= c.Workers.Lease:
 		return at("workers.ack_interval", fmt.Sprintf("%s is not below workers.lease %s: an ack waiting for its batch would find its lease expired", c.Workers.AckInterval, c.Workers.Lease))
 	}
-	if given("workers.ack_interval") && c.Workers.AckBatch <= 1 {
+	// A matrix over ack_batch uses the interval in its batched cells.
+	swept := p.nodes["workers.ack_batch"] != nil && p.nodes["workers.ack_batch"].Kind == yaml.SequenceNode
+	if given("workers.ack_interval") && c.Workers.AckBatch <= 1 && !swept {
 		w := fmt.Sprintf("%s: workers.ack_interval has no effect with workers.ack_batch %d (each job is acknowledged alone)", p.file, c.Workers.AckBatch)
 		if !slices.Contains(p.warnings, w) {
 			p.warnings = append(p.warnings, w)
