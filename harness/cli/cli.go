@@ -114,7 +114,7 @@ func Main(args []string, opts Options) int {
 }
 
 // commandNames are the commands runCtx knows.
-var commandNames = []string{"run", "plan", "list", "claims", "drivers", "peer-check", "doctor", "compare", "export", "report", "worker", "version", "help"}
+var commandNames = []string{"run", "plan", "init", "list", "claims", "drivers", "peer-check", "doctor", "compare", "export", "report", "worker", "version", "help"}
 
 func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 	stdout, stderr := opts.Stdout, opts.Stderr
@@ -141,6 +141,8 @@ func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 		return cmdDoctor(ctx, args[1:], opts)
 	case "plan":
 		return cmdPlan(ctx, args[1:], opts)
+	case "init":
+		return cmdInit(args[1:], opts)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, runner.ReadBuild())
 		return exitOK

@@ -12,6 +12,7 @@ const mainHelp = `aebench: benchmark and simulation harness for Redis-backed job
 Usage: (typical duration on 2 cores in brackets)
   aebench run [flags] SCENARIO   run a scenario file or a shipped one by name (aebench run quick) [quick: 1.5 min]
   aebench plan [flags] SCENARIO  check a scenario and print its cells, runs and estimated wall time [seconds]
+  aebench init [DIR]             write a commented starter scenario (--redis-url, --backends) [instant]
   aebench list [flags]           list backends and scenarios (shipped in the binary outside a checkout) [instant]
   aebench claims [--quick]       judge the seeds' claims, reproduce their flaws [about 25 min; --quick 5]
   aebench drivers [--overhead]   the job-system drivers (BullMQ, Sidekiq, RQ): declarations, overhead [seconds; --overhead 2 min]
@@ -80,7 +81,7 @@ default and allowed values.
 // commandHelp is command name's help: the same text for aebench help NAME
 // and aebench NAME --help.
 func commandHelp(name string) (string, bool) {
-	h, ok := map[string]string{"run": runHelp, "plan": planHelp, "list": listHelp, "doctor": doctorHelp, "compare": compareHelp,
+	h, ok := map[string]string{"run": runHelp, "plan": planHelp, "init": initHelp, "list": listHelp, "doctor": doctorHelp, "compare": compareHelp,
 		"export": exportHelp, "report": reportHelp, "claims": lab.ClaimsHelp, "drivers": lab.DriversHelp,
 		"peer-check": lab.PeerCheckHelp, "worker": workerHelp, "version": versionHelp, "help": mainHelp}[name]
 	return h, ok

@@ -28,3 +28,22 @@ func TestPlan(t *testing.T) {
 		})
 	}
 }
+
+// TestInit: aebench init writes a starter scenario that plans (every
+// preflight passes), never overwrites it, and refuses a backend that does
+// not exist.
+func TestInit(t *testing.T) {
+	dir := t.TempDir()
+	if code, out, errOut := cli(t, "init", dir); code != exitOK || !strings.Contains(out, "wrote") {
+		t.Fatalf("init: exit %d %s%s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "plan", filepath.Join(dir, "scenario.yaml")); code != exitOK {
+		t.Fatalf("plan of the starter: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "init", dir); code != exitUsage || !strings.Contains(errOut, "never overwrites") {
+		t.Errorf("second init: exit %d %q", code, errOut)
+	}
+	if code, _, errOut := cli(t, "init", "--backends", "zsett", t.TempDir()); code != exitUsage || !strings.Contains(errOut, `did you mean "zset"`) {
+		t.Errorf("init --backends zsett: exit %d %q", code, errOut)
+	}
+}
