@@ -102,6 +102,7 @@ type cellView struct {
 	Vary       string
 	Conditions string
 	Headline   []headlineRow
+	Cols       headlineCols
 	Peers      []string // the cell's peers, the heads of headlineRow.XPeers
 	Header     []string
 	Rows       [][]string
@@ -199,6 +200,7 @@ func cells(s *verdict.Set, b *stats.Block, ff *fontFaces) []cellView {
 			}
 		}
 		cv.Headline = headline(s, ci, gs)
+		cv.Cols = colsOf(cv.Headline)
 		for _, p := range peersOf(gs) {
 			cv.Peers = append(cv.Peers, p.Backend)
 		}

@@ -110,7 +110,7 @@ func thresholdsText(ts []summary.ThresholdResult) (string, string, []string) {
 
 // headlineRow is one backend's headline numbers in a cell.
 type headlineRow struct {
-	Backend, Kind, Done, E2E50, E2E99, CPU, Lost, Dup, XFloor, XBest string
+	Backend, Kind, Done, E2E50, E2E99, CPU, Cmds, Lost, Dup, XFloor, XBest string
 	// WaitXFloor is queue-wait p50 / p99 over the floor's (medians over
 	// the repeats; "-" without a floor).
 	WaitXFloor string
@@ -140,7 +140,7 @@ func headline(s *verdict.Set, ci int, gs []stats.Group) []headlineRow {
 	peers := peersOf(gs)
 	for _, g := range gs {
 		row := headlineRow{Backend: g.Backend, Done: med(g, "throughput"), E2E50: med(g, "e2e.p50"),
-			E2E99: med(g, "e2e.p99"), CPU: med(g, "redis_cpu_us_per_job")}
+			E2E99: med(g, "e2e.p99"), CPU: med(g, "redis_cpu_us_per_job"), Cmds: med(g, "cmds_per_job")}
 		var lost, dup int64
 		var xf, xb, w50, w99 []float64
 		for _, r := range s.Runs {
@@ -247,4 +247,18 @@ func capAt(v, offered float64) float64 {
 		return min(v, offered)
 	}
 	return v
+}
+
+// headlineCols says which of the headline's ratio columns a cell has
+// figures in: a column that is "-" in every row is left out.
+type headlineCols struct{ XFloor, Wait, XBest bool }
+
+func colsOf(rows []headlineRow) headlineCols {
+	var c headlineCols
+	for _, r := range rows {
+		c.XFloor = c.XFloor || r.XFloor != "-"
+		c.Wait = c.Wait || r.WaitXFloor != "-"
+		c.XBest = c.XBest || r.XBest != "-"
+	}
+	return c
 }
