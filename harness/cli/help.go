@@ -13,6 +13,7 @@ Usage: (typical duration on 2 cores in brackets)
   aebench run [flags] SCENARIO   run a scenario file or a shipped one by name (aebench run quick) [quick: 1.5 min]
   aebench plan [flags] SCENARIO  check a scenario and print its cells, runs and estimated wall time [seconds]
   aebench init [DIR]             write a commented starter scenario (--redis-url, --backends) [instant]
+  aebench schema                 the JSON Schema of scenario files, for editors (scenarios/scenario.schema.json) [instant]
   aebench list [flags]           list backends and scenarios (shipped in the binary outside a checkout) [instant]
   aebench claims [--quick]       judge the seeds' claims, reproduce their flaws [about 25 min; --quick 5]
   aebench drivers [--overhead]   the job-system drivers (BullMQ, Sidekiq, RQ): declarations, overhead [seconds; --overhead 2 min]
@@ -81,7 +82,7 @@ default and allowed values.
 // commandHelp is command name's help: the same text for aebench help NAME
 // and aebench NAME --help.
 func commandHelp(name string) (string, bool) {
-	h, ok := map[string]string{"run": runHelp, "plan": planHelp, "init": initHelp, "list": listHelp, "doctor": doctorHelp, "compare": compareHelp,
+	h, ok := map[string]string{"run": runHelp, "plan": planHelp, "init": initHelp, "schema": schemaHelp, "list": listHelp, "doctor": doctorHelp, "compare": compareHelp,
 		"export": exportHelp, "report": reportHelp, "claims": lab.ClaimsHelp, "drivers": lab.DriversHelp,
 		"peer-check": lab.PeerCheckHelp, "worker": workerHelp, "version": versionHelp, "help": mainHelp}[name]
 	return h, ok
@@ -120,4 +121,17 @@ Flags:
   --bind IP                 local IP address to connect from (a loopback alias stands for a host)
 
 Exit codes: 0 the run ended, 1 the connection or the store failed, 2 a usage error.
+`
+
+const schemaHelp = `Usage: aebench schema
+
+Prints the JSON Schema (draft 2020-12) of scenario files, generated from
+the field table: every section and field with its doc, allowed values and
+default, and no field it does not know. scenarios/scenario.schema.json is
+this output (a test keeps them equal). An editor with the YAML language
+server completes and checks a scenario given, as its first line:
+  # yaml-language-server: $schema=scenario.schema.json
+(a path relative to the file, or the schema's URL).
+
+Exit codes: 0 printed, 2 a usage error.
 `
