@@ -9,8 +9,9 @@ import (
 )
 
 // The parts of a plan's wall time beyond its runs' warm-ups and measured
-// windows, from make bench (quick.yaml: 81 s for 53 s of windows) and
-// capacity.yaml on the 2-core VM (docs/harness.md, "aebench plan"):
+// windows, fitted on the 2-core VM to make bench (quick.yaml: 81 s
+// measured, 53 s of windows; estimated 73 s) and capacity.yaml (96 runs
+// of 2 s, 8 cells: 300.6 s measured; estimated 325 s):
 const (
 	// runSetup: per run, flushing the server, building the stores, the
 	// cost meter's marks and the idle probe after an open-loop drain.
@@ -20,7 +21,7 @@ const (
 	// planSetup: the environment, the first Redis and the preflight.
 	planSetup = 2 * time.Second
 	// cellPlots: a cell's PNG and SVG plots.
-	cellPlots = 6 * time.Second
+	cellPlots = 2 * time.Second
 )
 
 // Estimate is the wall time a run of s is expected to take: each run's
