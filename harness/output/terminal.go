@@ -58,6 +58,7 @@ func (t *terminal) PlanDone(sum *summary.Summary) error {
 	t.printTables(t.out)
 	t.printMatrix(t.out)
 	printThresholds(t.out, sum.Thresholds)
+	printSuspectGate(t.out, sum)
 	printSLO(t.out, sum.SLO)
 	printScaling(t.out, sum.Scaling)
 	return nil
@@ -490,6 +491,19 @@ func printSLO(w io.Writer, rs []summary.SLOResult) {
 }
 
 // printThresholds writes one line per threshold under the tables.
+// printSuspectGate says when the thresholds were decided on suspect runs.
+func printSuspectGate(w io.Writer, sum *summary.Summary) {
+	n := 0
+	for _, r := range sum.Runs {
+		if !r.Calibration && r.Health.IsSuspect() {
+			n++
+		}
+	}
+	if n > 0 && len(sum.Thresholds) > 0 {
+		fmt.Fprintf(w, "  (decided on %d suspect run(s): the machine may have set their numbers; aebench run --strict-health exits 5 instead)\n", n)
+	}
+}
+
 func printThresholds(w io.Writer, results []summary.ThresholdResult) {
 	if len(results) == 0 {
 		return

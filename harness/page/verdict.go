@@ -49,6 +49,9 @@ func verdictOf(s *verdict.Set, status string, cmp *compareView) verdictView {
 		}
 	}
 	v.Health, v.HealthClass = healthText(s, v.HealthBad)
+	if len(v.HealthBad) > 0 && len(s.ThresholdResults) > 0 {
+		v.Thresholds += "; decided on suspect runs (health below): the machine may have set them"
+	}
 	switch {
 	case runs == 0:
 		v.Ledger, v.LedgerClass = "nothing measured: no run of a job store finished its measured window", "bad"
