@@ -75,6 +75,8 @@ type Comparison struct {
 	// them decide the exit code.
 	Suspect      []string
 	StrictHealth bool
+	// Metered: the compared runs ran Redis under callgrind.
+	Metered bool
 }
 
 // Pair is one group present in both sets.
@@ -131,6 +133,7 @@ func Compare(base, cand *Set, o CompareOptions) *Comparison {
 	// medians, and under callgrind no timing metric gates).
 	gates := 0
 	for _, runs := range matched {
+		c.Metered = c.Metered || runs[1][0].Metered
 		if Reference(runs[1][0].Kind) || runs[1][0].Metered {
 			continue
 		}

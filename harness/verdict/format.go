@@ -155,8 +155,11 @@ func (c *Comparison) GateText() string {
 	}
 	sort.Strings(gated)
 	sort.Strings(counted)
-	if len(gated) == 0 {
+	switch {
+	case len(gated) == 0 && c.Metered:
 		gated = []string{"none gated (Redis under callgrind: its timings are valgrind's)"}
+	case len(gated) == 0:
+		gated = []string{"none gated (no timing metric was measured on both sides)"}
 	}
 	return fmt.Sprintf("gate (*): deterministic, counted per job and decided on the medians (they hold on a noisy shared runner): %s; "+
 		"timing: %s, a regression is significant (Mann-Whitney U, %d tests sharing alpha %g: p < %.4g each) "+
