@@ -44,7 +44,8 @@ Flags:
                         --fail-on e2e.p99:+10% --fail-on throughput:-5%
   --noise-floor N%      smallest change called better or worse (default 10%)
   --alpha A             significance level of the gate (default 0.05)
-  --format F            text (default), json or markdown
+  --format F            text (default), json, markdown, or html: one page,
+                        the verdict first, with BASE's charts beside NEW's
   --force               compare despite different conditions
   --metrics             list the metrics, their units and directions
   --strict-health       exit 5 when a compared run of either side is suspect
@@ -201,6 +202,20 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	}
 	o.FailOn = append(o.FailOn, fromScenario...)
 	c := verdict.Compare(base, cand, o)
+	if *format == "html" {
+		// One page: the verdict first, NEW's figures, and BASE's beside
+		// them in the comparison and its overlaid charts.
+		plots, err := plotsIn(cand.Dir)
+		if err == nil {
+			err = page.Write(stdout, cand, base, plots)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "aebench compare: %v\n", err)
+			return verdict.ExitInfra
+		}
+		fmt.Fprintln(stderr, c.Headline())
+		return c.ExitCode()
+	}
 	if err := verdict.WriteComparison(stdout, c, *format); err != nil {
 		return usageErr(stderr, "compare", fmt.Errorf("--format: %w", err))
 	}

@@ -49,6 +49,10 @@ func TestCompareCatchesPolling(t *testing.T) {
 	if code != verdict.ExitThreshold || !strings.Contains(out, "| e2e.p99 * |") {
 		t.Errorf("markdown: exit %d\n%s", code, out)
 	}
+	code, out, _ = cli(t, "compare", "--format", "html", "--fail-on", "e2e.p99:+10%", base, cand)
+	if code != verdict.ExitThreshold || !strings.Contains(out, "Comparison with the baseline") || strings.Count(out, "<svg") < 4 {
+		t.Errorf("html: exit %d, %d SVGs", code, strings.Count(out, "<svg"))
+	}
 	code, out, _ = cli(t, "export", "--format", "benchstat", cand)
 	if code != verdict.ExitOK || strings.Count(out, "\nBenchmarkVerdicttest/cell=1/backend=zset/client=go-redis 1 ") != 5 {
 		t.Errorf("export: exit %d\n%s", code, out)

@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -123,6 +124,8 @@ type compareView struct {
 	Headline, Gate, Base string
 	Pairs                []pairView
 	Regressions          []string
+	// Overlay are the headline metrics of both sets, side by side.
+	Overlay []template.HTML
 }
 
 type pairView struct {
@@ -170,6 +173,7 @@ func build(s *verdict.Set, base *verdict.Set, plots []Plot) data {
 	}
 	if base != nil {
 		d.Compare = compareSection(base, s)
+		d.Compare.Overlay = overlayCharts(base, s, ff)
 	}
 	d.Verdict = verdictOf(s, d.Status, d.Compare)
 	d.Plots = runPlots(plots, ff)
@@ -254,6 +258,42 @@ func statText(m verdict.Metric, g stats.Group) string {
 		return m.Format(st.Median)
 	}
 	return fmt.Sprintf("%s [%s, %s]", m.Format(st.Median), m.Format(st.CI.Lo), m.Format(st.CI.Hi))
+}
+
+// overlayCharts draws each headline metric of both sets side by side per
+// cell: every backend's median and interval in BASE and in NEW.
+func overlayCharts(base, s *verdict.Set, ff *fontFaces) []template.HTML {
+	bb, nb := base.Stats, s.Stats
+	if bb == nil {
+		bb = verdict.Aggregate(base)
+	}
+	if nb == nil {
+		nb = verdict.Aggregate(s)
+	}
+	var out []template.HTML
+	for _, name := range chartMetrics {
+		m, err := verdict.Lookup(name)
+		if err != nil {
+			continue
+		}
+		var gs []stats.Group
+		for _, side := range []struct {
+			tag string
+			blk *stats.Block
+		}{{"base", bb}, {"new", nb}} {
+			for _, g := range side.blk.Groups {
+				if _, ok := g.Metric(name); ok {
+					g.Backend = fmt.Sprintf("%s %s c%d", g.Backend, side.tag, g.Cell)
+					gs = append(gs, g)
+				}
+			}
+		}
+		sort.SliceStable(gs, func(i, j int) bool { return gs[i].Backend < gs[j].Backend })
+		if h, err := ciChart(m, gs, ff); err == nil && len(gs) > 0 {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 func compareSection(base, s *verdict.Set) *compareView {

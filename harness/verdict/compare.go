@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"golang.org/x/perf/benchmath"
@@ -579,19 +578,6 @@ func fmtCI(ci *[2]Num) string {
 		return "none"
 	}
 	return fmtPct(ci[0]) + " to " + fmtPct(ci[1])
-}
-
-// Num is a number that may be infinite (a change from zero); JSON, which
-// has no infinity, gets null for it.
-type Num float64
-
-// MarshalJSON writes null for an infinite or NaN value.
-func (n Num) MarshalJSON() ([]byte, error) {
-	f := float64(n)
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return []byte("null"), nil
-	}
-	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
 }
 
 func fmtResolution(ns int64) string {

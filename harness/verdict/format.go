@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/aebench/aebench/report"
@@ -251,4 +253,17 @@ func jsonComparison(c *Comparison) any {
 		out.Pairs = append(out.Pairs, pair{Group: p.Key, Conditions: p.Conditions, Differences: p.Differences, Rows: p.Rows})
 	}
 	return out
+}
+
+// Num is a number that may be infinite (a change from zero); JSON, which
+// has no infinity, gets null for it.
+type Num float64
+
+// MarshalJSON writes null for an infinite or NaN value.
+func (n Num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
 }
