@@ -13,6 +13,7 @@ import (
 
 	"github.com/aebench/aebench/harness/page"
 	"github.com/aebench/aebench/harness/runner/runnertest"
+	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/verdict"
 )
 
@@ -24,7 +25,10 @@ import (
 // outside itself, then loads it in headless Chromium: no console message,
 // no request beyond the file itself, and every backend on the page.
 func TestReportPage(t *testing.T) {
-	dir := runnertest.Run(t, "[zset, {name: bucket, label: bucket-poll, options: {wait: poll}}]", 2, true)
+	// A crash in each run, so the time plots mark a fault.
+	dir := runnertest.Run(t, "[zset, {name: bucket, label: bucket-poll, options: {wait: poll}}]", 2, true,
+		scenario.Override{Path: "faults", Value: "[{kind: worker_crash, point: in_handler, at: 800ms}]"},
+		scenario.Override{Path: "workers.lease", Value: "500ms"}, scenario.Override{Path: "workers.recovery_interval", Value: "100ms"})
 	runPage := readFile(t, filepath.Join(dir, page.FileName)) // the page the run wrote
 	checkStatic(t, runPage)
 	s, err := verdict.Load(dir)
@@ -35,6 +39,13 @@ func TestReportPage(t *testing.T) {
 	svgs, _ := filepath.Glob(filepath.Join(dir, "*.svg"))
 	for _, f := range svgs {
 		plots = append(plots, page.Plot{Name: filepath.Base(f), SVG: []byte(readFile(t, f))})
+	}
+	// Latency over time, with the crash marked on its time axis.
+	if ot := readFile(t, filepath.Join(dir, "e2e_over_time.svg")); !strings.Contains(ot, "crash") {
+		t.Error("e2e_over_time.svg does not mark the crash")
+	}
+	if !strings.Contains(runPage, "e2e_over_time.svg") {
+		t.Error("the run's page lacks the latency-over-time plot")
 	}
 	// The run's page embeds the plots the plots output handed it.
 	if n := strings.Count(runPage, `<svg class="plot"`); len(svgs) == 0 || n < len(svgs) {
