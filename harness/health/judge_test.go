@@ -23,12 +23,12 @@ func TestJudge(t *testing.T) {
 	}{
 		{"quiet make bench", summary.HarnessCost{RunQueueWaitMsPerS: 350, CollectorTickMaxNs: int64(27 * time.Millisecond)}, 0.7e6, "", ""},
 		{"starved of CPU", summary.HarnessCost{RunQueueWaitMsPerS: 1093}, 0.7e6, "", "waited 1093 ms/s for a CPU"},
-		{"producers late", summary.HarnessCost{RunQueueWaitMsPerS: 300}, 506e6, "", "producers started 506ms late"},
+		{"producers late", summary.HarnessCost{RunQueueWaitMsPerS: 300}, 506e6, "", "producers started 506ms (real) late"},
 		{"slow collector", summary.HarnessCost{CollectorTickMaxNs: int64(400 * time.Millisecond)}, 0, "", "collector tick took 400ms"},
 		{"stall on simulated time", summary.HarnessCost{}, 0, "stall: the harness stalled", "stall: the harness stalled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := Judge(tc.h, lat(tc.lag), tc.stall)
+			h := Judge(tc.h, lat(tc.lag), tc.stall, 0, 1)
 			if tc.want == "" {
 				if h.IsSuspect() {
 					t.Fatalf("suspect: %s", h.Text())
@@ -40,12 +40,23 @@ func TestJudge(t *testing.T) {
 			}
 		})
 	}
-	h := Judge(summary.HarnessCost{}, nil, "")
+	// Producers late because the store's Enqueue calls filled their
+	// interval (stream at 1500 jobs/s: 2 producers calling every 1.33ms):
+	// the store's lateness, not the machine's.
+	slow := map[string]map[string]float64{"schedule_lag": {"p99": 506e6}, "enqueue": {"mean": 0.9e6}}
+	if h := Judge(summary.HarnessCost{RunQueueWaitMsPerS: 300}, slow, "", 1333*time.Microsecond, 1); h.IsSuspect() {
+		t.Errorf("store-bound producers judged suspect: %s", h.Text())
+	}
+	fast := map[string]map[string]float64{"schedule_lag": {"p99": 506e6}, "enqueue": {"mean": 0.1e6}}
+	if h := Judge(summary.HarnessCost{RunQueueWaitMsPerS: 300}, fast, "", 1333*time.Microsecond, 1); !h.IsSuspect() {
+		t.Error("producers late with quick Enqueue calls judged healthy")
+	}
+	h := Judge(summary.HarnessCost{}, nil, "", 0, 1)
 	JudgeCalibration(h, 3.83e6)
 	if !h.IsSuspect() || !strings.Contains(h.Text(), "the harness alone") {
 		t.Errorf("a slow calibration: %q", h.Text())
 	}
-	h = Judge(summary.HarnessCost{}, nil, "")
+	h = Judge(summary.HarnessCost{}, nil, "", 0, 1)
 	JudgeCalibration(h, 112e3)
 	if h.IsSuspect() {
 		t.Errorf("a quiet calibration made the run suspect: %q", h.Text())

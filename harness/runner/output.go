@@ -11,6 +11,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/aebench/aebench/harness/analysis"
+	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/health"
 	"github.com/aebench/aebench/harness/hist"
@@ -37,7 +38,7 @@ func (pr *planRunner) fill(rs *summary.RunSummary, res *engine.Result) {
 	}
 	rs.Recovery = res.Recovery
 	rs.TimeBase = summary.NewTimeBase(rs.Config.Speed(), rs.Config.Redis.HZ, rs.ResolutionNs, rs.LatencyNs)
-	rs.Health = health.Judge(res.Harness, rs.LatencyNs, res.StallNote)
+	rs.Health = health.Judge(res.Harness, rs.LatencyNs, res.StallNote, callEvery(rs.Config), rs.Config.Speed())
 	rs.Problems = res.Ledger.Problems
 	if c := res.Counters; res.FirstErr != nil {
 		rs.Problems = append(rs.Problems, fmt.Sprintf("store errors: %d enqueue, %d claim, %d complete, %d fail, %d extend, %d recover, %d promote; first: %v",
@@ -59,6 +60,16 @@ func (pr *planRunner) fill(rs *summary.RunSummary, res *engine.Result) {
 	default:
 		rs.Status = summary.StatusOK
 	}
+}
+
+// callEvery is how often each producer means to call Enqueue, in the
+// run's time base like its latencies (0 in a closed loop).
+func callEvery(c conditions.Config) time.Duration {
+	p := c.Producers
+	if p.Mode != "open" || p.Rate <= 0 {
+		return 0
+	}
+	return time.Duration(float64(time.Second) * float64(p.Count*p.Batch) / p.Rate)
 }
 
 // measuredNothing says why a run's window holds no measurement: no job
