@@ -17,12 +17,7 @@ const AtFloorRatio = 2.0
 // in an open loop: closed, the calibration's e2e is mostly queueing behind
 // its own backlog, not the harness's tail.
 func SetHarnessFloor(sum *summary.Summary) {
-	floor := map[int]float64{}
-	for _, r := range sum.Runs {
-		if r.Calibration && r.Status == summary.StatusOK && r.Config.Producers.Mode == "open" {
-			floor[r.Cell] = r.LatencyNs["e2e_minus_handler"]["p99"]
-		}
-	}
+	floor := calibrationP99(sum)
 	for i := range sum.Runs {
 		r := &sum.Runs[i]
 		f, p99 := floor[r.Cell], r.LatencyNs["e2e_minus_handler"]["p99"]
@@ -50,14 +45,22 @@ func FloorCell(r summary.RunSummary) string {
 // (the harness alone, on the same machine moments before) says of the
 // machine: a calibration whose own tail is slow makes the cell suspect.
 func SetHealth(sum *summary.Summary) {
-	cal := map[int]float64{}
-	for _, r := range sum.Runs {
-		if r.Calibration && r.Status == summary.StatusOK && r.Config.Producers.Mode == "open" {
-			cal[r.Cell] = r.LatencyNs["e2e_minus_handler"]["p99"]
-		}
-	}
+	cal := calibrationP99(sum)
 	for i := range sum.Runs {
 		r := &sum.Runs[i]
 		health.JudgeCalibration(r.Health, cal[r.Cell])
 	}
+}
+
+// calibrationP99 is each cell's calibration run's e2e minus handler p99
+// (the harness's own tail), in an open loop only: closed, the
+// calibration's e2e is mostly queueing behind its own backlog.
+func calibrationP99(sum *summary.Summary) map[int]float64 {
+	out := map[int]float64{}
+	for _, r := range sum.Runs {
+		if r.Calibration && r.Status == summary.StatusOK && r.Config.Producers.Mode == "open" {
+			out[r.Cell] = r.LatencyNs["e2e_minus_handler"]["p99"]
+		}
+	}
+	return out
 }
