@@ -121,3 +121,22 @@ func parseUsedMemory(text string) (int64, error) {
 	}
 	return 0, errors.New("rediscost: INFO memory has no used_memory")
 }
+
+// parseUsedCPU is used_cpu_sys + used_cpu_user from INFO cpu, in seconds
+// (false when the section is absent).
+func parseUsedCPU(text string) (float64, bool) {
+	var total float64
+	found := 0
+	for line := range strings.Lines(text) {
+		line = strings.TrimRight(line, "\r\n")
+		for _, k := range []string{"used_cpu_sys:", "used_cpu_user:"} {
+			if v, ok := strings.CutPrefix(line, k); ok {
+				if f, err := strconv.ParseFloat(v, 64); err == nil {
+					total += f
+					found++
+				}
+			}
+		}
+	}
+	return total, found == 2
+}

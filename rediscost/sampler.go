@@ -26,6 +26,10 @@ type MemorySampler struct {
 	mu      sync.Mutex
 	peak    int64
 	samples int64
+	// cpu is every node's CPU (sys + user) at the last poll that read all
+	// of them, in seconds: the per-second Redis CPU of the time series.
+	cpu   float64
+	cpuOK bool
 	err     error // first poll error, for Err
 
 	meters  []*meter
@@ -81,13 +85,17 @@ func (s *MemorySampler) poll(ctx context.Context, every time.Duration) {
 	pctx, cancel := context.WithTimeout(ctx, max(every, 50*time.Millisecond))
 	defer cancel()
 	var total int64
+	var cpu float64
+	cpuOK := true
 	var errs []error
 	for _, c := range s.clients {
-		text, err := c.Info(pctx, "memory").Result()
+		text, err := c.Info(pctx, "memory", "cpu").Result()
 		if err == nil {
 			var used int64
 			if used, err = parseUsedMemory(text); err == nil {
 				total += used
+				n, ok := parseUsedCPU(text)
+				cpu, cpuOK = cpu+n, cpuOK && ok
 				continue
 			}
 		}
@@ -103,6 +111,15 @@ func (s *MemorySampler) poll(ctx context.Context, every time.Duration) {
 	}
 	s.samples++
 	s.peak = max(s.peak, total)
+	s.cpu, s.cpuOK = cpu, cpuOK
+}
+
+// CPU is every node's CPU time (sys + user) at the last complete poll;
+// false before one, or where INFO cpu is not readable.
+func (s *MemorySampler) CPU() (time.Duration, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return time.Duration(s.cpu * float64(time.Second)), s.cpuOK && s.samples > 0
 }
 
 // Stop ends sampling, closes the sampler's connections and returns the

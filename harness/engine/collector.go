@@ -52,6 +52,14 @@ type SeriesPoint struct {
 	// RunQueueWaitMsPerS: the harness's threads' wait for a CPU in the
 	// second, per second (the machine's health over time).
 	RunQueueWaitMsPerS float64 `json:"run_queue_wait_ms_per_s"`
+	// HarnessCPUPercent is this process's CPU in the second, as a share of
+	// one core; QueueWaitP99Ms the second's queue-wait p99 (0 without one).
+	HarnessCPUPercent float64 `json:"harness_cpu_percent"`
+	// RedisCPUPercent is Redis's CPU (all nodes) in the second, as a share
+	// of one core, in the measured window (0 outside it, or under
+	// callgrind).
+	RedisCPUPercent float64 `json:"redis_cpu_percent"`
+	QueueWaitP99Ms    float64 `json:"queue_wait_p99_ms"`
 	// E2EHist and ClaimHist are the second's latencies as counts per
 	// bucket of LatencyBuckets (live histograms; not in timeseries.csv or
 	// JSON), nil when none was recorded or Hooks.SampleHists is off.
@@ -155,9 +163,12 @@ func (e *engine) collect(k int, final bool) {
 		e2eHist, claimHist = hist.BucketCounts(e.interval[hist.TagE2E]), hist.BucketCounts(e.interval[hist.TagClaim])
 		e2eSum, claimSum = hist.SumSeconds(e.interval[hist.TagE2E]), hist.SumSeconds(e.interval[hist.TagClaim])
 	}
-	var c50, c99 float64
+	var c50, c99, qw99 float64
 	if h := e.interval[hist.TagClaim]; h != nil && h.TotalCount() > 0 {
 		c50, c99 = float64(h.ValueAtQuantile(50))/1e6, float64(h.ValueAtQuantile(99))/1e6
+	}
+	if h := e.interval[hist.TagQueueWait]; h != nil && h.TotalCount() > 0 {
+		qw99 = float64(h.ValueAtQuantile(99)) / 1e6
 	}
 	e.interval.MergeInto(&e.total)
 
@@ -169,14 +180,8 @@ func (e *engine) collect(k int, final bool) {
 	e.peakBacklog = max(e.peakBacklog, backlog)
 	e.recMu.Unlock()
 	phase := e.phaseAt(now)
-	var rqMs float64
-	if rq, ok := health.RunQueueWait(); ok {
-		if e.lastRQ > 0 && secs > 0 {
-			rqMs = float64(rq-e.lastRQ) / 1e6 / secs
-		}
-		e.lastRQ = rq
-	}
-	pt := SeriesPoint{RunQueueWaitMsPerS: rqMs, Second: k, Phase: phase,
+	rqMs, cpuPct := e.machineSecond(secs)
+	pt := SeriesPoint{RunQueueWaitMsPerS: rqMs, HarnessCPUPercent: cpuPct, RedisCPUPercent: e.redisSecond(secs), QueueWaitP99Ms: qw99, Second: k, Phase: phase,
 		Enqueued:  cur.EnqueuedJobs - e.lastCounts.EnqueuedJobs,
 		Started:   cur.Started - e.lastCounts.Started,
 		Completed: cur.Completed - e.lastCounts.Completed,
@@ -207,4 +212,42 @@ func (e *engine) collect(k int, final bool) {
 	e.tickCost += cost
 	e.tickMax = max(e.tickMax, cost)
 	e.ticks++
+}
+
+// machineSecond is the harness's run-queue wait (ms per second) and CPU
+// (percent of one core) since the last tick.
+func (e *engine) machineSecond(secs float64) (rqMs, cpuPct float64) {
+	if rq, ok := health.RunQueueWait(); ok {
+		if e.lastRQ > 0 && secs > 0 {
+			rqMs = float64(rq-e.lastRQ) / 1e6 / secs
+		}
+		e.lastRQ = rq
+	}
+	if cpu, ok := health.CPU(); ok {
+		if e.lastCPU > 0 && secs > 0 {
+			cpuPct = float64(cpu-e.lastCPU) / 1e9 / secs * 100
+		}
+		e.lastCPU = cpu
+	}
+	return rqMs, cpuPct
+}
+
+// redisSecond is Redis's CPU (percent of one core) since the last tick,
+// from the cost meter's sampler (0 where it has none).
+func (e *engine) redisSecond(secs float64) float64 {
+	rc, ok := e.hooks.Cost.(interface{ RedisCPU() (time.Duration, bool) })
+	if !ok {
+		return 0
+	}
+	cpu, ok := rc.RedisCPU()
+	if !ok {
+		e.lastRedisCPU = 0
+		return 0
+	}
+	var pct float64
+	if e.lastRedisCPU > 0 && secs > 0 {
+		pct = float64(cpu-e.lastRedisCPU) / 1e9 / secs * 100
+	}
+	e.lastRedisCPU = cpu
+	return max(pct, 0)
 }

@@ -104,18 +104,20 @@ type engine struct {
 	recorders []*hist.Recorder
 
 	// collector state (only the collector goroutine touches these, then run after it stops)
-	total       hist.Set
-	interval    hist.Set
-	series      []SeriesPoint
-	lastTick    time.Time
-	lastRQ      time.Duration // the harness's run-queue wait at the last tick
-	lastCounts  summary.Counters
-	lastFaults  int64
-	peakBacklog int64
-	tickCost    time.Duration
-	tickMax     time.Duration
-	ticks       int
-	hlogErr     error
+	total        hist.Set
+	interval     hist.Set
+	series       []SeriesPoint
+	lastTick     time.Time
+	lastRQ       time.Duration // the harness's run-queue wait at the last tick
+	lastCPU      time.Duration // the harness's CPU time at the last tick
+	lastRedisCPU time.Duration // Redis's CPU time at the last tick
+	lastCounts   summary.Counters
+	lastFaults   int64
+	peakBacklog  int64
+	tickCost     time.Duration
+	tickMax      time.Duration
+	ticks        int
+	hlogErr      error
 
 	errMu    sync.Mutex
 	firstErr error

@@ -137,6 +137,7 @@ func (pl *plots) title(s string) string { return s + " - " + pl.s.Name }
 // timeLines are a cell's per-second series, a line per run.
 type timeLines struct {
 	thr, backlog, delayed, cpuWait, e2e []report.Line
+	queueWait, harnessCPU, redisCPU     []report.Line
 	starved                             []report.Marker
 }
 
@@ -148,7 +149,7 @@ func (pl *plots) linesOf(runs []summary.RunSummary) timeLines {
 		if pl.s.Repeats > 1 {
 			name += " #" + strconv.Itoa(r.Repeat)
 		}
-		var x, y, yb, yd, yw, ye []float64
+		var x, y, yb, yd, yw, ye, yq, yc, yr []float64
 		for _, p := range pl.seriesOf(r.ID) {
 			x = append(x, float64(p.Second)-r.Config.Warmup.Seconds())
 			// A point is one real second: Speed simulated seconds.
@@ -156,6 +157,12 @@ func (pl *plots) linesOf(runs []summary.RunSummary) timeLines {
 			yb = append(yb, float64(p.BacklogDue))
 			yd = append(yd, float64(p.BacklogDelayed))
 			yw = append(yw, p.RunQueueWaitMsPerS)
+			yc = append(yc, p.HarnessCPUPercent)
+			yr = append(yr, p.RedisCPUPercent)
+			yq = append(yq, math.NaN())
+			if p.QueueWaitP99Ms > 0 {
+				yq[len(yq)-1] = p.QueueWaitP99Ms
+			}
 			// A second without a sample has no percentile (NaN: not drawn).
 			ye = append(ye, math.NaN())
 			if p.E2ESamples > 0 {
@@ -167,6 +174,9 @@ func (pl *plots) linesOf(runs []summary.RunSummary) timeLines {
 		tl.delayed = append(tl.delayed, report.Line{Label: name, X: x, Y: yd})
 		tl.cpuWait = append(tl.cpuWait, report.Line{Label: name, X: x, Y: yw})
 		tl.e2e = append(tl.e2e, report.Line{Label: name, X: x, Y: ye})
+		tl.queueWait = append(tl.queueWait, report.Line{Label: name, X: x, Y: yq})
+		tl.harnessCPU = append(tl.harnessCPU, report.Line{Label: name + " harness", X: x, Y: yc})
+		tl.redisCPU = append(tl.redisCPU, report.Line{Label: name + " Redis", X: x, Y: yr})
 		tl.starved = append(tl.starved, starvedMarkers(name, x, yw)...)
 	}
 	return tl
@@ -193,10 +203,18 @@ func (pl *plots) timePlots(runs []summary.RunSummary, prefix, cond string) error
 		name, title, unit string
 		lines             []report.Line
 	}
+	if o := rc.Producers; o.Mode == "open" && len(tl.thr) > 0 {
+		// The offered rate beside the completions: falling behind and
+		// catching up show against it.
+		x := []float64{-rc.Warmup.Seconds(), rc.Duration.Seconds()}
+		tl.thr = append(tl.thr, report.Line{Label: "offered", X: x, Y: []float64{o.Rate, o.Rate}})
+	}
 	plots := []timePlot{
-		{"throughput", "Completed jobs per second", rate, tl.thr},
+		{"throughput", "Completed jobs per second against the offered rate", rate, tl.thr},
 		{"e2e_over_time", "End-to-end latency p99 over time (each second's completions)", "ms", tl.e2e},
+		{"queue_wait_over_time", "Queue wait p99 over time (each second's starts)", "ms", tl.queueWait},
 		{"health", fmt.Sprintf("Machine health: the harness's wait for a CPU (suspect above %d ms/s)", health.RunQueueWaitMsPerS), "ms per s", tl.cpuWait},
+		{"cpu", "Machine health: the harness's and Redis's CPU, % of one core", "%", append(tl.harnessCPU, tl.redisCPU...)},
 		{"backlog", "Due backlog (acknowledged, due, not running)", "jobs", tl.backlog},
 	}
 	if rc.Producers.Delayed > 0 || rc.Workers.Fail > 0 {

@@ -79,7 +79,7 @@ type plotSet struct{ Main, More []plotFile }
 // latency first, its p99 over time, then throughput (with the faults and
 // starved seconds marked), the machine's health, recovery and backlog; the
 // others follow, folded.
-var plotOrder = []string{"e2e", "e2e_over_time", "throughput", "health", "recovery", "backlog"}
+var plotOrder = []string{"e2e", "e2e_over_time", "throughput", "queue_wait_over_time", "health", "cpu", "recovery", "backlog"}
 
 // runPlots inlines the run's plots: those of plotOrder first, in its
 // order, then the rest in name order.

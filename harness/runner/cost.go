@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aebench/aebench/harness/engine"
@@ -35,6 +36,19 @@ type redisCost struct {
 	marked       bool
 	sampler      *rediscost.MemorySampler
 	rep          *summary.CostReport
+	// running is the sampler, for the collector's reads of Redis's
+	// CPU each second (another goroutine than Mark's and End's).
+	running atomic.Pointer[rediscost.MemorySampler]
+}
+
+// RedisCPU is every node's CPU time at the sampler's last poll: the
+// per-second Redis CPU of the time series (false outside the window, or
+// under callgrind, where no sampler runs).
+func (m *redisCost) RedisCPU() (time.Duration, bool) {
+	if s := m.running.Load(); s != nil {
+		return s.CPU()
+	}
+	return 0, false
 }
 
 func newRedisCost(addrs []string, auth rclient.Auth, owned bool, retention time.Duration, cg *rediscost.Callgrind) engine.CostMeter {
@@ -101,6 +115,7 @@ func (m *redisCost) Mark(ctx context.Context) error {
 		return m.cg.Start(cctx)
 	}
 	m.sampler = rediscost.StartMemorySampler(context.WithoutCancel(ctx), m.live(), m.auth, 100*time.Millisecond)
+	m.running.Store(m.sampler)
 	return nil
 }
 
@@ -119,6 +134,7 @@ func (m *redisCost) End(ctx context.Context, jobs, acked int64) error {
 		cancel()
 		prof, profErr = &p, err
 	} else {
+		m.running.Store(nil)
 		peak = m.sampler.Stop()
 	}
 	if len(m.live()) < len(m.addrs) {
