@@ -32,6 +32,9 @@ type Config struct {
 	// Faults is the scenario's fault schedule, the same for every run of
 	// the plan but the calibration run.
 	Faults []faults.Fault `json:"faults,omitempty"`
+	// Phases is the open-loop load profile over the measured window
+	// (phases.go); none: producers.rate throughout.
+	Phases []Phase `json:"phases,omitempty"`
 }
 
 // RunSpec is one run of a plan.
@@ -235,6 +238,9 @@ func (c Config) Conditions(redisVersion string) string {
 	var load string
 	if c.Producers.Mode == "open" {
 		load = fmt.Sprintf("open loop %s %g jobs/s", c.Producers.Arrivals, c.Producers.Rate)
+		if len(c.Phases) > 0 {
+			load = fmt.Sprintf("open loop %s, phases %s", c.Producers.Arrivals, c.phasesText())
+		}
 	} else {
 		load = fmt.Sprintf("closed loop (backlog <= %d)", c.Producers.MaxBacklog)
 	}
@@ -263,6 +269,9 @@ func (c Config) Conditions(redisVersion string) string {
 // ShortConditions is Conditions compact enough for a plot's subtitle.
 func (c Config) ShortConditions(redisVersion string) string {
 	load := fmt.Sprintf("open %g/s %s", c.Producers.Rate, c.Producers.Arrivals)
+	if len(c.Phases) > 0 {
+		load = fmt.Sprintf("open %s, phases %s", c.Producers.Arrivals, c.phasesText())
+	}
 	if c.Producers.Mode != "open" {
 		load = fmt.Sprintf("closed loop (backlog <= %d)", c.Producers.MaxBacklog)
 	}

@@ -70,6 +70,15 @@ func (c Config) RealTime() Config {
 		d(p)
 	}
 	c.Producers.Rate *= sp
+	ph := make([]Phase, len(c.Phases))
+	for i, p := range c.Phases {
+		p.Duration = time.Duration(float64(p.Duration) / sp)
+		p.Rate *= sp
+		ph[i] = p
+	}
+	if len(ph) > 0 {
+		c.Phases = ph
+	}
 	c.Producers.Delay = c.Producers.Delay.scaled(1 / sp)
 	c.Workers.Handler = c.Workers.Handler.scaled(1 / sp)
 	fs := make([]faults.Fault, len(c.Faults))

@@ -55,6 +55,9 @@ type SeriesPoint struct {
 	// HarnessCPUPercent is this process's CPU in the second, as a share of
 	// one core; QueueWaitP99Ms the second's queue-wait p99 (0 without one).
 	HarnessCPUPercent float64 `json:"harness_cpu_percent"`
+	// ScheduleLagP99Ms is how late the second's Enqueue calls started
+	// against their plan, p99 (0 without a call).
+	ScheduleLagP99Ms float64 `json:"schedule_lag_p99_ms"`
 	// RedisCPUPercent is Redis's CPU (all nodes) in the second, as a share
 	// of one core, in the measured window (0 outside it, or under
 	// callgrind).
@@ -127,6 +130,12 @@ func (e *engine) writeHLog(now time.Time) {
 
 // phaseAt is the run's phase at now: warmup, measure or drain.
 func (e *engine) phaseAt(now time.Time) string {
+	if len(e.cfg.Phases) > 0 && !now.After(time.Unix(0, e.windowEnd.Load()).Add(time.Millisecond)) && !now.Before(e.warmEnd.Add(time.Millisecond)) {
+		// The profile's phase the second ends in.
+		if name := e.cfg.PhaseAt(now.Sub(e.t0) - time.Millisecond); name != "" {
+			return name
+		}
+	}
 	switch {
 	case now.Before(e.warmEnd.Add(time.Millisecond)):
 		return "warmup"
@@ -146,30 +155,8 @@ func (e *engine) collect(k int, final bool) {
 		r.DrainInto(&e.interval)
 	}
 	e.writeHLog(now)
-	var p50, p99 float64
-	var samples int64
-	if h := e.interval[hist.TagE2E]; h != nil && h.TotalCount() > 0 {
-		samples = h.TotalCount()
-		p50 = float64(h.ValueAtQuantile(50)) / 1e6
-		p99 = float64(h.ValueAtQuantile(99)) / 1e6
-	}
+	iv := e.intervalFigures()
 	fired := e.c.faultsFired.Load()
-	var e2eHist, claimHist []uint64
-	var e2eSum, claimSum float64
-	if e.hooks.SampleHists {
-		// Walking a histogram's buckets each second costs the collector
-		// time: only when an output (the live endpoint) uses them, and
-		// before the merge resets them.
-		e2eHist, claimHist = hist.BucketCounts(e.interval[hist.TagE2E]), hist.BucketCounts(e.interval[hist.TagClaim])
-		e2eSum, claimSum = hist.SumSeconds(e.interval[hist.TagE2E]), hist.SumSeconds(e.interval[hist.TagClaim])
-	}
-	var c50, c99, qw99 float64
-	if h := e.interval[hist.TagClaim]; h != nil && h.TotalCount() > 0 {
-		c50, c99 = float64(h.ValueAtQuantile(50))/1e6, float64(h.ValueAtQuantile(99))/1e6
-	}
-	if h := e.interval[hist.TagQueueWait]; h != nil && h.TotalCount() > 0 {
-		qw99 = float64(h.ValueAtQuantile(99)) / 1e6
-	}
 	e.interval.MergeInto(&e.total)
 
 	cur := e.c.snapshot()
@@ -181,15 +168,15 @@ func (e *engine) collect(k int, final bool) {
 	e.recMu.Unlock()
 	phase := e.phaseAt(now)
 	rqMs, cpuPct := e.machineSecond(secs)
-	pt := SeriesPoint{RunQueueWaitMsPerS: rqMs, HarnessCPUPercent: cpuPct, RedisCPUPercent: e.redisSecond(secs), QueueWaitP99Ms: qw99, Second: k, Phase: phase,
+	pt := SeriesPoint{RunQueueWaitMsPerS: rqMs, HarnessCPUPercent: cpuPct, RedisCPUPercent: e.redisSecond(secs), ScheduleLagP99Ms: iv.lag99, QueueWaitP99Ms: iv.qw99, Second: k, Phase: phase,
 		Enqueued:  cur.EnqueuedJobs - e.lastCounts.EnqueuedJobs,
 		Started:   cur.Started - e.lastCounts.Started,
 		Completed: cur.Completed - e.lastCounts.Completed,
 		Retried:   cur.Retried - e.lastCounts.Retried,
 		Dead:      cur.DeadLettered + cur.RecoveredDead - e.lastCounts.DeadLettered - e.lastCounts.RecoveredDead,
-		Backlog:   backlog, BacklogDue: backlog - delayed, BacklogDelayed: delayed, InFlight: e.c.inFlight.Load(), E2ESamples: samples, E2EP50Ms: p50, E2EP99Ms: p99,
-		ClaimP50Ms: c50, ClaimP99Ms: c99, Faults: fired - e.lastFaults, E2EHist: e2eHist, ClaimHist: claimHist,
-		E2ESumS: e2eSum, ClaimSumS: claimSum}
+		Backlog:   backlog, BacklogDue: backlog - delayed, BacklogDelayed: delayed, InFlight: e.c.inFlight.Load(), E2ESamples: iv.samples, E2EP50Ms: iv.p50, E2EP99Ms: iv.p99,
+		ClaimP50Ms: iv.c50, ClaimP99Ms: iv.c99, Faults: fired - e.lastFaults, E2EHist: iv.e2eHist, ClaimHist: iv.claimHist,
+		E2ESumS: iv.e2eSum, ClaimSumS: iv.claimSum}
 	e.lastFaults = fired
 	if !final || secs > 0.05 {
 		e.series = append(e.series, pt)
@@ -250,4 +237,40 @@ func (e *engine) redisSecond(secs float64) float64 {
 	}
 	e.lastRedisCPU = cpu
 	return max(pct, 0)
+}
+
+// intervalStats are the second's figures from its interval histograms.
+type intervalStats struct {
+	p50, p99, c50, c99, qw99, lag99 float64
+	samples                         int64
+	e2eHist, claimHist              []uint64
+	e2eSum, claimSum                float64
+}
+
+// intervalFigures reads the second's percentiles (and, when an output
+// uses them, its live buckets) before the interval is merged and reset.
+func (e *engine) intervalFigures() intervalStats {
+	var iv intervalStats
+	if h := e.interval[hist.TagE2E]; h != nil && h.TotalCount() > 0 {
+		iv.samples = h.TotalCount()
+		iv.p50 = float64(h.ValueAtQuantile(50)) / 1e6
+		iv.p99 = float64(h.ValueAtQuantile(99)) / 1e6
+	}
+	if e.hooks.SampleHists {
+		// Walking a histogram's buckets each second costs the collector
+		// time: only when an output (the live endpoint) uses them.
+		iv.e2eHist, iv.claimHist = hist.BucketCounts(e.interval[hist.TagE2E]), hist.BucketCounts(e.interval[hist.TagClaim])
+		iv.e2eSum, iv.claimSum = hist.SumSeconds(e.interval[hist.TagE2E]), hist.SumSeconds(e.interval[hist.TagClaim])
+	}
+	p99 := func(t hist.Tag) float64 {
+		if h := e.interval[t]; h != nil && h.TotalCount() > 0 {
+			return float64(h.ValueAtQuantile(99)) / 1e6
+		}
+		return 0
+	}
+	if h := e.interval[hist.TagClaim]; h != nil && h.TotalCount() > 0 {
+		iv.c50 = float64(h.ValueAtQuantile(50)) / 1e6
+	}
+	iv.c99, iv.qw99, iv.lag99 = p99(hist.TagClaim), p99(hist.TagQueueWait), p99(hist.TagScheduleLag)
+	return iv
 }

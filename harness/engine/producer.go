@@ -26,7 +26,7 @@ func (e *engine) produce(ctx context.Context, p int) {
 	if pr.open {
 		next = e.t0.Add(time.Duration(float64(time.Second) / pr.callRate * float64(p) / float64(cfg.Count)))
 		if cfg.Arrivals == "poisson" {
-			next = e.t0.Add(pr.gap())
+			next = e.t0.Add(pr.gapAt(e.t0))
 		}
 	}
 	timer := clock.NewSleeper(ctx.Done())
@@ -40,7 +40,7 @@ func (e *engine) produce(ctx context.Context, p int) {
 			return
 		}
 		if pr.open {
-			next = next.Add(pr.gap())
+			next = next.Add(pr.gapAt(next))
 		}
 	}
 }
@@ -59,13 +59,38 @@ type producer struct {
 	ids      []string
 }
 
-// gap is the time to the next planned call.
+// gap is the time to the next planned call at a steady rate.
 func (pr *producer) gap() time.Duration {
 	mean := float64(time.Second) / pr.callRate
 	if pr.e.cfg.Producers.Arrivals == "poisson" {
 		return time.Duration(pr.rng.ExpFloat64() * mean)
 	}
 	return time.Duration(mean)
+}
+
+// gapAt is the time from the planned call at t to the next, following the
+// load profile (conditions.Config.RateAt) when the scenario has phases:
+// constant arrivals space calls at the rate of the moment; Poisson ones
+// are thinned from the profile's highest rate (Lewis and Shedler), so a
+// ramp or a burst has the arrivals of a Poisson process of that rate.
+func (pr *producer) gapAt(t time.Time) time.Duration {
+	c := pr.e.cfg
+	if len(c.Phases) == 0 {
+		return pr.gap()
+	}
+	per := float64(c.Producers.Count * c.Producers.Batch)
+	rate := func(at time.Time) float64 { return c.RateAt(at.Sub(pr.e.t0)) / per }
+	if c.Producers.Arrivals != "poisson" {
+		return time.Duration(float64(time.Second) / rate(t))
+	}
+	top := c.MaxRate() / per
+	at := t
+	for {
+		at = at.Add(time.Duration(pr.rng.ExpFloat64() / top * float64(time.Second)))
+		if pr.rng.Float64()*top <= rate(at) {
+			return at.Sub(t)
+		}
+	}
 }
 
 // wait waits for the next call: until its planned time (open loop), or

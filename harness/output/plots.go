@@ -194,6 +194,10 @@ func (pl *plots) timePlots(runs []summary.RunSummary, prefix, cond string) error
 	for _, ev := range faults.Plan(rc.Faults, rc.Seed, rc.Warmup+rc.Duration) {
 		markers = append(markers, report.Marker{X: (ev.At - rc.Warmup).Seconds(), Label: faultLabel(ev)})
 	}
+	for _, sp := range rc.Spans() {
+		// The profile's phases, each marked where it begins.
+		markers = append(markers, report.Marker{X: (sp.Start - rc.Warmup).Seconds(), Label: "phase " + sp.Name})
+	}
 	markers = append(markers, tl.starved...)
 	rate := "jobs/s"
 	if rc.Simulated() {

@@ -10,8 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aebench/aebench/faults"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/aebench/aebench/faults"
 )
 
 // crossCheck validates what one field cannot check alone.

@@ -50,6 +50,13 @@ func JSONSchema(reg *registry.Registry) ([]byte, error) {
 		case "faults":
 			leaf["type"] = "array"
 			leaf["items"] = faultSchema()
+		case "phases":
+			leaf["type"] = "array"
+			props := map[string]any{}
+			for _, f := range phaseFields {
+				props[f] = map[string]any{"description": "the phase's " + f}
+			}
+			leaf["items"] = map[string]any{"type": "object", "required": []any{"name", "duration", "rate"}, "additionalProperties": false, "properties": props}
 		}
 		parent["properties"].(map[string]any)[parts[len(parts)-1]] = leaf
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/scenarios"
 	"github.com/aebench/aebench/suggest"
 )
@@ -184,6 +185,9 @@ type parser struct {
 	bnode    *yaml.Node
 	faults   []faults.Fault
 	fnode    *yaml.Node
+	// phases is the load profile (phases:), pnode where it was written.
+	phases   []conditions.Phase
+	pnode    *yaml.Node
 	warnings []string
 	// zip: matrix zip (the lists vary together) instead of their cross product.
 	zip bool
@@ -341,6 +345,12 @@ func (p *parser) walk(root *yaml.Node, s *Scenario) error {
 				return p.errAt(v, key, err.Error())
 			}
 			p.faults, p.fnode = fs, v
+		case key == "phases":
+			ph, err := p.parsePhases(v)
+			if err != nil {
+				return err
+			}
+			p.phases, p.pnode = ph, v
 		case key == "thresholds":
 			ths, err := p.parseThresholds(v)
 			if err != nil {
@@ -524,6 +534,9 @@ func (p *parser) cell(s *Scenario, dims []dim, idx []int) (Cell, error) {
 			vary = append(vary, d.f.Path+"="+v)
 		}
 	}
+	if err := p.applyPhases(&cfg); err != nil {
+		return Cell{}, err
+	}
 	// The recovery mode decides the heartbeat: lease renews it, seed never
 	// does (seed 002's timeout from StartedAt).
 	switch cfg.Workers.RecoveryMode {
@@ -549,6 +562,7 @@ func FieldDocs(reg *registry.Registry) [][4]string {
 		{"matrix", "cross", "cross, zip", "cross: one cell per combination of the list-valued fields; zip: the lists (all of one length) vary together, cell i taking the i-th value of each"},
 		{"backends", "(required)", strings.Join(reg.Names(), ", "), "list of names, or mappings {name, label, options}"},
 		{"thresholds", "none", "a list of METRIC OP VALUE (e2e.p99 < 20ms, throughput > 10000, e2e.p99 < +10%)", "k6-style gates checked over the repeats' medians once every run has ended; a crossed one exits 4 (relative ones, in %, are checked by aebench compare against a baseline); aebench compare --metrics lists the metrics"},
+		{"phases", "none", "a list of {name, duration, rate, ramp} (rate in jobs/s; ramp: true reaches it in a straight line from the previous phase's)", "an open loop's load profile over the measured window (duration is their sum; the warm-up runs at the first phase's rate); each phase gets its own results (offered, completed, backlog, latencies, catch-up)"},
 		{"faults", "none", "a list of faults (the kinds and their fields: Faults, below)", "the fault schedule every run (but calibration) gets: worker crashes and kills at crash points, recoverer/mover crashes, Redis restarts and pauses, network faults"},
 	}
 	fs := fields()

@@ -338,7 +338,7 @@ func workerPlaceFields() []field {
 }
 
 // topLevel are the keys that are neither fields nor sections.
-var topLevel = []string{"name", "description", "repeats", "calibration", "matrix", "backends", "faults"}
+var topLevel = []string{"name", "description", "repeats", "calibration", "matrix", "backends", "faults", "phases"}
 
 // setDur sets a duration field, bounded: a typo of years (8760h for 8h)
 // must not start a run that never ends.

@@ -180,6 +180,9 @@ type RunSummary struct {
 	// simulated time: latencies below it are the harness's and Redis's own
 	// time, not the design's, and tables print them as "<" it.
 	ResolutionNs int64 `json:"resolution_ns,omitempty"`
+	// Phases are the load profile's phases, each with its own figures
+	// (phases:; absent without one).
+	Phases []PhaseResult `json:"phases,omitempty"`
 	// Health is whether the machine let the harness measure: healthy, or
 	// suspect with each reason and its figure (package health).
 	Health *Health `json:"health,omitempty"`
@@ -247,6 +250,32 @@ type RunSummary struct {
 	// the store's own concurrency option allows; workers.concurrency and
 	// the claim and ack batches did not apply.
 	Served bool `json:"served,omitempty"`
+}
+
+// PhaseResult is one phase of a run's load profile and what it measured,
+// from the run's per-second series: times in the run's time base, from the
+// run's start; rates in jobs/s of that base.
+type PhaseResult struct {
+	Name          string  `json:"name"`
+	StartS        float64 `json:"start_s"`
+	EndS          float64 `json:"end_s"`
+	OfferedPerS   float64 `json:"offered_per_s"`
+	EnqueuedPerS  float64 `json:"enqueued_per_s"`
+	CompletedPerS float64 `json:"completed_per_s"`
+	// The due backlog (acknowledged, due, not running) at the phase's
+	// first second, its highest, and its last.
+	BacklogStart int64 `json:"backlog_start"`
+	BacklogPeak  int64 `json:"backlog_peak"`
+	BacklogEnd   int64 `json:"backlog_end"`
+	// E2EP99WorstMs is the highest of the phase's per-second e2e p99s;
+	// ScheduleLagP99WorstMs the same of the producers' lateness against
+	// the profile: a profile the producers could not keep shows here.
+	E2EP99WorstMs         float64 `json:"e2e_p99_worst_second_ms"`
+	ScheduleLagP99WorstMs float64 `json:"schedule_lag_p99_worst_second_ms"`
+	// CatchUpS, for a phase offered less than the one before it: from its
+	// start until the due backlog is back within 10% (or 10 jobs) of where
+	// it stood when the surge began; -1 when it never got back.
+	CatchUpS *float64 `json:"catch_up_s,omitempty"`
 }
 
 // Health statuses.

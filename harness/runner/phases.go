@@ -1,0 +1,71 @@
+package runner
+
+import (
+	"github.com/aebench/aebench/harness/conditions"
+	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/summary"
+)
+
+// phaseResults sums a run's per-second series up phase by phase (the
+// collector names each second's phase), in the run's time base.
+func phaseResults(c conditions.Config, series []engine.SeriesPoint) []summary.PhaseResult {
+	spans := c.Spans()
+	if len(spans) == 0 {
+		return nil
+	}
+	speed := c.Speed()
+	var out []summary.PhaseResult
+	for _, sp := range spans {
+		pr := summary.PhaseResult{Name: sp.Name, StartS: sp.Start.Seconds(), EndS: sp.End.Seconds(), OfferedPerS: (sp.From + sp.Rate) / 2}
+		var n int
+		var enq, done int64
+		for _, p := range series {
+			if p.Phase != sp.Name {
+				continue
+			}
+			if n == 0 {
+				pr.BacklogStart = p.BacklogDue
+			}
+			n++
+			enq, done = enq+p.Enqueued, done+p.Completed
+			pr.BacklogPeak, pr.BacklogEnd = max(pr.BacklogPeak, p.BacklogDue), p.BacklogDue
+			pr.ScheduleLagP99WorstMs = max(pr.ScheduleLagP99WorstMs, p.ScheduleLagP99Ms)
+			if p.E2ESamples > 0 {
+				pr.E2EP99WorstMs = max(pr.E2EP99WorstMs, p.E2EP99Ms)
+			}
+		}
+		if n > 0 {
+			// A point is one real second: speed seconds of the run's base.
+			secs := float64(n) * speed
+			pr.EnqueuedPerS, pr.CompletedPerS = float64(enq)/secs, float64(done)/secs
+		}
+		out = append(out, pr)
+	}
+	setCatchUp(out, series, speed)
+	return out
+}
+
+// setCatchUp gives each phase offered less than the one before it its
+// catch-up time: from its start until the due backlog is back within 10%
+// (or 10 jobs) of the backlog at the start of the phase before it.
+func setCatchUp(phases []summary.PhaseResult, series []engine.SeriesPoint, speed float64) {
+	for i := 1; i < len(phases); i++ {
+		ph, before := &phases[i], phases[i-1]
+		if ph.OfferedPerS >= before.OfferedPerS {
+			continue
+		}
+		band := max(float64(before.BacklogStart)*1.1, float64(before.BacklogStart)+10)
+		t := -1.0
+		for _, p := range series {
+			s := float64(p.Second)
+			if s < ph.StartS || p.Phase == "warmup" {
+				continue
+			}
+			if float64(p.BacklogDue) <= band {
+				t = max(s-ph.StartS, 0)
+				break
+			}
+		}
+		ph.CatchUpS = &t
+	}
+}

@@ -1,0 +1,42 @@
+package runner
+
+import (
+	"math"
+	"testing"
+)
+
+// TestPhases: the producers follow a two-phase profile (constant arrivals
+// so the counts are exact up to the edges), each phase gets its figures,
+// and the phase after a surge its catch-up time.
+func TestPhases(t *testing.T) {
+	out := runScenario(t, "phases.yaml", `name: phases
+seed: 3
+warmup: 1s
+drain: 10s
+calibration: off
+backends: [zset]
+producers: {count: 2, arrivals: constant}
+workers: {count: 2, concurrency: 4, handler: 1ms}
+phases:
+  - {name: low, duration: 3s, rate: 200}
+  - {name: high, duration: 2s, rate: 600}
+  - {name: back, duration: 3s, rate: 100}
+`)
+	r := out.Summary.Runs[0]
+	if r.Status != "ok" || len(r.Phases) != 3 {
+		t.Fatalf("status %s, phases %+v", r.Status, r.Phases)
+	}
+	for _, p := range r.Phases {
+		// Each phase's enqueues follow its rate; a second at a phase's edge
+		// may carry the neighbour's calls, hence 15%.
+		if math.Abs(p.EnqueuedPerS-p.OfferedPerS) > 0.15*p.OfferedPerS {
+			t.Errorf("phase %s: enqueued %.0f/s, offered %.0f/s", p.Name, p.EnqueuedPerS, p.OfferedPerS)
+		}
+	}
+	if r.Phases[0].CatchUpS != nil || r.Phases[2].CatchUpS == nil {
+		t.Errorf("catch-up: %v %v, want only after the surge", r.Phases[0].CatchUpS, r.Phases[2].CatchUpS)
+	}
+	if got := r.Window.MeasuredS; math.Abs(got-8) > 0.5 {
+		t.Errorf("measured window %.1fs, want the phases' 8s", got)
+	}
+}

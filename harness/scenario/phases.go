@@ -1,0 +1,118 @@
+package scenario
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/aebench/aebench/harness/conditions"
+	"github.com/aebench/aebench/suggest"
+)
+
+// phaseFields are the fields of one entry of phases:.
+var phaseFields = []string{"name", "duration", "rate", "ramp"}
+
+// parsePhases reads the phases: list: each a mapping of a name, a
+// duration, a rate (jobs/s) and, but for the first, an optional ramp from
+// the previous phase's rate. Errors name the phase and the field.
+func (p *parser) parsePhases(n *yaml.Node) ([]conditions.Phase, error) {
+	const allowed = "a list of {name, duration, rate, ramp}, e.g. [{name: steady, duration: 30s, rate: 500}, {name: burst, duration: 10s, rate: 5000}]"
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		return nil, p.errAt(n, "phases", "must be a non-empty list; allowed: "+allowed)
+	}
+	var out []conditions.Phase
+	names := map[string]bool{}
+	for i, item := range n.Content {
+		item = resolve(item)
+		field := fmt.Sprintf("phases[%d]", i)
+		if item.Kind != yaml.MappingNode {
+			return nil, p.errAt(item, field, "must be a mapping; allowed: "+allowed)
+		}
+		ph, err := p.phase(item, field, i)
+		if err != nil {
+			return nil, err
+		}
+		if names[ph.Name] {
+			return nil, p.errAt(item, field+".name", fmt.Sprintf("%q names two phases: each phase needs its own name", ph.Name))
+		}
+		names[ph.Name] = true
+		out = append(out, ph)
+	}
+	return out, nil
+}
+
+// phase reads the i-th phase.
+func (p *parser) phase(item *yaml.Node, field string, i int) (conditions.Phase, error) {
+	var ph conditions.Phase
+	seen := map[string]bool{}
+	for j := 0; j+1 < len(item.Content); j += 2 {
+		k, v := item.Content[j], resolve(item.Content[j+1])
+		at := field + "." + k.Value
+		if v.Kind != yaml.ScalarNode {
+			return ph, p.errAt(v, at, "expects a value")
+		}
+		seen[k.Value] = true
+		var err error
+		switch k.Value {
+		case "name":
+			ph.Name = strings.TrimSpace(v.Value)
+			if ph.Name == "" || ph.Name == "warmup" || ph.Name == "drain" {
+				err = fmt.Errorf("%q: a phase needs a name of its own (not warmup or drain, which the run's warm-up and drain are called)", v.Value)
+			}
+		case "duration":
+			ph.Duration, err = time.ParseDuration(v.Value)
+			if err == nil && (ph.Duration <= 0 || ph.Duration > 24*time.Hour) {
+				err = fmt.Errorf("%s: allowed: a duration > 0, at most 24h", v.Value)
+			}
+		case "rate":
+			ph.Rate, err = strconv.ParseFloat(v.Value, 64)
+			if err == nil && (ph.Rate <= 0 || ph.Rate > 1e7) {
+				err = fmt.Errorf("%s: allowed: jobs/s > 0, at most 1e7", v.Value)
+			}
+		case "ramp":
+			ph.Ramp, err = strconv.ParseBool(v.Value)
+			if err == nil && ph.Ramp && i == 0 {
+				err = fmt.Errorf("the first phase has no previous phase to ramp from: give it a rate, and ramp in the next")
+			}
+		default:
+			err = fmt.Errorf("unknown field %q%s; allowed: %s", k.Value, suggest.DidYouMean(k.Value, phaseFields), strings.Join(phaseFields, ", "))
+			at = field
+		}
+		if err != nil {
+			return ph, p.errAt(v, at, err.Error())
+		}
+	}
+	for _, f := range []string{"name", "duration", "rate"} {
+		if !seen[f] {
+			return ph, p.errAt(item, field+"."+f, "is required")
+		}
+	}
+	return ph, nil
+}
+
+// applyPhases puts the profile in a cell's conditions: the measured window
+// is the phases' sum, and the fields the profile replaces must not be
+// given beside it.
+func (p *parser) applyPhases(cfg *Config) error {
+	if len(p.phases) == 0 {
+		return nil
+	}
+	switch {
+	case p.nodes["duration"] != nil:
+		return p.errAt(p.nodes["duration"], "duration", "is the phases' sum when phases are given: remove duration, or the phases")
+	case p.nodes["producers.rate"] != nil:
+		return p.errAt(p.nodes["producers.rate"], "producers.rate", "is each phase's rate when phases are given: remove producers.rate, or the phases")
+	case cfg.Producers.Mode != "open":
+		return p.errAt(p.pnode, "phases", fmt.Sprintf("shape an open loop's rate; producers.mode is %s", cfg.Producers.Mode))
+	}
+	cfg.Phases = p.phases
+	cfg.Duration = 0
+	for _, ph := range p.phases {
+		cfg.Duration += ph.Duration
+	}
+	cfg.Producers.Rate = p.phases[0].Rate
+	return nil
+}
