@@ -39,3 +39,35 @@ func TestUnknownCommandSuggests(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageExitCodes: each command's documented usage failure exits 2, and
+// a Redis that does not answer exits 3 (the helps' exit codes), without
+// running anything heavy.
+func TestUsageExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"run"}, exitUsage},
+		{[]string{"run", "--durations", "5s", "quick"}, exitUsage},
+		{[]string{"plan", "no-such-scenario"}, exitUsage},
+		{[]string{"init", "a", "b"}, exitUsage},
+		{[]string{"schema", "extra"}, exitUsage},
+		{[]string{"completion", "powershell"}, exitUsage},
+		{[]string{"list", "--bogus"}, exitUsage},
+		{[]string{"claims", "--flaws", "flaw-nope"}, exitUsage},
+		{[]string{"drivers", "--rounds", "x"}, exitUsage},
+		{[]string{"peer-check", "--rounds", "x"}, exitUsage},
+		{[]string{"doctor"}, exitUsage},
+		{[]string{"doctor", "redis://127.0.0.1:1"}, exitInfra},
+		{[]string{"compare", "a"}, exitUsage},
+		{[]string{"export", "--format", "yaml", "x"}, exitUsage},
+		{[]string{"report"}, exitUsage},
+		{[]string{"worker"}, exitUsage},
+		{[]string{"nonsense"}, exitUsage},
+	} {
+		if code, _, errOut := cli(t, tc.args...); code != tc.code {
+			t.Errorf("%v: exit %d, want %d (%s)", tc.args, code, tc.code, errOut)
+		}
+	}
+}
