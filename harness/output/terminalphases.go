@@ -30,6 +30,6 @@ func (t *terminal) phaseTable(w io.Writer, runs []summary.RunSummary) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nphases (offered: the profile's mean rate; backlog: due jobs at the phase's start, peak and end; worst second's e2e p99 and producer lateness p99; catch-up: after a surge, until the backlog is back within 10% of where it stood before it):")
+	fmt.Fprintln(w, "\nphases (offered: the profile's mean rate; backlog: due jobs at the phase's start, peak and end; worst second's e2e p99 and producer lateness p99; catch-up: after a surge, until the backlog is back within 10% of where it stood before it and the producers are back on their plan):")
 	_ = report.Table(w, []string{"backend", "phase", "from-to", "offered", "done/s", "backlog", "peak", "end", "e2e p99 worst s", "late p99 worst s", "catch-up"}, rows)
 }

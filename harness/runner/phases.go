@@ -3,6 +3,7 @@ package runner
 import (
 	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/health"
 	"github.com/aebench/aebench/harness/summary"
 )
 
@@ -47,7 +48,10 @@ func phaseResults(c conditions.Config, series []engine.SeriesPoint) []summary.Ph
 
 // setCatchUp gives each phase offered less than the one before it its
 // catch-up time: from its start until the due backlog is back within 10%
-// (or 10 jobs) of the backlog at the start of the phase before it.
+// (or 10 jobs) of the backlog at the start of the phase before it, and
+// the producers are back on their plan (lateness p99 within the health
+// threshold): a store slow to take jobs leaves its backlog in the
+// producers, not in Redis, and that backlog must drain too.
 func setCatchUp(phases []summary.PhaseResult, series []engine.SeriesPoint, speed float64) {
 	for i := 1; i < len(phases); i++ {
 		ph, before := &phases[i], phases[i-1]
@@ -61,7 +65,7 @@ func setCatchUp(phases []summary.PhaseResult, series []engine.SeriesPoint, speed
 			if s < ph.StartS || p.Phase == "warmup" {
 				continue
 			}
-			if float64(p.BacklogDue) <= band {
+			if float64(p.BacklogDue) <= band && p.ScheduleLagP99Ms <= float64(health.ScheduleLagP99)/1e6*speed {
 				t = max(s-ph.StartS, 0)
 				break
 			}

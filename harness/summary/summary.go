@@ -274,7 +274,8 @@ type PhaseResult struct {
 	ScheduleLagP99WorstMs float64 `json:"schedule_lag_p99_worst_second_ms"`
 	// CatchUpS, for a phase offered less than the one before it: from its
 	// start until the due backlog is back within 10% (or 10 jobs) of where
-	// it stood when the surge began; -1 when it never got back.
+	// it stood when the surge began and the producers are back on their
+	// plan; -1 when it never got back.
 	CatchUpS *float64 `json:"catch_up_s,omitempty"`
 }
 
