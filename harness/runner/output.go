@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -39,8 +40,9 @@ func (pr *planRunner) fill(rs *summary.RunSummary, res *engine.Result) {
 	rs.Recovery = res.Recovery
 	rs.TimeBase = summary.NewTimeBase(rs.Config.Speed(), rs.Config.Redis.HZ, rs.ResolutionNs, rs.LatencyNs)
 	rs.Phases = phaseResults(rs.Config, res.Series)
+	rs.Problems = append(rs.Problems, undelivered(rs.Phases)...)
 	rs.Health = health.Judge(res.Harness, rs.LatencyNs, res.StallNote, callEvery(rs.Config), rs.Config.Speed())
-	rs.Problems = res.Ledger.Problems
+	rs.Problems = slices.Concat(res.Ledger.Problems, rs.Problems)
 	if c := res.Counters; res.FirstErr != nil {
 		rs.Problems = append(rs.Problems, fmt.Sprintf("store errors: %d enqueue, %d claim, %d complete, %d fail, %d extend, %d recover, %d promote; first: %v",
 			c.EnqueueErrors, c.ClaimErrors, c.CompleteErrors, c.FailErrors, c.ExtendErrors, c.RecoverErrors, c.PromoteErrors, res.FirstErr))

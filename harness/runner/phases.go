@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"fmt"
+
 	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/health"
@@ -72,4 +74,19 @@ func setCatchUp(phases []summary.PhaseResult, series []engine.SeriesPoint, speed
 		}
 		ph.CatchUpS = &t
 	}
+}
+
+// undelivered names each phase whose profile the producers did not
+// deliver: they enqueued under 90% of its offered rate. Latency still
+// counts from the plan, so the store is charged for what it did not take
+// in time; the finding says the load was not the one asked for.
+func undelivered(phases []summary.PhaseResult) []string {
+	var out []string
+	for _, p := range phases {
+		if p.OfferedPerS > 0 && p.EnqueuedPerS < 0.9*p.OfferedPerS {
+			out = append(out, fmt.Sprintf("phase %s: the producers enqueued %.0f jobs/s of the %.0f the profile offers (worst second's lateness p99 %.0fms): the load was not delivered as planned; add producers, or batch",
+				p.Name, p.EnqueuedPerS, p.OfferedPerS, p.ScheduleLagP99WorstMs))
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +39,30 @@ phases:
 	}
 	if got := r.Window.MeasuredS; math.Abs(got-8) > 0.5 {
 		t.Errorf("measured window %.1fs, want the phases' 8s", got)
+	}
+}
+
+// TestPhasesUndelivered: a profile the producers cannot send (one producer
+// calling one job at a time against 50,000 jobs/s) is a finding in the
+// run's problems, not a quiet pass at the rate they managed.
+func TestPhasesUndelivered(t *testing.T) {
+	out := runScenario(t, "impossible.yaml", `name: impossible
+seed: 3
+warmup: 500ms
+drain: 10s
+calibration: off
+backends: [zset]
+producers: {count: 1, batch: 1, arrivals: constant}
+workers: {count: 2, concurrency: 4, handler: 0}
+phases:
+  - {name: flood, duration: 300ms, rate: 50000}
+`)
+	r := out.Summary.Runs[0]
+	found := false
+	for _, p := range r.Problems {
+		found = found || strings.Contains(p, "phase flood: the producers enqueued")
+	}
+	if !found {
+		t.Errorf("problems %q: want the undelivered profile named", r.Problems)
 	}
 }
