@@ -151,6 +151,10 @@ type ProducerConfig struct {
 	// plan) or "closed" (flat out, bounded by MaxBacklog).
 	Mode      string  `json:"mode"`
 	Rate      float64 `json:"rate"`     // jobs/s, all producers together
+	// Capacity is the store's capacity under these conditions as the
+	// scenario states it (jobs/s; 0: unknown): phases' relative rates and
+	// the fluid model use it.
+	Capacity float64 `json:"capacity,omitempty"`
 	Arrivals  string  `json:"arrivals"` // constant or poisson
 	Batch     int     `json:"batch"`
 	Payload   int     `json:"payload_bytes"`

@@ -16,6 +16,9 @@ type Phase struct {
 	Duration time.Duration `json:"duration_ns"`
 	Rate     float64       `json:"rate"`
 	Ramp     bool          `json:"ramp,omitempty"`
+	// Times, when the phase gave its rate as a multiple of the capacity
+	// (rate: 1.5x): Rate is then Times x producers.capacity.
+	Times float64 `json:"times_capacity,omitempty"`
 }
 
 // PhaseSpan is a phase placed on the run's clock: it runs from Start to

@@ -13,8 +13,18 @@ import (
 // second's e2e p99 and producer lateness, and the catch-up after a surge.
 func (t *terminal) phaseTable(w io.Writer, runs []summary.RunSummary) {
 	var rows [][]string
+	var notes []string
 	for _, r := range runs {
 		for _, p := range r.Phases {
+			if m := p.Model; m != nil {
+				notes = append(notes, fmt.Sprintf("  %s %s: fluid model (capacity %.0f/s): backlog %.0f jobs, catch-up %.1fs", runName(r, t.s.Repeats), p.Name, m.CapacityPerS, m.BacklogJobs, m.CatchUpS))
+			}
+			if p.OfCapacity > 0 {
+				notes = append(notes, fmt.Sprintf("  %s %s: completed %.2f of the capacity under overload", runName(r, t.s.Repeats), p.Name, p.OfCapacity))
+			}
+			if p.ModelGap != "" {
+				notes = append(notes, fmt.Sprintf("  %s %s: FLAGGED: %s", runName(r, t.s.Repeats), p.Name, p.ModelGap))
+			}
 			catch := "-"
 			if c := p.CatchUpS; c != nil {
 				catch = fmt.Sprintf("%.1fs", *c)
@@ -32,4 +42,7 @@ func (t *terminal) phaseTable(w io.Writer, runs []summary.RunSummary) {
 	}
 	fmt.Fprintln(w, "\nphases (offered: the profile's mean rate; backlog: due jobs at the phase's start, peak and end; worst second's e2e p99 and producer lateness p99; catch-up: after a surge, until the backlog is back within 10% of where it stood before it and the producers are back on their plan):")
 	_ = report.Table(w, []string{"backend", "phase", "from-to", "offered", "done/s", "backlog", "peak", "end", "e2e p99 worst s", "late p99 worst s", "catch-up"}, rows)
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
 }

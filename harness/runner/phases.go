@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/engine"
@@ -45,7 +46,39 @@ func phaseResults(c conditions.Config, series []engine.SeriesPoint) []summary.Ph
 		out = append(out, pr)
 	}
 	setCatchUp(out, series, speed)
+	setFluidModel(out, c.Producers.Capacity)
 	return out
+}
+
+// setFluidModel puts the fluid model's prediction beside each recovery
+// that follows an overload, when the scenario states the capacity, and
+// flags a measured catch-up more than 25% away from it: the queue
+// degrades under overload (its capacity falls as the backlog grows), or
+// the harness is the bound; the overload's share of capacity tells which.
+func setFluidModel(phases []summary.PhaseResult, mu float64) {
+	if mu <= 0 {
+		return
+	}
+	for i := range phases {
+		p := &phases[i]
+		if p.OfferedPerS > mu {
+			p.OfCapacity = p.CompletedPerS / mu
+		}
+		if i == 0 {
+			continue
+		}
+		over := phases[i-1]
+		if over.OfferedPerS <= mu || p.OfferedPerS >= mu {
+			continue
+		}
+		backlog := (over.OfferedPerS - mu) * (over.EndS - over.StartS)
+		m := &summary.FluidModel{CapacityPerS: mu, BacklogJobs: backlog, CatchUpS: backlog / (mu - p.OfferedPerS)}
+		p.Model = m
+		if c := p.CatchUpS; c != nil && (*c < 0 || m.CatchUpS > 0 && math.Abs(*c-m.CatchUpS) > 0.25*m.CatchUpS) {
+			p.ModelGap = fmt.Sprintf("catch-up %.1fs against the fluid model's %.1fs: the store degraded under the overload (it sustained %.2f of its capacity there), or the harness bound it",
+				*c, m.CatchUpS, over.CompletedPerS/mu)
+		}
+	}
 }
 
 // setCatchUp gives each phase offered less than the one before it its

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/aebench/aebench/harness/summary"
 )
 
 // TestPhases: the producers follow a two-phase profile (constant arrivals
@@ -64,5 +66,29 @@ phases:
 	}
 	if !found {
 		t.Errorf("problems %q: want the undelivered profile named", r.Problems)
+	}
+}
+
+// TestFluidModel: an overload at 1.5x a capacity of 100 jobs/s for 10s,
+// then 0.7x: the model predicts a backlog of 500 and a catch-up of 16.7s;
+// a measured catch-up within 25% passes, one beyond it is flagged.
+func TestFluidModel(t *testing.T) {
+	for _, tc := range []struct {
+		measured float64
+		flagged  bool
+	}{{17, false}, {30, true}, {-1, true}} {
+		c := tc.measured
+		ph := []summary.PhaseResult{
+			{Name: "overload", StartS: 5, EndS: 15, OfferedPerS: 150, CompletedPerS: 98},
+			{Name: "recovery", StartS: 15, EndS: 45, OfferedPerS: 70, CatchUpS: &c},
+		}
+		setFluidModel(ph, 100)
+		m := ph[1].Model
+		if m == nil || m.BacklogJobs != 500 || math.Abs(m.CatchUpS-500.0/30) > 1e-9 || ph[0].OfCapacity != 0.98 {
+			t.Fatalf("model %+v, overload share %g", m, ph[0].OfCapacity)
+		}
+		if (ph[1].ModelGap != "") != tc.flagged {
+			t.Errorf("measured %gs: gap %q, want flagged %v", tc.measured, ph[1].ModelGap, tc.flagged)
+		}
 	}
 }

@@ -68,9 +68,17 @@ func (p *parser) phase(item *yaml.Node, field string, i int) (conditions.Phase, 
 				err = fmt.Errorf("%s: allowed: a duration > 0, at most 24h", v.Value)
 			}
 		case "rate":
+			if x, ok := strings.CutSuffix(strings.TrimSpace(v.Value), "x"); ok {
+				// A multiple of producers.capacity, resolved per cell.
+				ph.Times, err = strconv.ParseFloat(x, 64)
+				if err == nil && (ph.Times <= 0 || ph.Times > 1000) {
+					err = fmt.Errorf("%s: allowed: a multiple of the capacity > 0 (1.5x)", v.Value)
+				}
+				break
+			}
 			ph.Rate, err = strconv.ParseFloat(v.Value, 64)
 			if err == nil && (ph.Rate <= 0 || ph.Rate > 1e7) {
-				err = fmt.Errorf("%s: allowed: jobs/s > 0, at most 1e7", v.Value)
+				err = fmt.Errorf("%s: allowed: jobs/s > 0, at most 1e7, or a multiple of producers.capacity (1.5x)", v.Value)
 			}
 		case "ramp":
 			ph.Ramp, err = strconv.ParseBool(v.Value)
@@ -108,11 +116,18 @@ func (p *parser) applyPhases(cfg *Config) error {
 	case cfg.Producers.Mode != "open":
 		return p.errAt(p.pnode, "phases", fmt.Sprintf("shape an open loop's rate; producers.mode is %s", cfg.Producers.Mode))
 	}
-	cfg.Phases = p.phases
+	cfg.Phases = make([]conditions.Phase, len(p.phases))
 	cfg.Duration = 0
-	for _, ph := range p.phases {
+	for i, ph := range p.phases {
+		if ph.Times > 0 {
+			if cfg.Producers.Capacity <= 0 {
+				return p.errAt(p.pnode, fmt.Sprintf("phases[%d].rate", i), fmt.Sprintf("%gx is a multiple of the capacity: set producers.capacity (jobs/s, as measured by a closed-loop run of the same settings)", ph.Times))
+			}
+			ph.Rate = ph.Times * cfg.Producers.Capacity
+		}
+		cfg.Phases[i] = ph
 		cfg.Duration += ph.Duration
 	}
-	cfg.Producers.Rate = p.phases[0].Rate
+	cfg.Producers.Rate = cfg.Phases[0].Rate
 	return nil
 }

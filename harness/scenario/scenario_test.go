@@ -159,6 +159,7 @@ func TestParseBad(t *testing.T) {
 		{"misspelt backend", "backends: [zsett]\n", 1, []string{`unknown backend "zsett"`, `did you mean "zset"?`}},
 		{"misspelt fault kind", "backends: [zset]\nfaults:\n  - {kind: worker_crsh, at: 1s}\n", 3, []string{`did you mean "worker_crash"?`}},
 		{"a tab", "backends: [zset]\nproducers:\n\trate: 5\n", 3, []string{"not valid YAML", "YAML allows no tabs"}},
+		{"a relative rate without a capacity", "backends: [zset]\nphases:\n  - {name: a, duration: 1s, rate: 1.5x}\n", 3, []string{"phases[0].rate", "set producers.capacity"}},
 		{"a ramp first", "backends: [zset]\nphases:\n  - {name: a, duration: 1s, rate: 10, ramp: true}\n", 3, []string{"phases[0].ramp", "no previous phase"}},
 		{"two phases of one name", "backends: [zset]\nphases:\n  - {name: a, duration: 1s, rate: 10}\n  - {name: a, duration: 1s, rate: 20}\n", 4, []string{"phases[1].name", "names two phases"}},
 		{"a phase without a rate", "backends: [zset]\nphases:\n  - {name: a, duration: 1s}\n", 3, []string{"phases[0].rate", "is required"}},

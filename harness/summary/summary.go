@@ -277,6 +277,24 @@ type PhaseResult struct {
 	// it stood when the surge began and the producers are back on their
 	// plan; -1 when it never got back.
 	CatchUpS *float64 `json:"catch_up_s,omitempty"`
+	// OfCapacity, for a phase offered more than producers.capacity: its
+	// completed jobs/s over the capacity (the throughput it sustained
+	// under overload).
+	OfCapacity float64 `json:"completed_of_capacity,omitempty"`
+	// Model, for a phase under the capacity after one over it: what the
+	// fluid model predicts from the capacity, and whether the measured
+	// catch-up is more than 25% away from it (ModelGap says so).
+	Model    *FluidModel `json:"fluid_model,omitempty"`
+	ModelGap string      `json:"fluid_model_gap,omitempty"`
+}
+
+// FluidModel is the fluid model's prediction for an overload at rate λo
+// for T against a capacity μ, then a recovery at λr < μ: a backlog of
+// (λo - μ)·T, drained in backlog / (μ - λr).
+type FluidModel struct {
+	CapacityPerS float64 `json:"capacity_per_s"`
+	BacklogJobs  float64 `json:"backlog_jobs"`
+	CatchUpS     float64 `json:"catch_up_s"`
 }
 
 // Health statuses.
