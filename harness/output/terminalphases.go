@@ -22,6 +22,13 @@ func (t *terminal) phaseTable(w io.Writer, runs []summary.RunSummary) {
 			if p.OfCapacity > 0 {
 				notes = append(notes, fmt.Sprintf("  %s %s: completed %.2f of the capacity under overload", runName(r, t.s.Repeats), p.Name, p.OfCapacity))
 			}
+			if k := p.KneePerS; k != nil {
+				knee := fmt.Sprintf("knee at %.0f jobs/s offered (the first second whose e2e p99 went over slo.e2e_p99 %s)", *k, r.Config.SLO.E2EP99)
+				if *k < 0 {
+					knee = fmt.Sprintf("no knee: e2e p99 held under slo.e2e_p99 %s to the ramp's end", r.Config.SLO.E2EP99)
+				}
+				notes = append(notes, fmt.Sprintf("  %s %s: %s", runName(r, t.s.Repeats), p.Name, knee))
+			}
 			if p.ModelGap != "" {
 				notes = append(notes, fmt.Sprintf("  %s %s: FLAGGED: %s", runName(r, t.s.Repeats), p.Name, p.ModelGap))
 			}

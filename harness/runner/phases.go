@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/engine"
@@ -47,7 +48,30 @@ func phaseResults(c conditions.Config, series []engine.SeriesPoint) []summary.Ph
 	}
 	setCatchUp(out, series, speed)
 	setFluidModel(out, c.Producers.Capacity)
+	setKnees(out, spans, c, series)
 	return out
+}
+
+// setKnees finds each ramp's knee under slo.e2e_p99: the offered rate at
+// the first second of the ramp whose e2e p99 went over the bound.
+func setKnees(phases []summary.PhaseResult, spans []conditions.PhaseSpan, c conditions.Config, series []engine.SeriesPoint) {
+	bound := c.SLO.E2EP99
+	if bound <= 0 {
+		return
+	}
+	for i, sp := range spans {
+		if !sp.Ramp {
+			continue
+		}
+		knee := -1.0
+		for _, p := range series {
+			if p.Phase == sp.Name && p.E2ESamples > 0 && p.E2EP99Ms*1e6 > float64(bound) {
+				knee = c.RateAt(time.Duration(p.Second) * time.Second)
+				break
+			}
+		}
+		phases[i].KneePerS = &knee
+	}
 }
 
 // setFluidModel puts the fluid model's prediction beside each recovery

@@ -4,7 +4,10 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/aebench/aebench/harness/conditions"
+	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/summary"
 )
 
@@ -90,5 +93,26 @@ func TestFluidModel(t *testing.T) {
 		if (ph[1].ModelGap != "") != tc.flagged {
 			t.Errorf("measured %gs: gap %q, want flagged %v", tc.measured, ph[1].ModelGap, tc.flagged)
 		}
+	}
+}
+
+// TestKnee: a ramp's knee is the offered rate of its first second whose
+// e2e p99 went over slo.e2e_p99; a ramp that held it has none.
+func TestKnee(t *testing.T) {
+	c := conditions.Config{Warmup: time.Second, Duration: 10 * time.Second, SLO: conditions.SLOConfig{E2EP99: 50 * time.Millisecond},
+		Phases: []conditions.Phase{{Name: "base", Duration: 2 * time.Second, Rate: 100}, {Name: "up", Duration: 8 * time.Second, Rate: 900, Ramp: true}}}
+	series := []engine.SeriesPoint{
+		{Second: 2, Phase: "base", E2ESamples: 10, E2EP99Ms: 80}, // over the bound, but no ramp
+		{Second: 4, Phase: "up", E2ESamples: 10, E2EP99Ms: 20},
+		{Second: 7, Phase: "up", E2ESamples: 10, E2EP99Ms: 60},
+		{Second: 8, Phase: "up", E2ESamples: 10, E2EP99Ms: 90},
+	}
+	ph := phaseResults(c, series)
+	if ph[0].KneePerS != nil || ph[1].KneePerS == nil || *ph[1].KneePerS != 500 {
+		t.Fatalf("knees %v %v, want none and 500 (the ramp's rate 4s in)", ph[0].KneePerS, ph[1].KneePerS)
+	}
+	c.SLO.E2EP99 = time.Second
+	if ph = phaseResults(c, series); ph[1].KneePerS == nil || *ph[1].KneePerS != -1 {
+		t.Errorf("a ramp that held the bound: %v, want -1", ph[1].KneePerS)
 	}
 }

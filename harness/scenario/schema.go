@@ -335,7 +335,7 @@ func workerPlaceFields() []field {
 				return setEnum(&c.Expect.DeadUnstarted, v, "none", "allowed")
 			}},
 		{Path: "slo.e2e_p99", Default: "0s", Allowed: "a duration >= 0 (0: no SLO), at most 1h",
-			Doc: "with producers.rate swept: the e2e p99 bound of the maximum sustainable rate, the highest offered rate whose median e2e p99 stays under it while completions keep pace (>= 95% of offered)",
+			Doc: "with producers.rate swept: the e2e p99 bound of the maximum sustainable rate, the highest offered rate whose median e2e p99 stays under it while completions keep pace (>= 95% of offered); with a ramp phase: the knee, the offered rate of the ramp's first second whose e2e p99 goes over it",
 			set: func(c *Config, v string) error { return setDur(&c.SLO.E2EP99, v, 0, time.Hour) }},
 	}
 }

@@ -286,6 +286,10 @@ type PhaseResult struct {
 	// catch-up is more than 25% away from it (ModelGap says so).
 	Model    *FluidModel `json:"fluid_model,omitempty"`
 	ModelGap string      `json:"fluid_model_gap,omitempty"`
+	// KneePerS, for a ramp under slo.e2e_p99: the offered rate of the
+	// first second whose e2e p99 went over the bound (the knee); -1 when
+	// the ramp held it to its end.
+	KneePerS *float64 `json:"knee_per_s,omitempty"`
 }
 
 // FluidModel is the fluid model's prediction for an overload at rate λo
