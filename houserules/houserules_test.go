@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/ast"
+	"go/format"
 	"go/parser"
 	"go/token"
 	"os"
@@ -192,6 +193,17 @@ func datedPackageDocs(files []source) []string {
 	return out
 }
 
+// unformatted names each Go file gofmt would change.
+func unformatted(files []source) []string {
+	var out []string
+	for _, f := range files {
+		if got, err := format.Source(f.text); err != nil || !bytes.Equal(got, f.text) {
+			out = append(out, fmt.Sprintf("%s: not gofmt-formatted (gofmt -w %s)", f.path, f.path))
+		}
+	}
+	return out
+}
+
 // readmeLength names README.md when it is over maxReadmeLines lines: the
 // README is a manual, and measurements live in docs/results.md.
 func readmeLength(files []source) []string {
@@ -334,7 +346,7 @@ func TestHouseRules(t *testing.T) {
 	}
 	files := tracked(t, "*.go")
 	var broken []string
-	for _, rule := range []func([]source) []string{fileLengths, funcLengths, faultBranches, datedPackageDocs,
+	for _, rule := range []func([]source) []string{fileLengths, funcLengths, faultBranches, datedPackageDocs, unformatted,
 		func(fs []source) []string { return upwardImports(fs, layers) }} {
 		broken = append(broken, rule(files)...)
 	}
@@ -379,6 +391,8 @@ func TestHouseRulesCatch(t *testing.T) {
 		{"dated package doc", datedPackageDocs, source{"jobstore/x.go", []byte("// Package x holds y (2026-11-27: 4.2 commands a job).\npackage x\n")}, "jobstore/x.go:1: package doc dated"},
 		{"commit in a package doc", datedPackageDocs, source{"jobstore/x.go", []byte("// Package x holds y; 99f4bec (early) measured 4.2.\npackage x\n")}, "package doc dated"},
 		{"undated package doc", datedPackageDocs, source{"jobstore/x.go", []byte("// Package x holds y, because z.\npackage x\n")}, ""},
+		{"unformatted Go", unformatted, source{"jobstore/x.go", []byte("package x\nvar  a = 1\n")}, "not gofmt-formatted"},
+		{"formatted Go", unformatted, source{"jobstore/x.go", []byte("package x\n\nvar a = 1\n")}, ""},
 		{"151-line README", readmeLength, source{"README.md", long(151)}, "README.md: 151 lines"},
 		{"== faults. inside faults/", faultBranches,
 			source{"faults/x.go", []byte("package faults\n\nfunc f(k Kind) bool { return k == WorkerKill || faults.A == 1 }\n")}, ""},

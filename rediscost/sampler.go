@@ -30,7 +30,7 @@ type MemorySampler struct {
 	// of them, in seconds: the per-second Redis CPU of the time series.
 	cpu   float64
 	cpuOK bool
-	err     error // first poll error, for Err
+	err   error // first poll error, for Err
 
 	meters  []*meter
 	clients []*redis.Client

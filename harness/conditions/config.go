@@ -149,12 +149,12 @@ type ProducerConfig struct {
 	Count int `json:"count"`
 	// Mode is "open" (a planned schedule at Rate, latency counted from the
 	// plan) or "closed" (flat out, bounded by MaxBacklog).
-	Mode      string  `json:"mode"`
-	Rate      float64 `json:"rate"`     // jobs/s, all producers together
+	Mode string  `json:"mode"`
+	Rate float64 `json:"rate"` // jobs/s, all producers together
 	// Capacity is the store's capacity under these conditions as the
 	// scenario states it (jobs/s; 0: unknown): phases' relative rates and
 	// the fluid model use it.
-	Capacity float64 `json:"capacity,omitempty"`
+	Capacity  float64 `json:"capacity,omitempty"`
 	Arrivals  string  `json:"arrivals"` // constant or poisson
 	Batch     int     `json:"batch"`
 	Payload   int     `json:"payload_bytes"`

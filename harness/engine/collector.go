@@ -53,7 +53,7 @@ type SeriesPoint struct {
 	// second, per second (the machine's health over time).
 	RunQueueWaitMsPerS float64 `json:"run_queue_wait_ms_per_s"`
 	// HarnessCPUPercent is this process's CPU in the second, as a share of
-	// one core; QueueWaitP99Ms the second's queue-wait p99 (0 without one).
+	// one core.
 	HarnessCPUPercent float64 `json:"harness_cpu_percent"`
 	// ScheduleLagP99Ms is how late the second's Enqueue calls started
 	// against their plan, p99 (0 without a call).
@@ -62,7 +62,8 @@ type SeriesPoint struct {
 	// of one core, in the measured window (0 outside it, or under
 	// callgrind).
 	RedisCPUPercent float64 `json:"redis_cpu_percent"`
-	QueueWaitP99Ms    float64 `json:"queue_wait_p99_ms"`
+	// QueueWaitP99Ms is the second's queue-wait p99 (0 without a start).
+	QueueWaitP99Ms float64 `json:"queue_wait_p99_ms"`
 	// E2EHist and ClaimHist are the second's latencies as counts per
 	// bucket of LatencyBuckets (live histograms; not in timeseries.csv or
 	// JSON), nil when none was recorded or Hooks.SampleHists is off.

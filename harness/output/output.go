@@ -116,9 +116,10 @@ type Format struct {
 	// may still turn one off: --no-plots).
 	Always bool
 	// Order is when PlanDone runs, lowest first, names breaking ties: a
-	// later output may read what an earlier one wrote (summary.json is
-	// written after the plots record a failure in it; the page reads
-	// summary.json and shows the plots; the terminal's tables come last).
+	// later output may use what an earlier one made (summary.json is
+	// written after the plots record a failure in it; the page renders
+	// the summary in memory with the plots' SVGs; the terminal's tables
+	// come last).
 	Order int
 }
 
@@ -131,7 +132,7 @@ func Builtin() map[string]Format {
 		"hlog":        {Doc: "<run>.hlog: HdrHistogram interval log, every histogram each second", New: newHLog, Always: true},
 		"plots":       {Doc: "PNG and SVG plots: latency percentiles, throughput and backlog over time, sweeps", New: newPlots, Always: true, Order: 1},
 		"summary":     {Doc: "summary.json: every run's figures, the statistics over repeats and the verdicts", New: newSummaryJSON, Always: true, Order: 2},
-		"page":        {Doc: "report.html: the verdict, headline numbers, plots and statistics, from summary.json", New: newPage, Always: true, Order: 3},
+		"page":        {Doc: "report.html: the verdict, headline numbers, plots and statistics, rendered from the summary in memory", New: newPage, Always: true, Order: 3},
 		"terminal":    {Doc: "the tables printed at the end of a plan: per cell, backends side by side", New: newTerminal, Always: true, Order: 4},
 		"jsonl":       {Doc: "samples.jsonl: one JSON object per run and second, as the run goes (k6's --out json habit)", New: newJSONL},
 		"openmetrics": {Doc: "a live OpenMetrics endpoint at http://ADDR/metrics (--metrics-addr ADDR, loopback only)", New: newOpenMetrics},
