@@ -140,3 +140,15 @@ func parseUsedCPU(text string) (float64, bool) {
 	}
 	return total, found == 2
 }
+
+// parseCommands is total_commands_processed from INFO stats, for the
+// sampler (false when the section is absent).
+func parseCommands(text string) (int64, bool) {
+	for line := range strings.Lines(text) {
+		if v, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), "total_commands_processed:"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}

@@ -30,7 +30,11 @@ type MemorySampler struct {
 	// of them, in seconds: the per-second Redis CPU of the time series.
 	cpu   float64
 	cpuOK bool
-	err   error // first poll error, for Err
+	// cmds is every node's total_commands_processed at the last poll that
+	// read all of them, less the sampler's own INFO calls.
+	cmds   int64
+	cmdsOK bool
+	err    error // first poll error, for Err
 
 	meters  []*meter
 	clients []*redis.Client
@@ -84,18 +88,20 @@ func (s *MemorySampler) poll(ctx context.Context, every time.Duration) {
 	// too long: a paused node must not stall the sampler for seconds).
 	pctx, cancel := context.WithTimeout(ctx, max(every, 50*time.Millisecond))
 	defer cancel()
-	var total int64
+	var total, cmds int64
 	var cpu float64
-	cpuOK := true
+	cpuOK, cmdsOK := true, true
 	var errs []error
 	for _, c := range s.clients {
-		text, err := c.Info(pctx, "memory", "cpu").Result()
+		text, err := c.Info(pctx, "memory", "cpu", "stats").Result()
 		if err == nil {
 			var used int64
 			if used, err = parseUsedMemory(text); err == nil {
 				total += used
 				n, ok := parseUsedCPU(text)
 				cpu, cpuOK = cpu+n, cpuOK && ok
+				k, ok := parseCommands(text)
+				cmds, cmdsOK = cmds+k, cmdsOK && ok
 				continue
 			}
 		}
@@ -112,6 +118,17 @@ func (s *MemorySampler) poll(ctx context.Context, every time.Duration) {
 	s.samples++
 	s.peak = max(s.peak, total)
 	s.cpu, s.cpuOK = cpu, cpuOK
+	// Each poll so far was one INFO per node: not the jobs' commands.
+	s.cmds, s.cmdsOK = cmds-s.samples*int64(len(s.clients)), cmdsOK
+}
+
+// Commands is every node's commands processed at the last complete poll,
+// the sampler's own INFO calls left out; false before one, or where INFO
+// stats is not readable.
+func (s *MemorySampler) Commands() (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cmds, s.cmdsOK && s.samples > 0
 }
 
 // CPU is every node's CPU time (sys + user) at the last complete poll;

@@ -142,10 +142,12 @@ func newGrid() *plotter.Grid {
 type figure struct {
 	title, caption string
 	plot           *plot.Plot // nil: draw a "no data" figure
-	legend         plot.Legend
-	legendLabels   []string // the legend's entry texts, for measuring
-	hasLegend      bool
-	emptyNote      string // shown in place of the plot when plot is nil
+	// below: plots stacked under plot, sharing its x axis (StackedTimePlot).
+	below        []*plot.Plot
+	legend       plot.Legend
+	legendLabels []string // the legend's entry texts, for measuring
+	hasLegend    bool
+	emptyNote    string // shown in place of the plot when plot is nil
 }
 
 // addLegend adds an entry to the figure's legend.
@@ -247,7 +249,18 @@ func (f *figure) draw(c draw.Canvas) {
 		legArea.Max.Y -= vg.Points(4)
 		f.legend.Draw(legArea)
 	}
-	f.plot.Draw(plotArea)
+	if len(f.below) == 0 {
+		f.plot.Draw(plotArea)
+		return
+	}
+	col := [][]*plot.Plot{{f.plot}}
+	for _, b := range f.below {
+		col = append(col, []*plot.Plot{b})
+	}
+	cells := plot.Align(col, draw.Tiles{Rows: len(col), Cols: 1, PadY: vg.Points(10)}, plotArea)
+	for i := range col {
+		col[i][0].Draw(cells[i][0])
+	}
 }
 
 // legendWidth is the width the legend draws at: thumbnail, a space, and the
@@ -277,7 +290,9 @@ func (f *figure) write(pathNoExt string) ([]byte, error) {
 		}
 	}
 
-	img := vgimg.NewWith(vgimg.UseWH(figWidth, figHeight), vgimg.UseDPI(pngDPI))
+	// A stacked figure grows by half a figure per panel below the first.
+	height := figHeight * vg.Length(1+0.5*float64(len(f.below)))
+	img := vgimg.NewWith(vgimg.UseWH(figWidth, height), vgimg.UseDPI(pngDPI))
 	if err := safeDraw(f, draw.New(img)); err != nil {
 		return nil, err
 	}
@@ -288,7 +303,7 @@ func (f *figure) write(pathNoExt string) ([]byte, error) {
 	// Embedded fonts: without them the SVG names "Liberation Sans" and a
 	// viewer lacking it substitutes a face with other metrics, so labels
 	// overrun the layout computed here.
-	svg := vgsvg.NewWith(vgsvg.UseWH(figWidth, figHeight), vgsvg.EmbedFonts(true))
+	svg := vgsvg.NewWith(vgsvg.UseWH(figWidth, height), vgsvg.EmbedFonts(true))
 	if err := safeDraw(f, draw.New(svg)); err != nil {
 		return nil, err
 	}

@@ -19,11 +19,16 @@ type Line struct {
 }
 
 // Marker is an event on a time plot, e.g. a fault injected at X seconds,
-// drawn as a vertical line with its label.
+// drawn as a vertical line with its label; with To after X it is a band
+// instead (a load profile's phase), shaded from X to To under the lines
+// and labelled at its foot.
 type Marker struct {
-	X     float64
+	X, To float64
 	Label string
 }
+
+// Band says m is a band rather than a line.
+func (m Marker) Band() bool { return m.To > m.X }
 
 // TimePlot writes <pathNoExt>.png and <pathNoExt>.svg: lines over time
 // (throughput jobs/s, backlog, ...) against seconds since measurement start,
@@ -34,36 +39,57 @@ type Marker struct {
 // points are listed in the legend as "(no data)"; with no points at all the
 // figure says "no data". X and Y of one line must have the same length.
 func TimePlot(pathNoExt, title, conditions, yLabel string, lines []Line, markers []Marker) ([]byte, error) {
+	f := &figure{title: title, caption: conditions, legend: newLegend()}
+	p, drawn, err := linePlot(f, yLabel, lines, markers)
+	if err != nil || drawn == 0 {
+		if err != nil {
+			return nil, err
+		}
+		return f.write(pathNoExt)
+	}
+	f.plot = p
+	return f.write(pathNoExt)
+}
+
+// linePlot is a time plot's data area: its lines (their legend entries go
+// to f), bands under them and marker lines over them; drawn counts the
+// lines with a point.
+func linePlot(f *figure, yLabel string, lines []Line, markers []Marker) (*plot.Plot, int, error) {
 	for _, l := range lines {
 		if len(l.X) != len(l.Y) {
-			return nil, fmt.Errorf("report: time plot %q: line %q has %d x values and %d y values", title, l.Label, len(l.X), len(l.Y))
+			return nil, 0, fmt.Errorf("report: time plot %q: line %q has %d x values and %d y values", f.title, l.Label, len(l.X), len(l.Y))
 		}
 	}
 	p := newPlot("time (s)", yLabel)
 	p.Add(newGrid())
-
-	f := &figure{title: title, caption: conditions, legend: newLegend()}
+	var bands, ms []Marker
+	for _, m := range markers {
+		switch {
+		case finite(m.X) && finite(m.To) && m.Band():
+			bands = append(bands, m)
+		case finite(m.X):
+			ms = append(ms, m)
+		}
+	}
+	if len(bands) > 0 {
+		p.Add(&bandPlotter{bands: bands})
+	}
 	b := bounds{xMin: math.Inf(1), xMax: math.Inf(-1), yMin: math.Inf(1), yMax: math.Inf(-1)}
 	drawn := 0
 	for i, l := range lines {
 		ok, err := addTimeLine(p, f, i, l, &b)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if ok {
 			drawn++
 		}
 	}
 	if drawn == 0 {
-		return f.write(pathNoExt)
+		return p, 0, nil
 	}
-
-	var ms []Marker
-	for _, m := range markers {
-		if finite(m.X) {
-			ms = append(ms, m)
-			b.xMin, b.xMax = math.Min(b.xMin, m.X), math.Max(b.xMax, m.X)
-		}
+	for _, m := range append(ms, bands...) {
+		b.xMin, b.xMax = math.Min(b.xMin, m.X), math.Max(b.xMax, max(m.X, m.To))
 	}
 	xMin, xMax, yMin, yMax := b.xMin, b.xMax, b.yMin, b.yMax
 	if xMax == xMin {
@@ -83,8 +109,7 @@ func TimePlot(pathNoExt, title, conditions, yLabel string, lines []Line, markers
 	if len(ms) > 0 {
 		p.Add(&markerPlotter{markers: ms})
 	}
-	f.plot = p
-	return f.write(pathNoExt)
+	return p, drawn, nil
 }
 
 // bounds are the data's extent on both axes.
@@ -259,6 +284,37 @@ func (m *markerPlotter) DataRange() (xmin, xmax, ymin, ymax float64) {
 	xmin, xmax = math.Inf(1), math.Inf(-1)
 	for _, mk := range m.markers {
 		xmin, xmax = math.Min(xmin, mk.X), math.Max(xmax, mk.X)
+	}
+	return xmin, xmax, math.Inf(1), math.Inf(-1)
+}
+
+// bandPlotter shades each band from its X to its To in alternating light
+// tints, under the data, with its label at the foot of the band.
+type bandPlotter struct{ bands []Marker }
+
+func (bp *bandPlotter) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	tints := []color.Color{color.RGBA{R: 0xE8, G: 0xF0, B: 0xFA, A: 0xFF}, color.RGBA{R: 0xFA, G: 0xEE, B: 0xE4, A: 0xFF}}
+	sty := textStyle(9.5, grey(0x44))
+	sty.XAlign, sty.YAlign = draw.XLeft, draw.YBottom
+	for i, b := range bp.bands {
+		x0, x1 := max(trX(b.X), c.Min.X), min(trX(b.To), c.Max.X)
+		if x1 <= x0 {
+			continue
+		}
+		c.SetColor(tints[i%len(tints)])
+		c.Fill(vg.Rectangle{Min: vg.Point{X: x0, Y: c.Min.Y}, Max: vg.Point{X: x1, Y: c.Max.Y}}.Path())
+		if b.Label != "" && sty.Width(b.Label) < x1-x0-vg.Points(4) {
+			c.FillText(sty, vg.Point{X: x0 + vg.Points(3), Y: c.Min.Y + vg.Points(3)}, b.Label)
+		}
+	}
+}
+
+// DataRange: bands widen the x axis to their ends, not y.
+func (bp *bandPlotter) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax = math.Inf(1), math.Inf(-1)
+	for _, b := range bp.bands {
+		xmin, xmax = math.Min(xmin, b.X), math.Max(xmax, b.To)
 	}
 	return xmin, xmax, math.Inf(1), math.Inf(-1)
 }

@@ -154,13 +154,20 @@ type ProducerConfig struct {
 	// Capacity is the store's capacity under these conditions as the
 	// scenario states it (jobs/s; 0: unknown): phases' relative rates and
 	// the fluid model use it.
-	Capacity  float64 `json:"capacity,omitempty"`
-	Arrivals  string  `json:"arrivals"` // constant or poisson
-	Batch     int     `json:"batch"`
-	Payload   int     `json:"payload_bytes"`
-	Delayed   float64 `json:"delayed_share"`
-	Delay     Dist    `json:"-"`
-	DelayText string  `json:"delay"`
+	Capacity float64 `json:"capacity,omitempty"`
+	// CapacityProbe, when the scenario says producers.capacity: measure,
+	// is how long the closed-loop probe of the same backend and settings
+	// runs before the cell's first run (runner); 0: Capacity is given.
+	CapacityProbe time.Duration `json:"capacity_probe_ns,omitempty"`
+	// CapacitySource says where Capacity came from: given in the scenario,
+	// or the probe's measure with its conditions.
+	CapacitySource string  `json:"capacity_source,omitempty"`
+	Arrivals       string  `json:"arrivals"` // constant or poisson
+	Batch          int     `json:"batch"`
+	Payload        int     `json:"payload_bytes"`
+	Delayed        float64 `json:"delayed_share"`
+	Delay          Dist    `json:"-"`
+	DelayText      string  `json:"delay"`
 	// Align rounds a delayed job's RunAt up to the next multiple of it,
 	// counted from the run's start (0: off): the top of the hour with 1h.
 	Align      time.Duration `json:"align_ns,omitempty"`

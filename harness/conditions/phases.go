@@ -100,6 +100,26 @@ func (c Config) PhaseAt(since time.Duration) string {
 	return "drain"
 }
 
+// SetCapacity puts the capacity mu (jobs/s) in c and turns the phases'
+// relative rates (rate: 1.5x) into jobs/s; source says where mu came from.
+func (c *Config) SetCapacity(mu float64, source string) {
+	c.Producers.Capacity, c.Producers.CapacitySource = mu, source
+	for i := range c.Phases {
+		if c.Phases[i].Times > 0 {
+			c.Phases[i].Rate = c.Phases[i].Times * mu
+		}
+	}
+	if len(c.Phases) > 0 {
+		c.Producers.Rate = c.Phases[0].Rate
+	}
+}
+
+// CapacityPending says the phases give rates relative to a capacity a
+// probe has yet to measure.
+func (c Config) CapacityPending() bool {
+	return c.Producers.CapacityProbe > 0 && c.Producers.Capacity <= 0
+}
+
 // phasesText states the profile for the conditions line: "steady 500/s
 // 10s, burst 5000/s 5s, after ramp to 500/s 15s".
 func (c Config) phasesText() string {
@@ -109,7 +129,22 @@ func (c Config) phasesText() string {
 		if p.Ramp {
 			ramp = "ramp to "
 		}
-		parts = append(parts, fmt.Sprintf("%s %s%g/s %s", p.Name, ramp, p.Rate, p.Duration))
+		rate := fmt.Sprintf("%g/s", p.Rate)
+		switch {
+		case p.Times > 0 && p.Rate > 0:
+			rate = fmt.Sprintf("%gx=%.0f/s", p.Times, p.Rate)
+		case p.Times > 0:
+			rate = fmt.Sprintf("%gx capacity", p.Times)
+		}
+		parts = append(parts, fmt.Sprintf("%s %s%s %s", p.Name, ramp, rate, p.Duration))
 	}
-	return strings.Join(parts, ", ")
+	text := strings.Join(parts, ", ")
+	if mu := c.Producers.Capacity; mu > 0 {
+		how := "given"
+		if c.Producers.CapacityProbe > 0 {
+			how = "measured closed loop"
+		}
+		text += fmt.Sprintf(" (capacity %.0f/s %s)", mu, how)
+	}
+	return text
 }

@@ -62,6 +62,9 @@ type SeriesPoint struct {
 	// of one core, in the measured window (0 outside it, or under
 	// callgrind).
 	RedisCPUPercent float64 `json:"redis_cpu_percent"`
+	// RedisCommands is how many commands Redis (all nodes) processed in
+	// the second, in the measured window (0 where RedisCPUPercent is).
+	RedisCommands int64 `json:"redis_commands"`
 	// QueueWaitP99Ms is the second's queue-wait p99 (0 without a start).
 	QueueWaitP99Ms float64 `json:"queue_wait_p99_ms"`
 	// E2EHist and ClaimHist are the second's latencies as counts per
@@ -158,6 +161,8 @@ func (e *engine) collect(k int, final bool) {
 	e.writeHLog(now)
 	iv := e.intervalFigures()
 	fired := e.c.faultsFired.Load()
+	phase := e.phaseAt(now)
+	e.addPhase(phase)
 	e.interval.MergeInto(&e.total)
 
 	cur := e.c.snapshot()
@@ -167,9 +172,8 @@ func (e *engine) collect(k int, final bool) {
 	e.recMu.Lock()
 	e.peakBacklog = max(e.peakBacklog, backlog)
 	e.recMu.Unlock()
-	phase := e.phaseAt(now)
 	rqMs, cpuPct := e.machineSecond(secs)
-	pt := SeriesPoint{RunQueueWaitMsPerS: rqMs, HarnessCPUPercent: cpuPct, RedisCPUPercent: e.redisSecond(secs), ScheduleLagP99Ms: iv.lag99, QueueWaitP99Ms: iv.qw99, Second: k, Phase: phase,
+	pt := SeriesPoint{RunQueueWaitMsPerS: rqMs, HarnessCPUPercent: cpuPct, RedisCPUPercent: e.redisSecond(secs), RedisCommands: e.redisCommands(), ScheduleLagP99Ms: iv.lag99, QueueWaitP99Ms: iv.qw99, Second: k, Phase: phase,
 		Enqueued:  cur.EnqueuedJobs - e.lastCounts.EnqueuedJobs,
 		Started:   cur.Started - e.lastCounts.Started,
 		Completed: cur.Completed - e.lastCounts.Completed,
@@ -200,6 +204,23 @@ func (e *engine) collect(k int, final bool) {
 	e.tickCost += cost
 	e.tickMax = max(e.tickMax, cost)
 	e.ticks++
+}
+
+// addPhase keeps the second's latencies under its profile phase (none
+// outside a profile's phases).
+func (e *engine) addPhase(phase string) {
+	if len(e.cfg.Phases) == 0 || phase == "warmup" || phase == "drain" || phase == "measure" {
+		return
+	}
+	if e.byPhase == nil {
+		e.byPhase = map[string]*hist.Set{}
+	}
+	set := e.byPhase[phase]
+	if set == nil {
+		set = &hist.Set{}
+		e.byPhase[phase] = set
+	}
+	e.interval.AddTo(set, hist.TagE2E, hist.TagQueueWait, hist.TagLateness, hist.TagScheduleLag)
 }
 
 // machineSecond is the harness's run-queue wait (ms per second) and CPU
@@ -238,6 +259,26 @@ func (e *engine) redisSecond(secs float64) float64 {
 	}
 	e.lastRedisCPU = cpu
 	return max(pct, 0)
+}
+
+// redisCommands is the commands Redis processed since the last tick, from
+// the cost meter's sampler (0 where it has none).
+func (e *engine) redisCommands() int64 {
+	rc, ok := e.hooks.Cost.(interface{ RedisCommands() (int64, bool) })
+	if !ok {
+		return 0
+	}
+	n, ok := rc.RedisCommands()
+	if !ok {
+		e.lastRedisCmds = 0
+		return 0
+	}
+	var d int64
+	if e.lastRedisCmds > 0 {
+		d = n - e.lastRedisCmds
+	}
+	e.lastRedisCmds = n
+	return max(d, 0)
 }
 
 // intervalStats are the second's figures from its interval histograms.

@@ -104,20 +104,24 @@ type engine struct {
 	recorders []*hist.Recorder
 
 	// collector state (only the collector goroutine touches these, then run after it stops)
-	total        hist.Set
-	interval     hist.Set
-	series       []SeriesPoint
-	lastTick     time.Time
-	lastRQ       time.Duration // the harness's run-queue wait at the last tick
-	lastCPU      time.Duration // the harness's CPU time at the last tick
-	lastRedisCPU time.Duration // Redis's CPU time at the last tick
-	lastCounts   summary.Counters
-	lastFaults   int64
-	peakBacklog  int64
-	tickCost     time.Duration
-	tickMax      time.Duration
-	ticks        int
-	hlogErr      error
+	total    hist.Set
+	interval hist.Set
+	// byPhase: the latencies of each second of a profile's phase, merged
+	// by phase name (the seconds the collector names for it).
+	byPhase       map[string]*hist.Set
+	series        []SeriesPoint
+	lastTick      time.Time
+	lastRQ        time.Duration // the harness's run-queue wait at the last tick
+	lastCPU       time.Duration // the harness's CPU time at the last tick
+	lastRedisCPU  time.Duration // Redis's CPU time at the last tick
+	lastRedisCmds int64         // Redis commands processed at the last tick
+	lastCounts    summary.Counters
+	lastFaults    int64
+	peakBacklog   int64
+	tickCost      time.Duration
+	tickMax       time.Duration
+	ticks         int
+	hlogErr       error
 
 	errMu    sync.Mutex
 	firstErr error
@@ -155,9 +159,15 @@ func (e *engine) measuring(t time.Time) bool {
 // Result is what the engine measured; the runner adds files and cost.
 type Result struct {
 	// Prefill: the backlog loaded before the run (producers.prefill).
-	Prefill     *summary.PrefillResult
-	Hists       hist.Set
-	Series      []SeriesPoint
+	Prefill *summary.PrefillResult
+	Hists   hist.Set
+	Series  []SeriesPoint
+	// PhaseTallies: the ledger's judgement of each phase's jobs (by
+	// intended time), in the order of the profile's phases.
+	PhaseTallies []ledger.Tally
+	// PhaseHists: e2e, queue-wait and lateness of each profile phase's
+	// seconds, by phase name.
+	PhaseHists  map[string]*hist.Set
 	Ledger      ledger.Report
 	Counters    summary.Counters
 	Window      summary.Window
@@ -424,6 +434,20 @@ func (e *engine) load(ctx context.Context, res *Result) bool {
 	return interrupted
 }
 
+// phaseEdges are the profile's phase boundaries in unix ns (none without
+// phases).
+func (e *engine) phaseEdges() []int64 {
+	spans := e.cfg.Spans()
+	if len(spans) == 0 {
+		return nil
+	}
+	edges := []int64{e.t0.Add(spans[0].Start).UnixNano()}
+	for _, sp := range spans {
+		edges = append(edges, e.t0.Add(sp.End).UnixNano())
+	}
+	return edges
+}
+
 // finish fills res from what the run left once every loop has stopped.
 func (e *engine) finish(res *Result, interrupted bool) {
 	if e.hooks.Cost != nil {
@@ -431,6 +455,7 @@ func (e *engine) finish(res *Result, interrupted bool) {
 	}
 	res.Hists = e.total
 	res.Series = e.series
+	res.PhaseHists = e.byPhase
 	e.rb.Outstanding()
 	res.Audit, res.AuditErr = e.audit()
 	declared := e.declaredLoss()
@@ -447,6 +472,7 @@ func (e *engine) finish(res *Result, interrupted bool) {
 		res.Ledger = e.led.CheckWith(e.cfg.LostAllowed() || declared != "")
 	}
 	res.Ledger.UnfinishedLater = e.rb.Later()
+	res.PhaseTallies = e.led.Tallies(e.phaseEdges())
 	if e.ft != nil {
 		sum, h := e.ft.tracker.Finish(e.led.Outcome)
 		if declared != "" && !e.cfg.LostAllowed() {

@@ -93,6 +93,18 @@ func (s *Set) MergeInto(dst *Set) {
 	}
 }
 
+// AddTo adds s's histograms of tags to dst, keeping s.
+func (s *Set) AddTo(dst *Set, tags ...Tag) {
+	for _, t := range tags {
+		if h := s[t]; h != nil && h.TotalCount() > 0 {
+			if dst[t] == nil {
+				dst[t] = New()
+			}
+			dst[t].Merge(h)
+		}
+	}
+}
+
 // Recorder is the histograms of one goroutine (or of one worker's executors,
 // which share it under its mutex): hdrhistogram is not safe for concurrent
 // use, so nothing records into a shared histogram. The collector swaps the

@@ -306,3 +306,35 @@ func FormatStates(m map[string]int64) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// Tally is a stretch of a run's jobs judged as Check judges them all.
+type Tally struct {
+	Acknowledged int64 `json:"acknowledged"`
+	Lost         int64 `json:"lost"`
+	Duplicated   int64 `json:"duplicated_executions"`
+	StartedEarly int64 `json:"started_early"`
+}
+
+// Tallies splits the jobs by intended time at edges (unix ns, ascending):
+// tally i holds the jobs intended in [edges[i], edges[i+1]); jobs before
+// the first edge or after the last are in none. A run's phases are
+// judged this way, with the counting Check uses.
+func (l *Ledger) Tallies(edges []int64) []Tally {
+	if len(edges) < 2 {
+		return nil
+	}
+	reps := make([]Report, len(edges)-1)
+	l.each(func(id string, e *ledgerEntry) {
+		i := sort.Search(len(edges), func(i int) bool { return edges[i] > e.intended }) - 1
+		if i < 0 || i >= len(reps) {
+			return
+		}
+		reps[i].countEntry(id, e)
+	})
+	out := make([]Tally, len(reps))
+	for i, r := range reps {
+		out[i] = Tally{Acknowledged: r.Acknowledged, Lost: r.Lost, StartedEarly: r.StartedEarly,
+			Duplicated: r.DuplicateStarts + r.DuplicateCompletions + r.DuplicateReruns}
+	}
+	return out
+}

@@ -7,11 +7,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/analysis"
+	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/health"
 	"github.com/aebench/aebench/harness/hist"
@@ -137,6 +139,7 @@ func (pl *plots) title(s string) string { return s + " - " + pl.s.Name }
 // timeLines are a cell's per-second series, a line per run.
 type timeLines struct {
 	thr, backlog, delayed, cpuWait, e2e []report.Line
+	e2e50                               []report.Line
 	queueWait, harnessCPU, redisCPU     []report.Line
 	starved                             []report.Marker
 }
@@ -149,7 +152,7 @@ func (pl *plots) linesOf(runs []summary.RunSummary) timeLines {
 		if pl.s.Repeats > 1 {
 			name += " #" + strconv.Itoa(r.Repeat)
 		}
-		var x, y, yb, yd, yw, ye, yq, yc, yr []float64
+		var x, y, yb, yd, yw, ye, ye50, yq, yc, yr []float64
 		for _, p := range pl.seriesOf(r.ID) {
 			x = append(x, float64(p.Second)-r.Config.Warmup.Seconds())
 			// A point is one real second: Speed simulated seconds.
@@ -164,9 +167,9 @@ func (pl *plots) linesOf(runs []summary.RunSummary) timeLines {
 				yq[len(yq)-1] = p.QueueWaitP99Ms
 			}
 			// A second without a sample has no percentile (NaN: not drawn).
-			ye = append(ye, math.NaN())
+			ye, ye50 = append(ye, math.NaN()), append(ye50, math.NaN())
 			if p.E2ESamples > 0 {
-				ye[len(ye)-1] = p.E2EP99Ms
+				ye[len(ye)-1], ye50[len(ye50)-1] = p.E2EP99Ms, p.E2EP50Ms
 			}
 		}
 		tl.thr = append(tl.thr, report.Line{Label: name, X: x, Y: y})
@@ -174,6 +177,7 @@ func (pl *plots) linesOf(runs []summary.RunSummary) timeLines {
 		tl.delayed = append(tl.delayed, report.Line{Label: name, X: x, Y: yd})
 		tl.cpuWait = append(tl.cpuWait, report.Line{Label: name, X: x, Y: yw})
 		tl.e2e = append(tl.e2e, report.Line{Label: name, X: x, Y: ye})
+		tl.e2e50 = append(tl.e2e50, report.Line{Label: name, X: x, Y: ye50})
 		tl.queueWait = append(tl.queueWait, report.Line{Label: name, X: x, Y: yq})
 		tl.harnessCPU = append(tl.harnessCPU, report.Line{Label: name + " harness", X: x, Y: yc})
 		tl.redisCPU = append(tl.redisCPU, report.Line{Label: name + " Redis", X: x, Y: yr})
@@ -195,8 +199,8 @@ func (pl *plots) timePlots(runs []summary.RunSummary, prefix, cond string) error
 		markers = append(markers, report.Marker{X: (ev.At - rc.Warmup).Seconds(), Label: faultLabel(ev)})
 	}
 	for _, sp := range rc.Spans() {
-		// The profile's phases, each marked where it begins.
-		markers = append(markers, report.Marker{X: (sp.Start - rc.Warmup).Seconds(), Label: "phase " + sp.Name})
+		// The profile's phases, each a band.
+		markers = append(markers, report.Marker{X: (sp.Start - rc.Warmup).Seconds(), To: (sp.End - rc.Warmup).Seconds(), Label: sp.Name})
 	}
 	markers = append(markers, tl.starved...)
 	rate := "jobs/s"
@@ -207,11 +211,10 @@ func (pl *plots) timePlots(runs []summary.RunSummary, prefix, cond string) error
 		name, title, unit string
 		lines             []report.Line
 	}
-	if o := rc.Producers; o.Mode == "open" && len(tl.thr) > 0 {
+	if rc.Producers.Mode == "open" && len(tl.thr) > 0 {
 		// The offered rate beside the completions: falling behind and
 		// catching up show against it.
-		x := []float64{-rc.Warmup.Seconds(), rc.Duration.Seconds()}
-		tl.thr = append(tl.thr, report.Line{Label: "offered", X: x, Y: []float64{o.Rate, o.Rate}})
+		tl.thr = append(tl.thr, offeredLine(rc))
 	}
 	plots := []timePlot{
 		{"throughput", "Completed jobs per second against the offered rate", rate, tl.thr},
@@ -229,7 +232,28 @@ func (pl *plots) timePlots(runs []summary.RunSummary, prefix, cond string) error
 		path := filepath.Join(pl.dir, prefix+p.name)
 		errs = append(errs, pl.keep(path)(report.TimePlot(path, pl.title(p.title), cond, p.unit, p.lines, markers)))
 	}
+	if len(rc.Phases) > 0 {
+		// The profile's story on one time axis: offered against completed,
+		// the backlog it leaves, and the latency it costs.
+		path := filepath.Join(pl.dir, prefix+"phases")
+		panels := []report.Panel{{YLabel: rate, Lines: tl.thr}, {YLabel: "due backlog (jobs)", Lines: tl.backlog},
+			{YLabel: "e2e p99 (ms)", Lines: tl.e2e}, {YLabel: "e2e p50 (ms)", Lines: tl.e2e50}}
+		errs = append(errs, pl.keep(path)(report.StackedTimePlot(path, pl.title("Phases: offered and completed jobs/s, due backlog, e2e p99 and p50"), cond, panels, markers)))
+	}
 	return errors.Join(errs...)
+}
+
+// offeredLine is the profile's offered rate over the run: producers.rate
+// throughout, or each phase's (along its ramp), sampled at every phase's
+// edges and every second between them.
+func offeredLine(rc conditions.Config) report.Line {
+	var x, y []float64
+	end := rc.Warmup + rc.Duration
+	for at := time.Duration(0); at <= end; at += time.Second / 4 {
+		x = append(x, (at - rc.Warmup).Seconds())
+		y = append(y, rc.RateAt(min(at, end-time.Millisecond)))
+	}
+	return report.Line{Label: "offered", X: x, Y: y}
 }
 
 func labelsOf(runs []summary.RunSummary) []string {

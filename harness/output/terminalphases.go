@@ -32,24 +32,47 @@ func (t *terminal) phaseTable(w io.Writer, runs []summary.RunSummary) {
 			if p.ModelGap != "" {
 				notes = append(notes, fmt.Sprintf("  %s %s: FLAGGED: %s", runName(r, t.s.Repeats), p.Name, p.ModelGap))
 			}
-			catch := "-"
-			if c := p.CatchUpS; c != nil {
-				catch = fmt.Sprintf("%.1fs", *c)
-				if *c < 0 {
-					catch = "never"
-				}
-			}
-			rows = append(rows, []string{runName(r, t.s.Repeats), p.Name, fmt.Sprintf("%.0f-%.0fs", p.StartS, p.EndS),
-				fmtRate(p.OfferedPerS), fmtRate(p.CompletedPerS), fmt.Sprint(p.BacklogStart), fmt.Sprint(p.BacklogPeak), fmt.Sprint(p.BacklogEnd),
-				fmtNs(p.E2EP99WorstMs * 1e6), fmtNs(p.ScheduleLagP99WorstMs * 1e6), catch})
+			rows = append(rows, phaseRow(runName(r, t.s.Repeats), p))
 		}
 	}
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nphases (offered: the profile's mean rate; backlog: due jobs at the phase's start, peak and end; worst second's e2e p99 and producer lateness p99; catch-up: after a surge, until the backlog is back within 10% of where it stood before it and the producers are back on their plan):")
-	_ = report.Table(w, []string{"backend", "phase", "from-to", "offered", "done/s", "backlog", "peak", "end", "e2e p99 worst s", "late p99 worst s", "catch-up"}, rows)
+	fmt.Fprintln(w, "\nphases (offered: the profile's mean rate; backlog: due jobs at the phase's start, peak and end; latencies over the phase's seconds, late: the producers' lateness against the profile; lost/dup/early: the jobs intended in the phase; Redis cost over its seconds; catch-up: after a surge, until the backlog is back within 10% of where it stood before it and the producers are back on their plan, beside the fluid model's):")
+	_ = report.Table(w, []string{"backend", "phase", "from-to", "offered", "done/s", "backlog", "peak", "end", "e2e p50", "e2e p99", "qwait p99", "late p99",
+		"lost/dup/early", "cmds/job", "cpu/job", "catch-up", "model"}, rows)
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
 	}
+}
+
+// phaseRow is one phase of one run in the phase table.
+func phaseRow(name string, p summary.PhaseResult) []string {
+	pct := func(tag, q string) string {
+		if v, ok := p.LatencyNs[tag][q]; ok {
+			return fmtNs(v)
+		}
+		return "-"
+	}
+	catch, model := "-", "-"
+	if c := p.CatchUpS; c != nil {
+		catch = fmt.Sprintf("%.1fs", *c)
+		if *c < 0 {
+			catch = "never"
+		}
+	}
+	if m := p.Model; m != nil {
+		model = fmt.Sprintf("%.1fs", m.CatchUpS)
+	}
+	cost := func(v float64, f string) string {
+		if v <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf(f, v)
+	}
+	return []string{name, p.Name, fmt.Sprintf("%.0f-%.0fs", p.StartS, p.EndS),
+		fmtRate(p.OfferedPerS), fmtRate(p.CompletedPerS), fmt.Sprint(p.BacklogStart), fmt.Sprint(p.BacklogPeak), fmt.Sprint(p.BacklogEnd),
+		pct("e2e", "p50"), pct("e2e", "p99"), pct("queue_wait", "p99"), pct("schedule_lag", "p99"),
+		fmt.Sprintf("%d/%d/%d", p.Jobs.Lost, p.Jobs.Duplicated, p.Jobs.StartedEarly),
+		cost(p.CommandsPerJob, "%.2f"), cost(p.RedisCPUPerJobUs, "%.1fµs"), catch, model}
 }

@@ -223,3 +223,36 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(data)
 }
+
+// TestReportPagePhases: a run with a load profile puts the phases plot
+// (offered and completed jobs/s over the due backlog and e2e, the phases
+// as shaded bands, each labelled) on its page, and it renders in
+// Chromium.
+func TestReportPagePhases(t *testing.T) {
+	dir := runnertest.Run(t, "[zset, dual]", 1, true, scenario.Override{Path: "phases", Value: "[{name: calm, duration: 1s, rate: 200}, {name: surge, duration: 1s, rate: 1500}, {name: after, duration: 1500ms, rate: 200}]"})
+	svg := readFile(t, filepath.Join(dir, "phases.svg"))
+	for _, band := range []string{">calm<", ">surge<", ">after<"} {
+		if !strings.Contains(svg, band) {
+			t.Errorf("phases.svg lacks the band label %s", band)
+		}
+	}
+	// The bands' two tints (report's bandPlotter), under the lines.
+	if !strings.Contains(svg, "fill:#E8F0FA") || !strings.Contains(svg, "fill:#FAEEE4") {
+		t.Error("phases.svg draws no shaded band")
+	}
+	for _, panel := range []string{"jobs/s", "due backlog (jobs)", "e2e p99 (ms)"} {
+		if !strings.Contains(svg, ">"+panel+"<") {
+			t.Errorf("phases.svg lacks the %q panel", panel)
+		}
+	}
+	path := filepath.Join(dir, page.FileName)
+	checkStatic(t, readFile(t, path))
+	dom, console, requests := chromium(t, path)
+	if len(console) > 0 || len(requests) > 0 {
+		t.Errorf("console %v, requests %v", console, requests)
+	}
+	i := strings.Index(dom, "Phases: offered and completed")
+	if i < 0 || !strings.Contains(dom[i:], ">surge<") {
+		t.Error("the rendered page lacks the phases plot with its bands")
+	}
+}

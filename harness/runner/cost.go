@@ -51,6 +51,15 @@ func (m *redisCost) RedisCPU() (time.Duration, bool) {
 	return 0, false
 }
 
+// RedisCommands is every node's commands processed at the sampler's last
+// poll, its own left out (false where RedisCPU is).
+func (m *redisCost) RedisCommands() (int64, bool) {
+	if s := m.running.Load(); s != nil {
+		return s.Commands()
+	}
+	return 0, false
+}
+
 func newRedisCost(addrs []string, auth rclient.Auth, owned bool, retention time.Duration, cg *rediscost.Callgrind) engine.CostMeter {
 	return &redisCost{addrs: addrs, auth: auth, owned: owned, retention: retention, cg: cg}
 }

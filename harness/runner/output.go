@@ -39,7 +39,7 @@ func (pr *planRunner) fill(rs *summary.RunSummary, res *engine.Result) {
 	}
 	rs.Recovery = res.Recovery
 	rs.TimeBase = summary.NewTimeBase(rs.Config.Speed(), rs.Config.Redis.HZ, rs.ResolutionNs, rs.LatencyNs)
-	rs.Phases = phaseResults(rs.Config, res.Series)
+	rs.Phases = phaseResults(rs.Config, res)
 	rs.Problems = append(rs.Problems, undelivered(rs.Phases)...)
 	rs.Health = health.Judge(res.Harness, rs.LatencyNs, res.StallNote, callEvery(rs.Config), rs.Config.Speed())
 	rs.Problems = slices.Concat(res.Ledger.Problems, rs.Problems)

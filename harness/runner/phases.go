@@ -8,22 +8,37 @@ import (
 	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/health"
+	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/summary"
+	"github.com/aebench/aebench/report"
 )
 
 // phaseResults sums a run's per-second series up phase by phase (the
 // collector names each second's phase), in the run's time base.
-func phaseResults(c conditions.Config, series []engine.SeriesPoint) []summary.PhaseResult {
+func phaseResults(c conditions.Config, res *engine.Result) []summary.PhaseResult {
 	spans := c.Spans()
 	if len(spans) == 0 {
 		return nil
 	}
+	series := res.Series
 	speed := c.Speed()
 	var out []summary.PhaseResult
-	for _, sp := range spans {
+	for i, sp := range spans {
 		pr := summary.PhaseResult{Name: sp.Name, StartS: sp.Start.Seconds(), EndS: sp.End.Seconds(), OfferedPerS: (sp.From + sp.Rate) / 2}
+		if i < len(res.PhaseTallies) {
+			pr.Jobs = res.PhaseTallies[i]
+		}
+		if set := res.PhaseHists[sp.Name]; set != nil {
+			pr.LatencyNs = map[string]map[string]float64{}
+			for _, t := range []hist.Tag{hist.TagE2E, hist.TagQueueWait, hist.TagLateness, hist.TagScheduleLag} {
+				if h := set[t]; h != nil && h.TotalCount() > 0 {
+					pr.LatencyNs[t.String()] = report.Percentiles(h)
+				}
+			}
+		}
 		var n int
-		var enq, done int64
+		var enq, done, cmds int64
+		var cpu float64
 		for _, p := range series {
 			if p.Phase != sp.Name {
 				continue
@@ -33,6 +48,7 @@ func phaseResults(c conditions.Config, series []engine.SeriesPoint) []summary.Ph
 			}
 			n++
 			enq, done = enq+p.Enqueued, done+p.Completed
+			cmds, cpu = cmds+p.RedisCommands, cpu+p.RedisCPUPercent/100
 			pr.BacklogPeak, pr.BacklogEnd = max(pr.BacklogPeak, p.BacklogDue), p.BacklogDue
 			pr.ScheduleLagP99WorstMs = max(pr.ScheduleLagP99WorstMs, p.ScheduleLagP99Ms)
 			if p.E2ESamples > 0 {
@@ -43,6 +59,10 @@ func phaseResults(c conditions.Config, series []engine.SeriesPoint) []summary.Ph
 			// A point is one real second: speed seconds of the run's base.
 			secs := float64(n) * speed
 			pr.EnqueuedPerS, pr.CompletedPerS = float64(enq)/secs, float64(done)/secs
+		}
+		if done > 0 {
+			// A point's CPU share is of its real second.
+			pr.RedisCPUPerJobUs, pr.CommandsPerJob = cpu*1e6/float64(done), float64(cmds)/float64(done)
 		}
 		out = append(out, pr)
 	}

@@ -45,6 +45,49 @@ phases:
 	if got := r.Window.MeasuredS; math.Abs(got-8) > 0.5 {
 		t.Errorf("measured window %.1fs, want the phases' 8s", got)
 	}
+	var acked int64
+	for _, p := range r.Phases {
+		acked += p.Jobs.Acknowledged
+		if p.LatencyNs["e2e"]["count"] == 0 || p.CommandsPerJob <= 0 || p.RedisCPUPerJobUs <= 0 {
+			t.Errorf("phase %s: latencies %v, %.2f commands and %.1fµs Redis CPU a job: want each measured", p.Name, p.LatencyNs, p.CommandsPerJob, p.RedisCPUPerJobUs)
+		}
+	}
+	// The phases' ledgers together hold the window's jobs (the warm-up's
+	// are in none).
+	if want := int64(200*3 + 600*2 + 100*3); math.Abs(float64(acked-want)) > 0.05*float64(want) {
+		t.Errorf("phases' ledgers hold %d jobs, want about %d", acked, want)
+	}
+}
+
+// TestCapacityProbe: producers.capacity: measure runs a closed-loop probe
+// of the same backend before the run; a worker-bound store (4 slots of
+// 10ms: at most 400 jobs/s) measures near its bound, the phases' relative
+// rates follow it, and the recovery gets the fluid model.
+func TestCapacityProbe(t *testing.T) {
+	out := runScenario(t, "probe.yaml", `name: probe
+seed: 3
+warmup: 1s
+drain: 20s
+calibration: off
+backends: [zset]
+producers: {count: 2, arrivals: constant, capacity: measure(1s)}
+workers: {count: 1, concurrency: 4, handler: 10ms}
+phases:
+  - {name: low, duration: 1s, rate: 0.5x}
+  - {name: over, duration: 2s, rate: 1.5x}
+  - {name: back, duration: 2s, rate: 0.5x}
+`)
+	r := out.Summary.Runs[0]
+	mu := r.Config.Producers.Capacity
+	if r.Status != "ok" || mu < 200 || mu > 420 || !strings.HasPrefix(r.Config.Producers.CapacitySource, "measured") {
+		t.Fatalf("status %s (%s), capacity %.0f (%s): want a measure under the 400 jobs/s bound", r.Status, r.Error, mu, r.Config.Producers.CapacitySource)
+	}
+	if got := r.Config.Phases[1].Rate; math.Abs(got-1.5*mu) > 1e-6 {
+		t.Errorf("overload rate %g, want 1.5 x %g", got, mu)
+	}
+	if m := r.Phases[2].Model; m == nil || m.CapacityPerS != mu {
+		t.Errorf("recovery's fluid model %+v, want one on the measured capacity", m)
+	}
 }
 
 // TestPhasesUndelivered: a profile the producers cannot send (one producer
@@ -107,12 +150,12 @@ func TestKnee(t *testing.T) {
 		{Second: 7, Phase: "up", E2ESamples: 10, E2EP99Ms: 60},
 		{Second: 8, Phase: "up", E2ESamples: 10, E2EP99Ms: 90},
 	}
-	ph := phaseResults(c, series)
+	ph := phaseResults(c, &engine.Result{Series: series})
 	if ph[0].KneePerS != nil || ph[1].KneePerS == nil || *ph[1].KneePerS != 500 {
 		t.Fatalf("knees %v %v, want none and 500 (the ramp's rate 4s in)", ph[0].KneePerS, ph[1].KneePerS)
 	}
 	c.SLO.E2EP99 = time.Second
-	if ph = phaseResults(c, series); ph[1].KneePerS == nil || *ph[1].KneePerS != -1 {
+	if ph = phaseResults(c, &engine.Result{Series: series}); ph[1].KneePerS == nil || *ph[1].KneePerS != -1 {
 		t.Errorf("a ramp that held the bound: %v, want -1", ph[1].KneePerS)
 	}
 }

@@ -32,8 +32,15 @@ const (
 // is not in it (its speed is Redis's).
 func Estimate(s *scenario.Scenario, noPlots bool) time.Duration {
 	total := planSetup
+	probed := map[capacityKey]bool{}
 	for _, r := range s.Runs() {
 		total += runEstimate(r)
+		if k := (capacityKey{r.Cell, r.Config.Backend.Label}); r.Config.CapacityPending() && !probed[k] {
+			// The capacity probe: its warm-up, window, a drain of what its
+			// closed loop left (at most its backlog bound) and its set-up.
+			probed[k] = true
+			total += probeWarmup + r.Config.Producers.CapacityProbe + drainSlack + runSetup
+		}
 	}
 	if !noPlots {
 		total += time.Duration(len(s.Cells)) * cellPlots

@@ -200,7 +200,20 @@ func (pr *planRunner) runAll(ctx context.Context, runs []conditions.RunSpec, out
 		for _, r := range runs[i+1:] {
 			pr.status.after += plannedLength(r)
 		}
-		rs, err := pr.runOne(ctx, spec)
+		spec, err := pr.resolveCapacity(ctx, spec)
+		var rs *summary.RunSummary
+		if err == nil {
+			rs, err = pr.runOne(ctx, spec)
+		} else if ctx.Err() == nil {
+			// A failed probe is its run's error; the plan goes on.
+			rs = &summary.RunSummary{ID: spec.ID, Label: spec.Config.Backend.Label, Backend: spec.Config.Backend.Name, Cell: spec.Cell,
+				Repeat: spec.Repeat, Config: spec.Config, Conditions: spec.Config.Conditions(""), Status: summary.StatusError, Error: err.Error()}
+			fmt.Fprintf(pr.progress, "  => %s: ERROR (%s)\n", spec.Config.Backend.Label, err)
+			err = nil
+		} else {
+			out.Interrupted = true
+			return nil
+		}
 		if rs != nil {
 			pr.record(rs, out)
 		}
@@ -327,6 +340,8 @@ type planRunner struct {
 	// runAddr is where the current run's clients reach Redis when it is
 	// not the server's own address (network.rtt's proxy); "": direct.
 	runAddr string
+	// capacity: the probes' results (producers.capacity: measure).
+	capacity map[capacityKey]conditions.Config
 }
 
 func randHex(n int) string {

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -106,7 +107,24 @@ func (p *parser) phase(item *yaml.Node, field string, i int) (conditions.Phase, 
 // given beside it.
 func (p *parser) applyPhases(cfg *Config) error {
 	if len(p.phases) == 0 {
+		if cfg.Producers.CapacityProbe > 0 {
+			return p.errAt(p.nodes["producers.capacity"], "producers.capacity", "measure serves phases' relative rates (rate: 1.5x) and their fluid model: give phases, or a number")
+		}
 		return nil
+	}
+	if _, fromCLI := p.origin[p.pnode]; fromCLI {
+		// Phases given with --set replace the file's single rate and
+		// duration: said, not silent.
+		for _, f := range []string{"duration", "producers.rate"} {
+			if n := p.nodes[f]; n != nil {
+				if _, cli := p.origin[n]; !cli {
+					p.nodes[f] = nil
+					if w := fmt.Sprintf("--set phases replaces the file's %s", f); !slices.Contains(p.warnings, w) {
+						p.warnings = append(p.warnings, w)
+					}
+				}
+			}
+		}
 	}
 	switch {
 	case p.nodes["duration"] != nil:
@@ -119,14 +137,14 @@ func (p *parser) applyPhases(cfg *Config) error {
 	cfg.Phases = make([]conditions.Phase, len(p.phases))
 	cfg.Duration = 0
 	for i, ph := range p.phases {
-		if ph.Times > 0 {
-			if cfg.Producers.Capacity <= 0 {
-				return p.errAt(p.pnode, fmt.Sprintf("phases[%d].rate", i), fmt.Sprintf("%gx is a multiple of the capacity: set producers.capacity (jobs/s, as measured by a closed-loop run of the same settings)", ph.Times))
-			}
-			ph.Rate = ph.Times * cfg.Producers.Capacity
+		if ph.Times > 0 && cfg.Producers.Capacity <= 0 && cfg.Producers.CapacityProbe <= 0 {
+			return p.errAt(p.pnode, fmt.Sprintf("phases[%d].rate", i), fmt.Sprintf("%gx is a multiple of the capacity, which nothing gives: set producers.capacity to jobs/s, or to measure (a closed-loop probe of the same backend and settings)", ph.Times))
 		}
 		cfg.Phases[i] = ph
 		cfg.Duration += ph.Duration
+	}
+	if cfg.Producers.Capacity > 0 {
+		cfg.SetCapacity(cfg.Producers.Capacity, cfg.Producers.CapacitySource)
 	}
 	cfg.Producers.Rate = cfg.Phases[0].Rate
 	return nil

@@ -167,9 +167,9 @@ func producerFields() []field {
 		{Path: "producers.rate", Default: "1000", Allowed: "a number > 0 (jobs/s)", Matrix: true,
 			Doc: "jobs per second, all producers together (open loop)",
 			set: func(c *Config, v string) error { return setFloat(&c.Producers.Rate, v, 1e-9, 1e7) }},
-		{Path: "producers.capacity", Default: "0", Allowed: "a number >= 0 (jobs/s; 0: unknown)", Matrix: true,
-			Doc: "the store's capacity under these conditions, as measured (a closed-loop run of the same settings): phases may then give rates as multiples of it (rate: 1.5x), and an overload followed by a recovery gets the fluid model's backlog and catch-up beside the measured ones",
-			set: func(c *Config, v string) error { return setFloat(&c.Producers.Capacity, v, 0, 1e7) }},
+		{Path: "producers.capacity", Default: "0", Allowed: "a number >= 0 (jobs/s; 0: unknown), measure, or measure(DURATION) (default 5s)", Matrix: true,
+			Doc: "the store's capacity under these conditions: a number you measured, or measure: a closed-loop probe of the same backend and settings runs before each cell's first run of that backend (its result and conditions recorded as capacity_source). Phases may then give rates as multiples of it (rate: 1.5x), and an overload followed by a recovery gets the fluid model's backlog and catch-up beside the measured ones",
+			set: setCapacity},
 		{Path: "producers.arrivals", Default: "poisson", Allowed: "poisson, constant", Matrix: true,
 			Doc: "open-loop inter-arrival times: exponential (Poisson process) or fixed",
 			set: func(c *Config, v string) error { return setEnum(&c.Producers.Arrivals, v, "poisson", "constant") }},
@@ -384,6 +384,28 @@ func parseInt64(v string) (int64, error) {
 		return 0, fmt.Errorf("%q is not an integer", v)
 	}
 	return n, nil
+}
+
+// setCapacity reads producers.capacity: jobs/s, or measure[(DURATION)].
+func setCapacity(c *Config, v string) error {
+	v = strings.TrimSpace(v)
+	rest, ok := strings.CutPrefix(v, "measure")
+	if !ok {
+		c.Producers.CapacityProbe, c.Producers.CapacitySource = 0, "given in the scenario"
+		return setFloat(&c.Producers.Capacity, v, 0, 1e7)
+	}
+	probe := 5 * time.Second
+	if rest != "" {
+		in, ok := strings.CutPrefix(rest, "(")
+		in, ok2 := strings.CutSuffix(in, ")")
+		d, err := time.ParseDuration(in)
+		if !ok || !ok2 || err != nil || d < time.Second || d > 10*time.Minute {
+			return fmt.Errorf("%q: allowed: measure, or measure(DURATION) with 1s <= DURATION <= 10m (measure(5s))", v)
+		}
+		probe = d
+	}
+	c.Producers.Capacity, c.Producers.CapacityProbe, c.Producers.CapacitySource = 0, probe, ""
+	return nil
 }
 
 func setFloat(dst *float64, v string, min, max float64) error {

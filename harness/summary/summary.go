@@ -290,6 +290,17 @@ type PhaseResult struct {
 	// first second whose e2e p99 went over the bound (the knee); -1 when
 	// the ramp held it to its end.
 	KneePerS *float64 `json:"knee_per_s,omitempty"`
+	// LatencyNs: the phase's e2e, queue-wait, lateness and producer
+	// schedule-lag percentiles, over the seconds the phase spans (as
+	// runs[].latency_ns).
+	LatencyNs map[string]map[string]float64 `json:"latency_ns,omitempty"`
+	// Jobs: the ledger's judgement of the jobs intended in the phase.
+	Jobs ledger.Tally `json:"jobs"`
+	// RedisCPUPerJobUs and CommandsPerJob: Redis's CPU and commands over
+	// the phase's seconds per job completed in them (0: not sampled, or
+	// nothing completed).
+	RedisCPUPerJobUs float64 `json:"redis_cpu_per_job_us,omitempty"`
+	CommandsPerJob   float64 `json:"commands_per_job,omitempty"`
 }
 
 // FluidModel is the fluid model's prediction for an overload at rate λo
