@@ -55,7 +55,7 @@ func TestParseAndPlan(t *testing.T) {
 		{"- {kind: net_reset, at: 1s, point: in_handler}", "takes no crash point"},
 		{"- {kind: net_latency, at: 1s, latency: 10ms, jitter: 20ms}", "above latency"},
 		{"- {kind: redis_restart, at: 1s, every: 2s}", "not both"},
-		{"- {kind: redis_restart, at: soon}", "not a duration"},
+		{"- {kind: redis_restart, at: 3 secs}", "not a duration"},
 		{"- {kind: redis_restart, at: 1s, color: red}", "unknown field"},
 	} {
 		_, err := parse(t, tc.src)

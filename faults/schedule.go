@@ -120,6 +120,11 @@ type Fault struct {
 	Kind Kind `json:"kind"`
 	// At lists fixed times, from the start of the run (warm-up included).
 	At []time.Duration `json:"at_ns,omitempty"`
+	// AtPhase, when an item of at named a phase of the load profile
+	// (overload+10s), holds that name at the item's index ("" for a time
+	// from the run's start); At then holds the offset into the phase until
+	// the scenario places it (ResolvePhases).
+	AtPhase []string `json:"at_phase,omitempty"`
 	// Every fires the fault repeatedly, each gap drawn uniformly from
 	// [Every/2, 3*Every/2] (seeded), from From until Until.
 	Every time.Duration `json:"every_ns,omitempty"`
@@ -257,6 +262,63 @@ func kindNames() []string {
 	return s
 }
 
+// phaseTime reads one item of at: a duration from the run's start, or a
+// phase of the load profile and an offset into it (overload, overload+10s).
+func phaseTime(v *yaml.Node) (string, time.Duration, error) {
+	if v.Kind == yaml.ScalarNode {
+		name, off, plus := strings.Cut(strings.TrimSpace(v.Value), "+")
+		if isPhaseName(name) {
+			if !plus {
+				return name, 0, nil
+			}
+			d, err := time.ParseDuration(strings.TrimSpace(off))
+			if err != nil || d < 0 || d > MaxDuration {
+				return "", 0, fmt.Errorf("%q: allowed: a duration (3s), a phase (overload) or a phase and an offset into it (overload+10s)", v.Value)
+			}
+			return name, d, nil
+		}
+	}
+	d, err := dur(v, 0)
+	if err != nil {
+		return "", 0, fmt.Errorf("%w; or a phase of the profile and an offset into it (overload+10s)", err)
+	}
+	return "", d, nil
+}
+
+// isPhaseName says name looks like a phase's where a time could be: a
+// letter or _ first, so 10s and 1h30m stay durations.
+func isPhaseName(name string) bool {
+	for i, r := range name {
+		letter := r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if !letter && (i == 0 || r != '-' && (r < '0' || r > '9')) {
+			return false
+		}
+	}
+	return name != ""
+}
+
+// ResolvePhases places the items of at given relative to a phase: start
+// says where a phase begins from the run's start (false: no such phase).
+// It returns a copy; f is left as parsed.
+func (f Fault) ResolvePhases(start func(phase string) (time.Duration, bool)) (Fault, error) {
+	if f.AtPhase == nil {
+		return f, nil
+	}
+	out := f
+	out.At = slices.Clone(f.At)
+	for i, ph := range f.AtPhase {
+		if ph == "" {
+			continue
+		}
+		s, ok := start(ph)
+		if !ok {
+			return f, fmt.Errorf("at %s+%s names no phase of the profile", ph, f.At[i])
+		}
+		out.At[i] = s + f.At[i]
+	}
+	return out, nil
+}
+
 func dur(v *yaml.Node, min time.Duration) (time.Duration, error) {
 	if v.Kind != yaml.ScalarNode {
 		return 0, fmt.Errorf("expects a duration (500ms, 2s), not a list or mapping")
@@ -301,10 +363,16 @@ func (f *Fault) set(key string, v *yaml.Node) error {
 		if len(items) == 0 {
 			return fmt.Errorf("an empty list; give one time or several (3s, [2s, 5s])")
 		}
-		for _, it := range items {
-			d, err := dur(it, 0)
+		for i, it := range items {
+			phase, d, err := phaseTime(it)
 			if err != nil {
 				return err
+			}
+			if phase != "" && f.AtPhase == nil {
+				f.AtPhase = make([]string, len(items))
+			}
+			if phase != "" {
+				f.AtPhase[i] = phase
 			}
 			f.At = append(f.At, d)
 		}

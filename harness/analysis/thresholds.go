@@ -13,7 +13,7 @@ func Gate(ths []verdict.Threshold, sum *summary.Summary) ([]summary.ThresholdRes
 	if len(ths) == 0 || sum.Statistics == nil {
 		return nil, nil
 	}
-	crossings := verdict.Evaluate(ths, sum.Statistics)
+	crossings := append(verdict.Evaluate(ths, sum.Statistics), verdict.EvaluatePhases(ths, sum.Runs)...)
 	var results []summary.ThresholdResult
 	var failed []string
 	for _, t := range ths {

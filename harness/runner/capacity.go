@@ -29,7 +29,7 @@ const probeWarmup = 2 * time.Second
 // (producers.capacity: measure) its capacity: the completed jobs/s of a
 // closed-loop probe of the same backend and settings, run once per cell and
 // backend just before its first run, on the same fresh Redis. The probe
-// runs without faults and with local workers only; its figures and
+// runs without faults, with the run's workers (processes too); its figures and
 // conditions are recorded in the run's capacity_source.
 func (pr *planRunner) resolveCapacity(ctx context.Context, spec conditions.RunSpec) (conditions.RunSpec, error) {
 	if !spec.Config.CapacityPending() {
@@ -61,7 +61,6 @@ func (pr *planRunner) probeCapacity(ctx context.Context, spec conditions.RunSpec
 	cfg := spec.Config
 	cfg.Phases, cfg.Faults = nil, nil
 	cfg.Producers.Mode, cfg.Producers.CapacityProbe = "closed", 0
-	cfg.Workers.Processes, cfg.Workers.Remote = 0, 0
 	cfg.Warmup, cfg.Duration = probeWarmup, spec.Config.Producers.CapacityProbe
 	// A backlog of four times what the workers can hold keeps every slot
 	// fed without leaving a long drain behind (the probe's jobs are
@@ -87,7 +86,7 @@ func (pr *planRunner) probeCapacity(ctx context.Context, spec conditions.RunSpec
 	if client != nil {
 		defer client.Close()
 	}
-	store, _, err := pr.buildStore(ctx, probe, be, client, rs)
+	store, jopts, err := pr.buildStore(ctx, probe, be, client, rs)
 	if err != nil {
 		return 0, "", err
 	}
@@ -97,7 +96,22 @@ func (pr *planRunner) probeCapacity(ctx context.Context, spec conditions.RunSpec
 	defer store.Close()
 	real := probe
 	real.Config = cfg.RealTime()
-	res := engine.Run(ctx, real, store, engine.Hooks{Label: cfg.Backend.Label, Status: pr.status.line, Mover: rs.MoverLoop, Speed: cfg.Speed()})
+	hooks := engine.Hooks{Label: cfg.Backend.Label, Status: pr.status.line, Mover: rs.MoverLoop, Speed: cfg.Speed()}
+	if cfg.Workers.Processes > 0 || cfg.Workers.Remote > 0 {
+		// The run's worker processes, so the probe measures what the run
+		// will drive.
+		srv, err := pr.pool.get(ctx, cfg.Redis)
+		if err != nil {
+			return 0, "", err
+		}
+		fs, cleanup, err := pr.prepareFaults(ctx, real, srv, be, jopts, rs.MoverLoop, &hooks)
+		defer cleanup()
+		if err != nil {
+			return 0, "", fmt.Errorf("worker processes: %w", err)
+		}
+		hooks.Faults = fs
+	}
+	res := engine.Run(ctx, real, store, hooks)
 	pr.status.end()
 	switch {
 	case res.Err != nil:
@@ -110,9 +124,6 @@ func (pr *planRunner) probeCapacity(ctx context.Context, spec conditions.RunSpec
 	mu := res.Throughput.Completed
 	source := fmt.Sprintf("measured: %.0f jobs/s completed by a closed-loop probe (backlog <= %d) of the same backend and settings, %s after %s warm-up, without faults",
 		mu, cfg.Producers.MaxBacklog, cfg.Duration, cfg.Warmup)
-	if spec.Config.Workers.Processes > 0 || spec.Config.Workers.Remote > 0 {
-		source += ", its workers in this process"
-	}
 	if !res.Ledger.OK {
 		source += fmt.Sprintf("; the probe's ledger failed (lost %d): %v", res.Ledger.Lost, res.Ledger.Problems)
 	}

@@ -1,11 +1,15 @@
 package runner
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/harness/verdict"
+	"github.com/aebench/aebench/suggest"
 )
 
 // newSummary starts the summary of a plan of s: what is known before the first run.
@@ -52,7 +56,35 @@ func parseThresholds(s *scenario.Scenario) ([]verdict.Threshold, error) {
 		if err != nil {
 			return nil, t.Error(err.Error())
 		}
+		if th.Phase != "" {
+			if err := phaseExists(s, th); err != nil {
+				return nil, t.Error(err.Error())
+			}
+		}
 		out = append(out, th)
 	}
 	return out, nil
+}
+
+// phaseExists checks that a phase-scoped threshold names a phase of the
+// scenario's profile (every cell has the same phases), and that a limit
+// in multiples of the capacity has one to multiply.
+func phaseExists(s *scenario.Scenario, th verdict.Threshold) error {
+	if len(s.Cells) == 0 {
+		return nil
+	}
+	c := s.Cells[0].Base
+	var names []string
+	for _, p := range c.Phases {
+		names = append(names, p.Name)
+	}
+	switch {
+	case len(names) == 0:
+		return fmt.Errorf("threshold %q is scoped to phase %s, and the scenario has no phases", th.Expr, th.Phase)
+	case !slices.Contains(names, th.Phase):
+		return fmt.Errorf("threshold %q: %q names no phase%s; phases: %s", th.Expr, th.Phase, suggest.DidYouMean(th.Phase, names), strings.Join(names, ", "))
+	case th.OfCapacity && c.Producers.Capacity <= 0 && c.Producers.CapacityProbe <= 0:
+		return fmt.Errorf("threshold %q: a limit in multiples of the capacity needs producers.capacity (jobs/s, or measure)", th.Expr)
+	}
+	return nil
 }

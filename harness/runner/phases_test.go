@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
 )
 
@@ -157,5 +159,29 @@ func TestKnee(t *testing.T) {
 	c.SLO.E2EP99 = time.Second
 	if ph = phaseResults(c, &engine.Result{Series: series}); ph[1].KneePerS == nil || *ph[1].KneePerS != -1 {
 		t.Errorf("a ramp that held the bound: %v, want -1", ph[1].KneePerS)
+	}
+}
+
+// TestPhaseThresholdsChecked: a threshold scoped to a phase the profile
+// lacks, in a scenario without phases, or in multiples of a capacity
+// nothing gives, fails before the plan with the file, line and phase.
+func TestPhaseThresholdsChecked(t *testing.T) {
+	const phases = "phases:\n  - {name: overload, duration: 1s, rate: 100}\n"
+	for _, tc := range []struct{ name, src, want string }{
+		{"unknown phase", "backends: [zset]\nthresholds:\n  - \"overlaod: catchup_s < 30\"\n" + phases, `"overlaod" names no phase (did you mean "overload"?)`},
+		{"no phases", "backends: [zset]\nthresholds:\n  - \"overload: catchup_s < 30\"\n", "the scenario has no phases"},
+		{"no capacity", "backends: [zset]\nthresholds:\n  - \"overload: completed_per_s > 0.9 capacity\"\n" + phases, "needs producers.capacity"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := scenario.ParseScenario("th.yaml", []byte(tc.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = parseThresholds(s)
+			var ce *scenario.ConfigError
+			if !errors.As(err, &ce) || ce.File != "th.yaml" || ce.Line != 3 || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want th.yaml line 3 and %q", err, tc.want)
+			}
+		})
 	}
 }

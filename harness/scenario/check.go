@@ -157,7 +157,11 @@ func (p *parser) checkFaultTimes(c Config, i int, f faults.Fault) error {
 		return &ConfigError{File: p.file, Line: f.Line, Column: f.Column, Field: fmt.Sprintf("faults[%d].%s", i, field),
 			Msg: fmt.Sprintf("%s %s is not before the run's end %s (warmup %s + duration %s): the fault would never fire", what, d, end, c.Warmup, c.Duration)}
 	}
-	for _, at := range f.At {
+	for j, at := range f.At {
+		if at >= end && len(f.AtPhase) > j && f.AtPhase[j] != "" {
+			return &ConfigError{File: p.file, Line: f.Line, Column: f.Column, Field: fmt.Sprintf("faults[%d].at", i),
+				Msg: fmt.Sprintf("%s is %s from the run's start, after the last phase ends at %s: the fault would never fire", f.AtPhase[j], at, end)}
+		}
 		if at >= end {
 			return fat("at", at, "at")
 		}

@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/suggest"
 )
@@ -147,5 +148,39 @@ func (p *parser) applyPhases(cfg *Config) error {
 		cfg.SetCapacity(cfg.Producers.Capacity, cfg.Producers.CapacitySource)
 	}
 	cfg.Producers.Rate = cfg.Phases[0].Rate
+	return nil
+}
+
+// placeFaults places the faults timed relative to a phase (at:
+// overload+10s) on the run's clock of cfg; errors name the fault and
+// what the profile offers.
+func (p *parser) placeFaults(cfg *Config) error {
+	spans := cfg.Spans()
+	var names []string
+	for _, sp := range spans {
+		names = append(names, sp.Name)
+	}
+	start := func(name string) (time.Duration, bool) {
+		for _, sp := range spans {
+			if sp.Name == name {
+				return sp.Start, true
+			}
+		}
+		return 0, false
+	}
+	placed := make([]faults.Fault, len(cfg.Faults))
+	for i, f := range cfg.Faults {
+		g, err := f.ResolvePhases(start)
+		if err != nil {
+			msg := err.Error() + "; the scenario has no phases"
+			if len(names) > 0 {
+				bad := f.AtPhase[slices.IndexFunc(f.AtPhase, func(n string) bool { _, ok := start(n); return n != "" && !ok })]
+				msg = err.Error() + suggest.DidYouMean(bad, names) + "; phases: " + strings.Join(names, ", ")
+			}
+			return &ConfigError{File: p.file, Line: f.Line, Column: f.Column, Field: fmt.Sprintf("faults[%d].at", i), Msg: msg}
+		}
+		placed[i] = g
+	}
+	cfg.Faults = placed
 	return nil
 }

@@ -168,6 +168,10 @@ func TestParseBad(t *testing.T) {
 		{"a misspelt phase field", "backends: [zset]\nphases:\n  - {name: a, duration: 1s, rat: 5}\n", 3, []string{"phases[0]", `did you mean "rate"?`}},
 		{"duration beside phases", "backends: [zset]\nduration: 5s\nphases:\n  - {name: a, duration: 1s, rate: 10}\n", 2, []string{"duration", "the phases' sum"}},
 		{"a rate beside phases", "backends: [zset]\nproducers: {rate: 50}\nphases:\n  - {name: a, duration: 1s, rate: 10}\n", 2, []string{"producers.rate", "each phase's rate"}},
+		{"a fault in an unknown phase", "backends: [zset]\nfaults:\n  - {kind: worker_crash, at: overlaod+1s}\nphases:\n  - {name: overload, duration: 2s, rate: 10}\n", 3, []string{"faults[0].at", "names no phase", `did you mean "overload"?`}},
+		{"a fault after the last phase", "backends: [zset]\nfaults:\n  - {kind: worker_crash, at: a+5s}\nphases:\n  - {name: a, duration: 2s, rate: 10}\n", 3, []string{"faults[0].at", "after the last phase ends"}},
+		{"a phase-relative fault without phases", "backends: [zset]\nfaults:\n  - {kind: worker_crash, at: overload+1s}\n", 3, []string{"faults[0].at", "no phases"}},
+		{"a bad offset into a phase", "backends: [zset]\nfaults:\n  - {kind: worker_crash, at: overload+ten}\nphases:\n  - {name: overload, duration: 2s, rate: 10}\n", 3, []string{"faults[0]", "overload+10s"}},
 		{"phases in a closed loop", "backends: [zset]\nproducers: {mode: closed}\nphases:\n  - {name: a, duration: 1s, rate: 10}\n", 4, []string{"phases", "open loop"}},
 		{"unknown section field", "backends: [zset]\nproducers:\n  rate: 10\n  rat: 5\n", 4,
 			[]string{"bad.yaml:4:3", "producers", `unknown field "rat"`, "allowed: count, mode, rate"}},
@@ -509,6 +513,29 @@ func TestReadmeListsEveryScenario(t *testing.T) {
 	for _, f := range files {
 		if name := filepath.Base(f); !strings.Contains(string(data), "`"+name+"`") {
 			t.Errorf("scenarios/README.md does not list `%s`", name)
+		}
+	}
+}
+
+// TestFaultAtPhase: a fault timed into a phase (overload+1s) lands at the
+// phase's start on the run's clock plus the offset, beside one given from
+// the run's start; each cell places it after its own warm-up.
+func TestFaultAtPhase(t *testing.T) {
+	src := `backends: [zset]
+warmup: [1s, 2s]
+faults:
+  - {kind: worker_crash, at: [overload+1s, 500ms, calm]}
+phases:
+  - {name: calm, duration: 2s, rate: 10}
+  - {name: overload, duration: 3s, rate: 30}
+`
+	s, err := ParseScenario("p.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range [][]time.Duration{{4 * time.Second, 500 * time.Millisecond, time.Second}, {5 * time.Second, 500 * time.Millisecond, 2 * time.Second}} {
+		if got := s.Cells[i].Base.Faults[0].At; !slices.Equal(got, want) {
+			t.Errorf("cell %d: at %v, want %v", i+1, got, want)
 		}
 	}
 }

@@ -57,6 +57,9 @@ type Metric struct {
 	// get reads the run's value; false when the run did not measure it
 	// (the field is absent from its summary.json).
 	get func(r *summary.RunSummary) (float64, bool)
+	// phase reads a phase's value, for a phase-scoped threshold's metric
+	// (phasegate.go); nil for the run metrics.
+	phase func(p summary.PhaseResult) (float64, bool)
 	// Unit of the value as stored: ns, jobs/s, µs, cmds, B, jobs.
 	Unit   string
 	Kind   Kind

@@ -24,6 +24,11 @@ type Threshold struct {
 	Pct      float64 // > 0: the allowed change in the worse direction
 	Op       string  // <, <=, >, >=
 	Limit    float64
+	// Phase scopes the threshold to a phase of the load profile
+	// (`recovery: catchup_s < 30`, phasegate.go); Metric is then a phase
+	// metric. OfCapacity: Limit is a multiple of the run's capacity.
+	Phase      string
+	OfCapacity bool
 }
 
 const (
@@ -31,7 +36,7 @@ const (
 		"(higher is better, e.g. throughput:-5%)"
 	thresholdAllowed = "METRIC OP VALUE with OP one of <, <=, >, >= and VALUE a duration for latencies " +
 		"(e2e.p99 < 20ms), a number otherwise (throughput > 10000, redis_cpu_us_per_job < 40), " +
-		"or a signed percentage relative to a baseline (e2e.p99 < +10%)"
+		"or a signed percentage relative to a baseline (e2e.p99 < +10%); or scoped to a phase, " + phaseAllowed
 )
 
 // ParseFailOn parses a --fail-on flag: `e2e.p99:+10%` fails a comparison
@@ -82,6 +87,9 @@ func ParseThreshold(expr string) (Threshold, error) {
 		return Threshold{}, fmt.Errorf("threshold %q: %s; allowed: %s", expr, fmt.Sprintf(format, a...), thresholdAllowed)
 	}
 	f := strings.Fields(expr)
+	if len(f) > 0 && strings.HasSuffix(f[0], ":") {
+		return parsePhaseThreshold(expr, f)
+	}
 	if len(f) != 3 {
 		return bad("want three parts, METRIC OP VALUE, separated by spaces; got %d", len(f))
 	}
@@ -181,7 +189,7 @@ type Crossing struct {
 func Evaluate(ths []Threshold, b *stats.Block) []Crossing {
 	var out []Crossing
 	for _, t := range ths {
-		if t.Relative {
+		if t.Relative || t.Phase != "" {
 			continue
 		}
 		seen := false

@@ -1,8 +1,12 @@
 package verdict
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/aebench/aebench/harness/summary"
 )
 
 const cond = "open loop poisson 300 jobs/s, client go-redis, embedded redis 7.0.15 hz 10"
@@ -171,6 +175,15 @@ func TestParseThresholds(t *testing.T) {
 		{expr: "throughput > +5%", err: "sign -"},
 		{expr: "e2e.p99 > +10%", err: "< or <="},
 		{expr: "throughput > lots", err: "is not a number"},
+		{expr: "recovery: catchup_s < 30", limit: 30},
+		{expr: "overload: completed_per_s > 0.95 capacity", limit: 0.95},
+		{expr: "burst: e2e.p99 < 2s", limit: 2e9},
+		{expr: "recovery: catchup < 30", err: `"catchup" is not a phase metric`},
+		{expr: "recovery: catchup_s < soon", err: "is not a value of catchup_s"},
+		{expr: "recovery: catchup_s < 30 capacity", err: "only a rate takes a multiple"},
+		{expr: "recovery: catchup_s ~ 30", err: "is not an operator"},
+		{expr: "recovery: < 30", err: "want a phase, then METRIC OP VALUE"},
+		{expr: "burst: e2e.p99 < 2", err: "is not a duration"},
 	} {
 		th, err := ParseThreshold(tc.expr)
 		if tc.err != "" {
@@ -195,5 +208,56 @@ func TestParseThresholds(t *testing.T) {
 	if _, err := ParseThresholds("scenarios/ci.yaml", []string{"e2e.p99 < 20ms", "bad"}); err == nil ||
 		!strings.Contains(err.Error(), "scenarios/ci.yaml: thresholds[1]") {
 		t.Errorf("block error %v does not name the file and index", err)
+	}
+}
+
+// TestEvaluatePhases: a phase-scoped threshold holds each backend's
+// median over its repeats to the limit (times each run's capacity for N
+// capacity), a catch-up that never came crosses "< N", references and
+// runs without the phase are left out, and a phase no run has is
+// unchecked.
+func TestEvaluatePhases(t *testing.T) {
+	never, quick, slow := -1.0, 12.0, 40.0
+	run := func(label string, repeat int, catch *float64, done float64) summary.RunSummary {
+		r := summary.RunSummary{ID: fmt.Sprint(label, repeat), Label: label, Cell: 1, Repeat: repeat, Kind: "job store", Status: summary.StatusOK}
+		r.Config.Producers.Capacity = 1000
+		r.Phases = []summary.PhaseResult{{Name: "overload", CompletedPerS: done}, {Name: "recovery", CatchUpS: catch}}
+		return r
+	}
+	floor := run("floor", 1, &never, 10)
+	floor.Kind = "reference"
+	runs := []summary.RunSummary{run("a", 1, &quick, 990), run("a", 2, &slow, 960), run("a", 3, &quick, 980),
+		run("b", 1, &never, 900), floor}
+	parse := func(e string) Threshold {
+		th, err := ParseThreshold(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return th
+	}
+	for _, tc := range []struct {
+		expr      string
+		crossed   []string
+		unchecked bool
+	}{
+		{"recovery: catchup_s < 30", []string{"b"}, false},
+		{"overload: completed_per_s > 0.95 capacity", []string{"b"}, false},
+		{"overload: completed_per_s >= 0.98 capacity", []string{"b"}, false},
+		{"overload: completed_per_s > 0.985 capacity", []string{"a", "b"}, false},
+		{"soak: catchup_s < 30", nil, true},
+	} {
+		cs := EvaluatePhases([]Threshold{parse(tc.expr)}, runs)
+		var got []string
+		for _, c := range cs {
+			if c.Unchecked != tc.unchecked {
+				t.Errorf("%q: %+v", tc.expr, c)
+			}
+			if !c.Unchecked {
+				got = append(got, c.Group.Backend)
+			}
+		}
+		if !slices.Equal(got, tc.crossed) || tc.unchecked && len(cs) != 1 {
+			t.Errorf("%q: crossed by %v, want %v (%+v)", tc.expr, got, tc.crossed, cs)
+		}
 	}
 }
