@@ -12,7 +12,7 @@ import (
 	"strings"
 )
 
-//go:embed *.yaml claims/*.yaml
+//go:embed *.yaml *.csv claims/*.yaml
 var files embed.FS
 
 // FS is the shipped scenario files: NAME.yaml and claims/NAME.yaml.
@@ -43,4 +43,11 @@ func Names() []string {
 	})
 	sort.Strings(out)
 	return out
+}
+
+// ReadData returns a data file shipped beside the scenarios (a trace:
+// "scenarios/trace-sample.csv" or "trace-sample.csv").
+func ReadData(name string) ([]byte, bool) {
+	data, err := files.ReadFile(strings.TrimPrefix(path.Clean(name), "scenarios/"))
+	return data, err == nil
 }

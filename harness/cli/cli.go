@@ -114,7 +114,7 @@ func Main(args []string, opts Options) int {
 }
 
 // commandNames are the commands runCtx knows.
-var commandNames = []string{"run", "plan", "init", "schema", "completion", "list", "claims", "drivers", "peer-check", "doctor", "compare", "export", "report", "worker", "version", "help"}
+var commandNames = []string{"run", "plan", "init", "schema", "completion", "trace", "list", "claims", "drivers", "peer-check", "doctor", "compare", "export", "report", "worker", "version", "help"}
 
 func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 	stdout, stderr := opts.Stdout, opts.Stderr
@@ -145,6 +145,8 @@ func runCtx(ctx context.Context, args []string, opts Options, tty bool) int {
 		return cmdInit(args[1:], opts)
 	case "completion":
 		return cmdCompletion(args[1:], stdout, stderr)
+	case "trace":
+		return cmdTrace(args[1:], stdout, stderr)
 	case "schema":
 		data, err := scenario.JSONSchema(opts.Registry)
 		if err != nil || len(args) > 1 {

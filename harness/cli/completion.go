@@ -35,6 +35,7 @@ var commandFlags = map[string][]string{
 	"report":     {"--out", "--help"},
 	"worker":     {"--coordinator", "--bind", "--help"},
 	"completion": {"bash", "zsh", "fish"},
+	"trace":      {"synth", "check", "--out", "--duration", "--rate", "--period", "--swing", "--bursts", "--burst-x", "--burst-len", "--delayed", "--max-delay", "--payload", "--seed", "--help"},
 }
 
 func cmdCompletion(args []string, stdout, stderr io.Writer) int {

@@ -15,6 +15,7 @@ Usage: (typical duration on 2 cores in brackets)
   aebench init [DIR]             write a commented starter scenario (--redis-url, --backends) [instant]
   aebench schema                 the JSON Schema of scenario files, for editors (scenarios/scenario.schema.json) [instant]
   aebench completion SHELL       a completion script for bash, zsh or fish [instant]
+  aebench trace synth --out FILE a synthetic arrival trace for producers.trace; trace check FILE parses one [instant]
   aebench list [flags]           list backends and scenarios (shipped in the binary outside a checkout) [instant]
   aebench claims [--quick]       judge the seeds' claims, reproduce their flaws [about 25 min; --quick 5]
   aebench drivers [--overhead]   the job-system drivers (BullMQ, Sidekiq, RQ): declarations, overhead [seconds; --overhead 2 min]
@@ -83,7 +84,7 @@ default and allowed values.
 // commandHelp is command name's help: the same text for aebench help NAME
 // and aebench NAME --help.
 func commandHelp(name string) (string, bool) {
-	h, ok := map[string]string{"run": runHelp, "plan": planHelp, "init": initHelp, "schema": schemaHelp, "completion": completionHelp, "list": listHelp, "doctor": doctorHelp, "compare": compareHelp,
+	h, ok := map[string]string{"run": runHelp, "plan": planHelp, "init": initHelp, "schema": schemaHelp, "completion": completionHelp, "trace": traceHelp, "list": listHelp, "doctor": doctorHelp, "compare": compareHelp,
 		"export": exportHelp, "report": reportHelp, "claims": lab.ClaimsHelp, "drivers": lab.DriversHelp,
 		"peer-check": lab.PeerCheckHelp, "worker": workerHelp, "version": versionHelp, "help": mainHelp}[name]
 	return h, ok

@@ -2,10 +2,12 @@ package conditions
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
 	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/harness/trace"
 	"github.com/aebench/aebench/jobstore"
 )
 
@@ -178,6 +180,15 @@ type ProducerConfig struct {
 	// RunAt after the run's end (a delayed set of that size, never run).
 	Prefill        int     `json:"prefill"`
 	PrefillDelayed float64 `json:"prefill_delayed"`
+	// Trace replays arrivals from a file (package trace): the file as
+	// given, TraceScale times its rate (whole copies of each arrival plus
+	// a seeded share for a fraction), looped when TraceLoop; TraceData is
+	// the parsed trace and TraceText states it for the record.
+	Trace      string       `json:"trace,omitempty"`
+	TraceScale float64      `json:"trace_scale,omitempty"`
+	TraceLoop  bool         `json:"trace_loop,omitempty"`
+	TraceText  string       `json:"trace_text,omitempty"`
+	TraceData  *trace.Trace `json:"-"`
 }
 
 // WorkerConfig is the consuming side.
@@ -252,6 +263,9 @@ func (c Config) Conditions(redisVersion string) string {
 		if len(c.Phases) > 0 {
 			load = fmt.Sprintf("open loop %s, phases %s", c.Producers.Arrivals, c.phasesText())
 		}
+		if c.Producers.TraceText != "" {
+			load = "open loop, " + c.Producers.TraceText
+		}
 	} else {
 		load = fmt.Sprintf("closed loop (backlog <= %d)", c.Producers.MaxBacklog)
 	}
@@ -283,6 +297,9 @@ func (c Config) ShortConditions(redisVersion string) string {
 	if len(c.Phases) > 0 {
 		load = fmt.Sprintf("open %s, phases %s", c.Producers.Arrivals, c.phasesText())
 	}
+	if c.Producers.TraceText != "" {
+		load = c.Producers.TraceText
+	}
 	if c.Producers.Mode != "open" {
 		load = fmt.Sprintf("closed loop (backlog <= %d)", c.Producers.MaxBacklog)
 	}
@@ -301,7 +318,7 @@ func delayedText(p ProducerConfig) string {
 	if p.Delayed == 0 {
 		return "no delayed jobs"
 	}
-	s := fmt.Sprintf("%g%% delayed %s", p.Delayed*100, p.DelayText)
+	s := fmt.Sprintf("%g%% delayed %s", math.Round(p.Delayed*1e4)/100, p.DelayText)
 	if p.Align > 0 {
 		s += fmt.Sprintf(" due at multiples of %s", p.Align)
 	}

@@ -26,13 +26,17 @@ type StatusLine struct {
 
 // SeriesPoint is one second of a run's time series.
 type SeriesPoint struct {
-	Second    int    `json:"second"`
-	Phase     string `json:"phase"`
-	Enqueued  int64  `json:"enqueued"`
-	Started   int64  `json:"started"`
-	Completed int64  `json:"completed"`
-	Retried   int64  `json:"retried"`
-	Dead      int64  `json:"dead"`
+	Second   int    `json:"second"`
+	Phase    string `json:"phase"`
+	Enqueued int64  `json:"enqueued"`
+	// Sent is the jobs whose Enqueue call started in the second (Second-1
+	// to Second from the run's start): the producers' delivered arrivals,
+	// on the plan's clock rather than the collector's tick.
+	Sent      int64 `json:"sent"`
+	Started   int64 `json:"started"`
+	Completed int64 `json:"completed"`
+	Retried   int64 `json:"retried"`
+	Dead      int64 `json:"dead"`
 	// Backlog is acknowledged, not finished and not running; BacklogDelayed
 	// the part of it waiting for a RunAt in the future, BacklogDue the rest.
 	Backlog        int64 `json:"backlog"`
@@ -174,7 +178,7 @@ func (e *engine) collect(k int, final bool) {
 	e.recMu.Unlock()
 	rqMs, cpuPct := e.machineSecond(secs)
 	pt := SeriesPoint{RunQueueWaitMsPerS: rqMs, HarnessCPUPercent: cpuPct, RedisCPUPercent: e.redisSecond(secs), RedisCommands: e.redisCommands(), ScheduleLagP99Ms: iv.lag99, QueueWaitP99Ms: iv.qw99, Second: k, Phase: phase,
-		Enqueued:  cur.EnqueuedJobs - e.lastCounts.EnqueuedJobs,
+		Enqueued: cur.EnqueuedJobs - e.lastCounts.EnqueuedJobs, Sent: e.sentIn(k),
 		Started:   cur.Started - e.lastCounts.Started,
 		Completed: cur.Completed - e.lastCounts.Completed,
 		Retried:   cur.Retried - e.lastCounts.Retried,
@@ -204,6 +208,14 @@ func (e *engine) collect(k int, final bool) {
 	e.tickCost += cost
 	e.tickMax = max(e.tickMax, cost)
 	e.ticks++
+}
+
+// sentIn is the jobs sent in second k of the run (1: its first).
+func (e *engine) sentIn(k int) int64 {
+	if k < 1 || k > len(e.sent) {
+		return 0
+	}
+	return e.sent[k-1].Load()
 }
 
 // addPhase keeps the second's latencies under its profile phase (none

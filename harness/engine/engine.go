@@ -106,6 +106,9 @@ type engine struct {
 	// collector state (only the collector goroutine touches these, then run after it stops)
 	total    hist.Set
 	interval hist.Set
+	// sent counts the jobs of the Enqueue calls started in each second
+	// from t0 (SeriesPoint.Sent).
+	sent []atomic.Int64
 	// byPhase: the latencies of each second of a profile's phase, merged
 	// by phase name (the seconds the collector names for it).
 	byPhase       map[string]*hist.Set
@@ -225,7 +228,7 @@ func Run(ctx context.Context, spec conditions.RunSpec, store jobstore.Store, hoo
 	if hooks.WStore != nil {
 		e.wstore = hooks.WStore
 	}
-	e.payload = make([]byte, cfg.Producers.Payload)
+	e.payload = make([]byte, max(cfg.Producers.Payload, cfg.Producers.TraceData.MaxPayload()))
 	for i := range e.payload {
 		e.payload[i] = 'a' + byte(i%26)
 	}
@@ -238,6 +241,7 @@ func Run(ctx context.Context, spec conditions.RunSpec, store jobstore.Store, hoo
 	e.warmEnd = e.t0.Add(cfg.Warmup)
 	e.stopAt = e.warmEnd.Add(cfg.Duration)
 	e.windowEnd.Store(e.stopAt.UnixNano())
+	e.sent = make([]atomic.Int64, int((cfg.Warmup+cfg.Duration)/time.Second)+2)
 	e.lastTick = e.t0
 	if hooks.Speed > 1 {
 		e.stall = health.StartStallMeter()

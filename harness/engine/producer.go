@@ -15,6 +15,10 @@ import (
 
 func (e *engine) produce(ctx context.Context, p int) {
 	cfg := e.cfg.Producers
+	if cfg.TraceData != nil && cfg.Mode == "open" {
+		e.produceTrace(ctx, p)
+		return
+	}
 	pr := &producer{e: e, rec: e.newRecorder(), rng: rand.New(rand.NewPCG(uint64(e.cfg.Seed), uint64(p)+1)),
 		open: cfg.Mode == "open", prefix: "p" + strconv.Itoa(p) + "-",
 		// Calls per second for this producer.
@@ -135,8 +139,18 @@ func (pr *producer) call(ctx context.Context, intended time.Time) bool {
 		pr.planned[i] = ledger.PlannedJob{ID: id, Intended: intended, RunAt: runAt, Measured: measured}
 		pr.ids[i] = id
 	}
+	return pr.send(ctx, intended)
+}
+
+// send makes the Enqueue call of the batch in pr.jobs, intended at
+// intended, and books it in the ledger.
+func (pr *producer) send(ctx context.Context, intended time.Time) bool {
+	e := pr.e
 	callStart := time.Now()
-	if pr.open && measured {
+	if k := int(callStart.Sub(e.t0) / time.Second); k >= 0 && k < len(e.sent) {
+		e.sent[k].Add(int64(len(pr.ids)))
+	}
+	if pr.open && !intended.Before(e.warmEnd) {
 		pr.rec.Record(hist.TagScheduleLag, callStart.Sub(intended))
 	}
 	e.led.Planned(pr.planned, callStart)

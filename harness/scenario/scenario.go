@@ -16,6 +16,7 @@ import (
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/conditions"
+	"github.com/aebench/aebench/harness/trace"
 	"github.com/aebench/aebench/scenarios"
 	"github.com/aebench/aebench/suggest"
 )
@@ -189,6 +190,8 @@ type parser struct {
 	phases   []conditions.Phase
 	pnode    *yaml.Node
 	warnings []string
+	// traces: the parsed producers.trace files, by name.
+	traces map[string]*trace.Trace
 	// zip: matrix zip (the lists vary together) instead of their cross product.
 	zip bool
 }
@@ -538,6 +541,9 @@ func (p *parser) cell(s *Scenario, dims []dim, idx []int) (Cell, error) {
 		return Cell{}, err
 	}
 	if err := p.placeFaults(&cfg); err != nil {
+		return Cell{}, err
+	}
+	if err := p.applyTrace(&cfg); err != nil {
 		return Cell{}, err
 	}
 	// The recovery mode decides the heartbeat: lease renews it, seed never

@@ -539,3 +539,44 @@ phases:
 		}
 	}
 }
+
+// TestTraceErrors: a bad trace, or one the scenario cannot replay, fails
+// with the file, the line and the field.
+func TestTraceErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("good.csv", "offset_s\n0.5\n1.5\n2.5\n")
+	write("bad.csv", "offset_s,kind\n0.5,a\nlater,b\n")
+	for _, tc := range []struct {
+		name, src, file string
+		line            int
+		want            string
+	}{
+		{"malformed line", "backends: [zset]\nwarmup: 1s\nproducers: {trace: bad.csv}\n", "bad.csv", 3, "producers.trace column offset_s"},
+		{"missing file", "backends: [zset]\nproducers: {trace: none.csv}\n", "s.yaml", 2, "cannot read the trace"},
+		{"trace beside phases", "backends: [zset]\nproducers: {trace: good.csv}\nphases:\n  - {name: a, duration: 1s, rate: 5}\n", "s.yaml", 2, "give one of them"},
+		{"batched", "backends: [zset]\nwarmup: 1s\nproducers: {trace: good.csv, batch: 4}\n", "s.yaml", 3, "each arrival at its own time"},
+		{"past the trace", "backends: [zset]\nwarmup: 1s\nduration: 5s\nproducers: {trace: good.csv}\n", "s.yaml", 3, "trace_loop"},
+		{"warm-up longer than the trace", "backends: [zset]\nwarmup: 5s\nproducers: {trace: good.csv}\n", "s.yaml", 2, "a warm-up shorter than the trace"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseScenario(filepath.Join(dir, "s.yaml"), []byte(tc.src))
+			var ce *ConfigError
+			if !errors.As(err, &ce) || filepath.Base(ce.File) != tc.file || ce.Line != tc.line || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v (%+v), want %s line %d and %q", err, ce, tc.file, tc.line, tc.want)
+			}
+		})
+	}
+	s, err := ParseScenario(filepath.Join(dir, "s.yaml"), []byte("backends: [zset]\nwarmup: 1s\nproducers: {trace: good.csv, trace_scale: 2}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two arrivals in the window (1.5 and 2.5s) of 2s, twice over.
+	if c := s.Cells[0].Base; c.Duration != 2*time.Second || c.Producers.Rate != 2 || c.Producers.TraceData == nil {
+		t.Errorf("duration %s rate %g trace %v", c.Duration, c.Producers.Rate, c.Producers.TraceData != nil)
+	}
+}

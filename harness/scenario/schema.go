@@ -208,6 +208,22 @@ func producerFields() []field {
 		{Path: "producers.prefill_delayed", Default: "0", Allowed: "a share 0..1", Matrix: true,
 			Doc: "share of the prefill given a RunAt after the run's end: delayed jobs that only sit in the store (never run, never counted)",
 			set: func(c *Config, v string) error { return setFloat(&c.Producers.PrefillDelayed, v, 0, 1) }},
+		{Path: "producers.trace", Default: "", Allowed: "a CSV or JSON-lines file of arrivals (docs/traces.md)", Matrix: true,
+			Doc: "replays yesterday's traffic: each line's job is sent at the run's start plus its offset (from the scenario file's directory; given with --set, from the working directory). The trace spans the run unless duration says less (producers.trace_loop repeats it); it replaces producers.rate and phases",
+			set: func(c *Config, v string) error { c.Producers.Trace = strings.TrimSpace(v); return nil }},
+		{Path: "producers.trace_scale", Default: "1", Allowed: "a number > 0, at most 100", Matrix: true,
+			Doc: "the trace's rate times this: each arrival sent in whole copies and, for a fraction, once more with that probability (seeded)",
+			set: func(c *Config, v string) error { return setFloat(&c.Producers.TraceScale, v, 1e-3, 100) }},
+		{Path: "producers.trace_loop", Default: "false", Allowed: "true, false", Matrix: true,
+			Doc: "start the trace over after its span, until the window ends",
+			set: func(c *Config, v string) error {
+				b, err := strconv.ParseBool(v)
+				if err != nil {
+					return fmt.Errorf("%q is not true or false", v)
+				}
+				c.Producers.TraceLoop = b
+				return nil
+			}},
 		{Path: "producers.max_backlog", Default: "10000", Allowed: "an integer >= 1", Matrix: true,
 			Doc: "closed loop: producers pause while acknowledged but unfinished jobs exceed this",
 			set: func(c *Config, v string) error { return setInt(&c.Producers.MaxBacklog, v, 1, 1<<30) }},

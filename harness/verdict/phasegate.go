@@ -28,7 +28,7 @@ func phaseMetrics() []Metric {
 	}
 	lat := func(name, tag, q string) Metric {
 		return Metric{Name: name, Field: "phases[].latency_ns." + tag + "." + q, Unit: "ns", Kind: KindDuration, Better: LowerIsBetter,
-			Doc: tag + " " + q + " over the phase's seconds",
+			Doc:   tag + " " + q + " over the phase's seconds",
 			phase: func(p summary.PhaseResult) (float64, bool) { v, ok := p.LatencyNs[tag][q]; return v, ok }}
 	}
 	count := func(name, field string, v func(p summary.PhaseResult) float64) Metric {

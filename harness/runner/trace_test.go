@@ -1,0 +1,80 @@
+package runner
+
+import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/aebench/aebench/harness/trace"
+)
+
+// TestTraceReplay: a synthetic trace (a swing and a 2x burst, about 900
+// jobs/s for 6s) replayed against zset: the jobs sent in each second (by
+// when their Enqueue call started, timeseries.csv's sent) are the trace's
+// arrivals of that second within 1%, and every job is accounted for.
+func TestTraceReplay(t *testing.T) {
+	dir := t.TempDir()
+	s := trace.DefaultSynth()
+	s.Duration, s.Rate, s.Period, s.Bursts, s.BurstX, s.Seed = 6*time.Second, 900, 6*time.Second, 1, 2, 4
+	f, err := os.Create(filepath.Join(dir, "t.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	data, _ := os.ReadFile(filepath.Join(dir, "t.csv"))
+	tr, err := trace.Parse("t.csv", data, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := runScenario(t, filepath.Join(dir, "replay.yaml"), `name: replay
+seed: 3
+warmup: 1s
+drain: 10s
+calibration: off
+backends: [zset]
+producers: {count: 4, trace: t.csv}
+workers: {count: 4, concurrency: 8, handler: 200us}
+`)
+	r := out.Summary.Runs[0]
+	if r.Status != "ok" || r.Ledger.Acknowledged != int64(len(tr.Arrivals)) {
+		t.Fatalf("status %s (%s), %d acknowledged of the trace's %d", r.Status, r.Error, r.Ledger.Acknowledged, len(tr.Arrivals))
+	}
+	sent := sentPerSecond(t, filepath.Join(out.Dir, "timeseries.csv"))
+	for i, want := range tr.PerSecond() {
+		got := sent[i+1]
+		if diff := float64(got - int64(want)); diff > 0.01*float64(want) || -diff > 0.01*float64(want) {
+			t.Errorf("second %d: sent %d, the trace has %d (more than 1%% apart)", i+1, got, want)
+		}
+	}
+}
+
+// sentPerSecond reads timeseries.csv's sent column by second.
+func sentPerSecond(t *testing.T, path string) map[int]int64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("timeseries.csv: %v (%d rows)", err, len(rows))
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	out := map[int]int64{}
+	for _, row := range rows[1:] {
+		sec, _ := strconv.Atoi(row[col["second"]])
+		n, _ := strconv.ParseInt(row[col["sent"]], 10, 64)
+		out[sec] += n
+	}
+	return out
+}
