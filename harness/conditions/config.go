@@ -150,8 +150,10 @@ type StoreConfig struct {
 type ProducerConfig struct {
 	Count int `json:"count"`
 	// Mode is "open" (a planned schedule at Rate, latency counted from the
-	// plan) or "closed" (flat out, bounded by MaxBacklog).
-	Mode string  `json:"mode"`
+	// plan), "closed" (flat out, bounded by MaxBacklog) or "depth" (the
+	// due backlog kept at Depth).
+	Mode  string `json:"mode"`
+	Depth int    `json:"depth,omitempty"`
 	Rate float64 `json:"rate"` // jobs/s, all producers together
 	// Capacity is the store's capacity under these conditions as the
 	// scenario states it (jobs/s; 0: unknown): phases' relative rates and
@@ -267,7 +269,7 @@ func (c Config) Conditions(redisVersion string) string {
 			load = "open loop, " + c.Producers.TraceText
 		}
 	} else {
-		load = fmt.Sprintf("closed loop (backlog <= %d)", c.Producers.MaxBacklog)
+		load = c.Producers.loopText()
 	}
 	load += prefillText(c.Producers)
 	redis := c.Redis.Text(redisVersion)
@@ -301,7 +303,7 @@ func (c Config) ShortConditions(redisVersion string) string {
 		load = c.Producers.TraceText
 	}
 	if c.Producers.Mode != "open" {
-		load = fmt.Sprintf("closed loop (backlog <= %d)", c.Producers.MaxBacklog)
+		load = c.Producers.loopText()
 	}
 	load += prefillText(c.Producers)
 	redis := c.Redis.Text(redisVersion)
@@ -312,6 +314,14 @@ func (c Config) ShortConditions(redisVersion string) string {
 		s += fmt.Sprintf(", simulated x%g", c.Speed())
 	}
 	return s
+}
+
+// loopText states a closed or depth loop.
+func (p ProducerConfig) loopText() string {
+	if p.Mode == "depth" {
+		return fmt.Sprintf("depth loop (due backlog kept at %d)", p.Depth)
+	}
+	return fmt.Sprintf("closed loop (backlog <= %d)", p.MaxBacklog)
 }
 
 func delayedText(p ProducerConfig) string {

@@ -111,12 +111,22 @@ func (pr *producer) wait(ctx context.Context, timer *clock.Sleeper, next time.Ti
 		}
 		return next, ctx.Err() == nil
 	}
-	for e.led.Outstanding() >= int64(e.cfg.Producers.MaxBacklog) && time.Now().Before(e.stopAt) && ctx.Err() == nil {
+	for pr.full() && time.Now().Before(e.stopAt) && ctx.Err() == nil {
 		e.c.throttled.Add(1)
 		time.Sleep(time.Millisecond)
 	}
 	next = time.Now()
 	return next, next.Before(e.stopAt) && ctx.Err() == nil
+}
+
+// full says a closed loop's backlog is at its bound (producers.max_backlog
+// unfinished jobs), or a depth loop's due backlog at its depth.
+func (pr *producer) full() bool {
+	e := pr.e
+	if e.cfg.Producers.Mode == "depth" {
+		return e.backlog()-e.led.Delayed(time.Now()) >= int64(e.cfg.Producers.Depth)
+	}
+	return e.led.Outstanding() >= int64(e.cfg.Producers.MaxBacklog)
 }
 
 // call makes one Enqueue call of a batch intended at intended and books it

@@ -267,6 +267,9 @@ func (t *terminal) latencyTable(w io.Writer, runs []summary.RunSummary) {
 			return latText(&r, m[q])
 		}
 		offered := "closed"
+		if r.Config.Producers.Mode == "depth" {
+			offered = fmt.Sprintf("depth %d", r.Config.Producers.Depth)
+		}
 		if r.Throughput.Offered > 0 {
 			offered = fmtRate(r.Throughput.Offered)
 		}
