@@ -164,9 +164,6 @@ func producerFields() []field {
 		{Path: "producers.mode", Default: "open", Allowed: "open, closed, depth", Matrix: true,
 			Doc: "open: enqueue on a planned schedule at producers.rate, latency counted from the plan; closed: flat out, paused while the backlog exceeds producers.max_backlog; depth: keep the due backlog (acknowledged, due, not running) at producers.depth, the diagnostic of the Postgres job-queue harness: the throughput is what that depth sustains",
 			set: func(c *Config, v string) error { return setEnum(&c.Producers.Mode, v, "open", "closed", "depth") }},
-		{Path: "producers.depth", Default: "1000", Allowed: "an integer >= 1", Matrix: true,
-			Doc: "producers.mode depth: the due backlog the producers keep",
-			set: func(c *Config, v string) error { return setInt(&c.Producers.Depth, v, 1, 1<<30) }},
 		{Path: "producers.rate", Default: "1000", Allowed: "a number > 0 (jobs/s)", Matrix: true,
 			Doc: "jobs per second, all producers together (open loop)",
 			set: func(c *Config, v string) error { return setFloat(&c.Producers.Rate, v, 1e-9, 1e7) }},
@@ -230,6 +227,9 @@ func producerFields() []field {
 		{Path: "producers.max_backlog", Default: "10000", Allowed: "an integer >= 1", Matrix: true,
 			Doc: "closed loop: producers pause while acknowledged but unfinished jobs exceed this",
 			set: func(c *Config, v string) error { return setInt(&c.Producers.MaxBacklog, v, 1, 1<<30) }},
+		{Path: "producers.depth", Default: "1000", Allowed: "an integer >= 1", Matrix: true,
+			Doc: "producers.mode depth: the due backlog the producers keep",
+			set: func(c *Config, v string) error { return setInt(&c.Producers.Depth, v, 1, 1<<30) }},
 	}
 }
 
