@@ -37,6 +37,11 @@ type Config struct {
 	// Phases is the open-loop load profile over the measured window
 	// (phases.go); none: producers.rate throughout.
 	Phases []Phase `json:"phases,omitempty"`
+	// WarmupRate, from a first phase called warmup, is the warm-up's rate
+	// (0: the first phase's); WarmupTimes the same as a multiple of the
+	// capacity.
+	WarmupRate  float64 `json:"warmup_rate,omitempty"`
+	WarmupTimes float64 `json:"warmup_times_capacity,omitempty"`
 }
 
 // RunSpec is one run of a plan.

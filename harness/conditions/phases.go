@@ -2,6 +2,8 @@ package conditions
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -19,6 +21,69 @@ type Phase struct {
 	// Times, when the phase gave its rate as a multiple of the capacity
 	// (rate: 1.5x): Rate is then Times x producers.capacity.
 	Times float64 `json:"times_capacity,omitempty"`
+	// Work, when the phase overrides the workload (delayed, delay,
+	// handler, fail, payload), is the workload of its jobs: the jobs
+	// intended in the phase, whenever they run.
+	Work *Workload `json:"workload,omitempty"`
+}
+
+// Workload is a phase's jobs' workload: the run's, with the phase's
+// overrides (Overrides names them).
+type Workload struct {
+	Overrides   []string `json:"overrides"`
+	Delayed     float64  `json:"delayed_share"`
+	Delay       Dist     `json:"-"`
+	DelayText   string   `json:"delay"`
+	Handler     Dist     `json:"-"`
+	HandlerText string   `json:"handler"`
+	Fail        float64  `json:"fail_probability"`
+	Payload     int      `json:"payload_bytes"`
+}
+
+// JobName is the name a job intended in phase i carries when the phase
+// overrides the workload ("bench@i"), so a worker (in any process) plays
+// that phase's handler; "bench" otherwise.
+func (c Config) JobName(i int) string {
+	if i >= 0 && i < len(c.Phases) && c.Phases[i].Work != nil {
+		return "bench@" + strconv.Itoa(i)
+	}
+	return "bench"
+}
+
+// PhaseOfName is the phase index a JobName carries (-1: none).
+func PhaseOfName(name string) int {
+	_, i, ok := strings.Cut(name, "@")
+	if !ok {
+		return -1
+	}
+	n, err := strconv.Atoi(i)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// PhaseIndexAt is the index of the phase at since from the run's start
+// (the first during the warm-up, the last after the window; -1 without
+// phases).
+func (c Config) PhaseIndexAt(since time.Duration) int {
+	spans := c.Spans()
+	for i, s := range spans {
+		if since < s.End {
+			return i
+		}
+	}
+	return len(spans) - 1
+}
+
+// WorkloadOf is phase i's workload, the run's where the phase overrides
+// nothing.
+func (c Config) WorkloadOf(i int) Workload {
+	if i >= 0 && i < len(c.Phases) && c.Phases[i].Work != nil {
+		return *c.Phases[i].Work
+	}
+	return Workload{Delayed: c.Producers.Delayed, Delay: c.Producers.Delay, DelayText: c.Producers.DelayText,
+		Handler: c.Workers.Handler, HandlerText: c.Workers.HandlerText, Fail: c.Workers.Fail, Payload: c.Producers.Payload}
 }
 
 // PhaseSpan is a phase placed on the run's clock: it runs from Start to
@@ -55,6 +120,9 @@ func (c Config) RateAt(since time.Duration) float64 {
 		return c.Producers.Rate
 	}
 	if since < spans[0].Start {
+		if c.WarmupRate > 0 {
+			return c.WarmupRate
+		}
 		return spans[0].From
 	}
 	for _, s := range spans {
@@ -75,7 +143,7 @@ func (c Config) MaxRate() float64 {
 	if len(c.Phases) == 0 {
 		return c.Producers.Rate
 	}
-	m := 0.0
+	m := c.WarmupRate
 	for _, p := range c.Phases {
 		m = max(m, p.Rate)
 	}
@@ -109,6 +177,9 @@ func (c *Config) SetCapacity(mu float64, source string) {
 			c.Phases[i].Rate = c.Phases[i].Times * mu
 		}
 	}
+	if c.WarmupTimes > 0 {
+		c.WarmupRate = c.WarmupTimes * mu
+	}
 	if len(c.Phases) > 0 {
 		c.Producers.Rate = c.Phases[0].Rate
 	}
@@ -124,6 +195,9 @@ func (c Config) CapacityPending() bool {
 // 10s, burst 5000/s 5s, after ramp to 500/s 15s".
 func (c Config) phasesText() string {
 	var parts []string
+	if c.WarmupRate > 0 || c.WarmupTimes > 0 {
+		parts = append(parts, fmt.Sprintf("warmup %g/s %s", c.WarmupRate, c.Warmup))
+	}
 	for _, p := range c.Phases {
 		ramp := ""
 		if p.Ramp {
@@ -136,7 +210,11 @@ func (c Config) phasesText() string {
 		case p.Times > 0:
 			rate = fmt.Sprintf("%gx capacity", p.Times)
 		}
-		parts = append(parts, fmt.Sprintf("%s %s%s %s", p.Name, ramp, rate, p.Duration))
+		part := fmt.Sprintf("%s %s%s %s", p.Name, ramp, rate, p.Duration)
+		if w := p.Work; w != nil {
+			part += " (" + w.text() + ")"
+		}
+		parts = append(parts, part)
 	}
 	text := strings.Join(parts, ", ")
 	if mu := c.Producers.Capacity; mu > 0 {
@@ -147,4 +225,45 @@ func (c Config) phasesText() string {
 		text += fmt.Sprintf(" (capacity %.0f/s %s)", mu, how)
 	}
 	return text
+}
+
+// text states a workload's overrides: "handler uniform(50ms, 100ms),
+// fail 30%".
+func (w Workload) text() string {
+	var parts []string
+	for _, o := range w.Overrides {
+		switch o {
+		case "delayed":
+			parts = append(parts, fmt.Sprintf("%g%% delayed", w.Delayed*100))
+		case "delay":
+			parts = append(parts, "delay "+w.DelayText)
+		case "handler":
+			parts = append(parts, "handler "+w.HandlerText)
+		case "fail":
+			parts = append(parts, fmt.Sprintf("fail %g%%", w.Fail*100))
+		case "payload":
+			parts = append(parts, fmt.Sprintf("payload %dB", w.Payload))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// RebuildPhaseHandlers rebuilds the phases' handler samplers from their
+// text, after a Config travelled as JSON (to a worker process), as the
+// run's own handler is. The phases' workloads are copied, not shared.
+func (c *Config) RebuildPhaseHandlers() error {
+	c.Phases = slices.Clone(c.Phases)
+	for i, p := range c.Phases {
+		if p.Work == nil {
+			continue
+		}
+		w := *p.Work
+		h, err := ParseDist(w.HandlerText)
+		if err != nil {
+			return fmt.Errorf("phase %s handler %q: %w", p.Name, w.HandlerText, err)
+		}
+		w.Handler = h
+		c.Phases[i].Work = &w
+	}
+	return nil
 }

@@ -70,10 +70,16 @@ func (c Config) RealTime() Config {
 		d(p)
 	}
 	c.Producers.Rate *= sp
+	c.WarmupRate *= sp
 	ph := make([]Phase, len(c.Phases))
 	for i, p := range c.Phases {
 		p.Duration = time.Duration(float64(p.Duration) / sp)
 		p.Rate *= sp
+		if p.Work != nil {
+			w := *p.Work
+			w.Delay, w.Handler = w.Delay.scaled(1/sp), w.Handler.scaled(1/sp)
+			p.Work = &w
+		}
 		ph[i] = p
 	}
 	if len(ph) > 0 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/faults"
+	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/jobstore"
 )
@@ -28,7 +29,11 @@ func (e *engine) external() error {
 			jobstore.ErrInvalid, e.cfg.Backend.Name, wc.Count, wc.Processes)
 	}
 	if hp, ok := e.store.(jobstore.HandlerPlanner); ok {
-		hp.SetHandlerPlan(e.handlerPlan)
+		// A driver's worker loop knows the job's id, not its name: the
+		// phase comes from the ledger's intended time.
+		hp.SetHandlerPlan(func(id string, attempt int) (time.Duration, bool) {
+			return e.handlerPlan(id, e.nameOf(id), attempt)
+		})
 	}
 	if ed, ok := e.store.(jobstore.EarlyDeclarer); ok {
 		e.led.AllowEarly(ed.DeclaredEarly())
@@ -37,12 +42,26 @@ func (e *engine) external() error {
 }
 
 // handlerPlan is how long attempt a of job id runs and whether it fails:
-// the same draw for aebench's workers and a driver's.
-func (e *engine) handlerPlan(id string, attempt int) (time.Duration, bool) {
-	wc := e.cfg.Workers
+// the same draw for aebench's workers and a driver's, from the workload of
+// the phase its name carries (conditions.Config.JobName).
+func (e *engine) handlerPlan(id, name string, attempt int) (time.Duration, bool) {
+	w := e.cfg.WorkloadOf(conditions.PhaseOfName(name))
 	jr := jobRand(e.cfg.Seed, id, attempt)
-	d := wc.Handler.Sample(jr.float(), jr.float())
-	return d, wc.Fail > 0 && jr.float() < wc.Fail
+	d := w.Handler.Sample(jr.float(), jr.float())
+	return d, w.Fail > 0 && jr.float() < w.Fail
+}
+
+// nameOf is the name job id was enqueued with: its phase's JobName, from
+// the ledger's intended time.
+func (e *engine) nameOf(id string) string {
+	if len(e.cfg.Phases) == 0 {
+		return "bench"
+	}
+	at, ok := e.led.IntendedAt(id)
+	if !ok {
+		return "bench"
+	}
+	return e.cfg.JobName(e.cfg.PhaseIndexAt(at.Sub(e.t0)))
 }
 
 // declaredLoss is why the store loses jobs under this run's faults, by its

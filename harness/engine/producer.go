@@ -135,17 +135,21 @@ func (pr *producer) full() bool {
 func (pr *producer) call(ctx context.Context, intended time.Time) bool {
 	e, cfg := pr.e, pr.e.cfg.Producers
 	measured := !intended.Before(e.warmEnd)
+	// The phase's workload (the run's without phases or overrides).
+	phase := e.cfg.PhaseIndexAt(intended.Sub(e.t0))
+	w, name := e.cfg.WorkloadOf(phase), e.cfg.JobName(phase)
+	payload := e.payload[:min(w.Payload, len(e.payload))]
 	for i := range pr.jobs {
 		pr.seq++
 		id := pr.prefix + strconv.FormatInt(pr.seq, 10)
 		jr := jobRand(e.cfg.Seed, id, -1)
 		var runAt time.Time
-		if cfg.Delayed > 0 && jr.float() < cfg.Delayed {
+		if w.Delayed > 0 && jr.float() < w.Delayed {
 			// The store keeps milliseconds: ask for a whole millisecond, so
 			// "started before RunAt" is judged on what the store was told.
-			runAt = e.align(intended.Add(cfg.Delay.Sample(jr.float(), jr.float()))).Truncate(time.Millisecond)
+			runAt = e.align(intended.Add(w.Delay.Sample(jr.float(), jr.float()))).Truncate(time.Millisecond)
 		}
-		pr.jobs[i] = jobstore.NewJob{ID: id, Name: "bench", Payload: e.payload, RunAt: runAt, MaxRetries: cfg.MaxRetries}
+		pr.jobs[i] = jobstore.NewJob{ID: id, Name: name, Payload: payload, RunAt: runAt, MaxRetries: cfg.MaxRetries}
 		pr.planned[i] = ledger.PlannedJob{ID: id, Intended: intended, RunAt: runAt, Measured: measured}
 		pr.ids[i] = id
 	}

@@ -30,6 +30,9 @@ func ServeWorker(pc workerproc.ProcessConfig, store jobstore.Store, stdin io.Rea
 	if cfg.Workers.Handler, err = conditions.ParseDist(cfg.Workers.HandlerText); err != nil {
 		return fmt.Errorf("handler %q: %w", cfg.Workers.HandlerText, err)
 	}
+	if err := cfg.RebuildPhaseHandlers(); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pe := workerproc.NewPipe(stdout)

@@ -142,7 +142,7 @@ func (e *engine) serveJob(ctx context.Context, w *worker, sleepers *sleeperPool,
 	defer w.untrack(c.Lease.JobID)
 	e.events.Claimed(got, at)
 	measured, book, entry := e.jobStarted(w, workItem{c: c, claimedAt: at})
-	d, fail := e.handlerPlan(c.Lease.JobID, c.Lease.Attempt)
+	d, fail := e.handlerPlan(c.Lease.JobID, c.Job.Name, c.Lease.Attempt)
 	hs := time.Now()
 	if d > 0 {
 		// The system renews its own lease while its handler runs.

@@ -311,7 +311,7 @@ func (e *engine) runJob(ctx context.Context, w *worker, slots <-chan struct{}, t
 		return
 	}
 	measured, book, entry := e.jobStarted(w, it)
-	d, fail := e.handlerPlan(id, attempt)
+	d, fail := e.handlerPlan(id, it.c.Job.Name, attempt)
 	lease := it.c.Lease
 	touch := e.firstTouch(it.c)
 	hs := time.Now()

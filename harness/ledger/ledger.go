@@ -538,3 +538,11 @@ func (l *Ledger) Outcome(id string) faults.Outcome {
 	})
 	return o
 }
+
+// IntendedAt is when job id was planned to be enqueued (false for an id
+// the ledger does not hold).
+func (l *Ledger) IntendedAt(id string) (time.Time, bool) {
+	var at int64
+	l.update(id, false, func(e *ledgerEntry) { at = e.intended })
+	return time.Unix(0, at), at != 0
+}

@@ -185,3 +185,30 @@ func TestPhaseThresholdsChecked(t *testing.T) {
 		})
 	}
 }
+
+// TestPhaseWorkload: a phase's handler override runs on its own jobs
+// only: the slow phase's e2e p50 is at least its 30ms handler, the quick
+// phases' far under it.
+func TestPhaseWorkload(t *testing.T) {
+	out := runScenario(t, "work.yaml", `name: work
+seed: 3
+drain: 10s
+calibration: off
+backends: [zset]
+producers: {count: 2, arrivals: constant}
+workers: {count: 2, concurrency: 16, handler: 200us}
+phases:
+  - {name: warmup, duration: 500ms, rate: 100}
+  - {name: quick, duration: 2s, rate: 200}
+  - {name: slow, duration: 2s, rate: 200, handler: 30ms}
+  - {name: again, duration: 2s, rate: 200}
+`)
+	r := out.Summary.Runs[0]
+	if r.Status != "ok" || len(r.Phases) != 3 {
+		t.Fatalf("status %s, phases %+v", r.Status, r.Phases)
+	}
+	p50 := func(i int) float64 { return r.Phases[i].LatencyNs["e2e"]["p50"] / 1e6 }
+	if p50(1) < 30 || p50(0) > 15 || p50(2) > 15 {
+		t.Errorf("e2e p50 by phase: %.1f, %.1f, %.1f ms; want the slow phase's alone at 30ms or more", p50(0), p50(1), p50(2))
+	}
+}

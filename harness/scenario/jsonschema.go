@@ -53,7 +53,7 @@ func JSONSchema(reg *registry.Registry) ([]byte, error) {
 		case "phases":
 			leaf["type"] = "array"
 			props := map[string]any{}
-			for _, f := range phaseFields {
+			for _, f := range phaseFields() {
 				props[f] = map[string]any{"description": "the phase's " + f}
 			}
 			leaf["items"] = map[string]any{"type": "object", "required": []any{"name", "duration", "rate"}, "additionalProperties": false, "properties": props}

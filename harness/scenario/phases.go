@@ -15,17 +15,27 @@ import (
 )
 
 // phaseFields are the fields of one entry of phases:.
-var phaseFields = []string{"name", "duration", "rate", "ramp"}
+func phaseFields() []string {
+	return []string{"name", "duration", "rate", "ramp", "delayed", "delay", "handler", "fail", "payload"}
+}
+
+// phaseOverrides map a phase's workload fields to the scenario fields
+// they override.
+func phaseOverrides() map[string]string {
+	return map[string]string{"delayed": "producers.delayed", "delay": "producers.delay", "handler": "workers.handler",
+		"fail": "workers.fail", "payload": "producers.payload"}
+}
 
 // parsePhases reads the phases: list: each a mapping of a name, a
 // duration, a rate (jobs/s) and, but for the first, an optional ramp from
 // the previous phase's rate. Errors name the phase and the field.
 func (p *parser) parsePhases(n *yaml.Node) ([]conditions.Phase, error) {
-	const allowed = "a list of {name, duration, rate, ramp}, e.g. [{name: steady, duration: 30s, rate: 500}, {name: burst, duration: 10s, rate: 5000}]"
+	const allowed = "a list of {name, duration, rate, ramp} with optional workload overrides {delayed, delay, handler, fail, payload}, e.g. [{name: steady, duration: 30s, rate: 500}, {name: burst, duration: 10s, rate: 5000, handler: 20ms}]"
 	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
 		return nil, p.errAt(n, "phases", "must be a non-empty list; allowed: "+allowed)
 	}
 	var out []conditions.Phase
+	p.phaseWork = nil
 	names := map[string]bool{}
 	for i, item := range n.Content {
 		item = resolve(item)
@@ -50,6 +60,8 @@ func (p *parser) parsePhases(n *yaml.Node) ([]conditions.Phase, error) {
 func (p *parser) phase(item *yaml.Node, field string, i int) (conditions.Phase, error) {
 	var ph conditions.Phase
 	seen := map[string]bool{}
+	var work [][2]string
+	defer func() { p.phaseWork = append(p.phaseWork, work) }()
 	for j := 0; j+1 < len(item.Content); j += 2 {
 		k, v := item.Content[j], resolve(item.Content[j+1])
 		at := field + "." + k.Value
@@ -61,8 +73,11 @@ func (p *parser) phase(item *yaml.Node, field string, i int) (conditions.Phase, 
 		switch k.Value {
 		case "name":
 			ph.Name = strings.TrimSpace(v.Value)
-			if ph.Name == "" || ph.Name == "warmup" || ph.Name == "drain" {
-				err = fmt.Errorf("%q: a phase needs a name of its own (not warmup or drain, which the run's warm-up and drain are called)", v.Value)
+			switch {
+			case ph.Name == "warmup" && i > 0:
+				err = fmt.Errorf("a warmup phase is the run's warm-up: only the first phase may be one")
+			case ph.Name == "" || ph.Name == "drain" || ph.Name == "measure":
+				err = fmt.Errorf("%q: a phase needs a name of its own (not drain or measure, which the harness's own stretches are called)", v.Value)
 			}
 		case "duration":
 			ph.Duration, err = time.ParseDuration(v.Value)
@@ -87,8 +102,17 @@ func (p *parser) phase(item *yaml.Node, field string, i int) (conditions.Phase, 
 			if err == nil && ph.Ramp && i == 0 {
 				err = fmt.Errorf("the first phase has no previous phase to ramp from: give it a rate, and ramp in the next")
 			}
+		case "delayed", "delay", "handler", "fail", "payload":
+			// Checked now with the field's own rules; applied per cell.
+			path := phaseOverrides()[k.Value]
+			f, _ := fieldByPath(path)
+			var scratch Config
+			if err = f.set(&scratch, v.Value); err != nil {
+				err = fmt.Errorf("%w; allowed: %s (as %s)", err, f.Allowed, path)
+			}
+			work = append(work, [2]string{path, v.Value})
 		default:
-			err = fmt.Errorf("unknown field %q%s; allowed: %s", k.Value, suggest.DidYouMean(k.Value, phaseFields), strings.Join(phaseFields, ", "))
+			err = fmt.Errorf("unknown field %q%s; allowed: %s", k.Value, suggest.DidYouMean(k.Value, phaseFields()), strings.Join(phaseFields(), ", "))
 			at = field
 		}
 		if err != nil {
@@ -99,6 +123,9 @@ func (p *parser) phase(item *yaml.Node, field string, i int) (conditions.Phase, 
 		if !seen[f] {
 			return ph, p.errAt(item, field+"."+f, "is required")
 		}
+	}
+	if ph.Name == "ramp" && !seen["ramp"] && i > 0 {
+		ph.Ramp = true // the shorthand: a phase called ramp ramps
 	}
 	return ph, nil
 }
@@ -135,11 +162,32 @@ func (p *parser) applyPhases(cfg *Config) error {
 	case cfg.Producers.Mode != "open":
 		return p.errAt(p.pnode, "phases", fmt.Sprintf("shape an open loop's rate; producers.mode is %s", cfg.Producers.Mode))
 	}
-	cfg.Phases = make([]conditions.Phase, len(p.phases))
+	phases := p.phases
+	if phases[0].Name == "warmup" {
+		// The shorthand: the first phase, called warmup, is the run's
+		// warm-up (excluded from results) at its own rate.
+		if p.nodes["warmup"] != nil {
+			return p.errAt(p.nodes["warmup"], "warmup", "is given twice: by warmup and by the phase called warmup; remove one")
+		}
+		if len(phases) == 1 {
+			return p.errAt(p.pnode, "phases", "has only a warmup phase: a run measures at least one phase after it")
+		}
+		w := phases[0]
+		cfg.Warmup, cfg.WarmupRate, cfg.WarmupTimes = w.Duration, w.Rate, w.Times
+		phases = phases[1:]
+	}
+	cfg.Phases = make([]conditions.Phase, len(phases))
 	cfg.Duration = 0
-	for i, ph := range p.phases {
+	for i, ph := range phases {
 		if ph.Times > 0 && cfg.Producers.Capacity <= 0 && cfg.Producers.CapacityProbe <= 0 {
 			return p.errAt(p.pnode, fmt.Sprintf("phases[%d].rate", i), fmt.Sprintf("%gx is a multiple of the capacity, which nothing gives: set producers.capacity to jobs/s, or to measure (a closed-loop probe of the same backend and settings)", ph.Times))
+		}
+		if wi := i + len(p.phases) - len(phases); wi < len(p.phaseWork) && len(p.phaseWork[wi]) > 0 {
+			w, err := phaseWorkload(*cfg, p.phaseWork[wi])
+			if err != nil {
+				return p.errAt(p.pnode, fmt.Sprintf("phases[%d]", i), err.Error())
+			}
+			ph.Work = w
 		}
 		cfg.Phases[i] = ph
 		cfg.Duration += ph.Duration
@@ -183,4 +231,21 @@ func (p *parser) placeFaults(cfg *Config) error {
 	}
 	cfg.Faults = placed
 	return nil
+}
+
+// phaseWorkload is the workload of a phase that overrides cfg's: cfg's
+// fields with the overrides applied, each by its field's own setter.
+func phaseWorkload(cfg Config, overrides [][2]string) (*conditions.Workload, error) {
+	c := cfg
+	var names []string
+	for _, o := range overrides {
+		f, _ := fieldByPath(o[0])
+		if err := f.set(&c, o[1]); err != nil {
+			return nil, err
+		}
+		names = append(names, strings.TrimPrefix(strings.TrimPrefix(o[0], "producers."), "workers."))
+	}
+	w := c.WorkloadOf(-1)
+	w.Overrides = names
+	return &w, nil
 }

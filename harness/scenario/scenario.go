@@ -188,6 +188,9 @@ type parser struct {
 	fnode    *yaml.Node
 	// phases is the load profile (phases:), pnode where it was written.
 	phases   []conditions.Phase
+	// phaseWork: each phase's workload overrides, as written (field path,
+	// value), in order.
+	phaseWork [][][2]string
 	pnode    *yaml.Node
 	warnings []string
 	// traces: the parsed producers.trace files, by name.

@@ -580,3 +580,44 @@ func TestTraceErrors(t *testing.T) {
 		t.Errorf("duration %s rate %g trace %v", c.Duration, c.Producers.Rate, c.Producers.TraceData != nil)
 	}
 }
+
+// TestPhaseShorthands: a first phase called warmup is the run's warm-up at
+// its own rate; a phase called ramp ramps; a phase's workload overrides
+// apply to its own jobs only.
+func TestPhaseShorthands(t *testing.T) {
+	src := `backends: [zset]
+workers: {handler: 1ms}
+phases:
+  - {name: warmup, duration: 3s, rate: 50}
+  - {name: steady, duration: 2s, rate: 100}
+  - {name: ramp, duration: 4s, rate: 400}
+  - {name: slow, duration: 2s, rate: 100, handler: 20ms, fail: 0.3, delayed: 0.5, delay: 2s, payload: 1KiB}
+`
+	s, err := ParseScenario("p.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Cells[0].Base
+	if c.Warmup != 3*time.Second || c.WarmupRate != 50 || len(c.Phases) != 3 || c.Duration != 8*time.Second {
+		t.Fatalf("warm-up %s at %g/s, %d phases, duration %s", c.Warmup, c.WarmupRate, len(c.Phases), c.Duration)
+	}
+	if c.RateAt(time.Second) != 50 || !c.Phases[1].Ramp || c.RateAt(7*time.Second) != 250 {
+		t.Errorf("rates %g, %g; ramp %v", c.RateAt(time.Second), c.RateAt(7*time.Second), c.Phases[1].Ramp)
+	}
+	w, base := c.WorkloadOf(2), c.WorkloadOf(0)
+	if w.HandlerText != "20ms" || w.Fail != 0.3 || w.Delayed != 0.5 || w.Payload != 1024 || base.HandlerText != "1ms" || base.Fail != 0 {
+		t.Errorf("slow's workload %+v, steady's %+v", w, base)
+	}
+	if c.JobName(2) != "bench@2" || c.JobName(0) != "bench" || conditions.PhaseOfName("bench@2") != 2 {
+		t.Errorf("job names %q %q", c.JobName(2), c.JobName(0))
+	}
+	for _, bad := range []struct{ src, want string }{
+		{"backends: [zset]\nphases:\n  - {name: a, duration: 1s, rate: 5}\n  - {name: warmup, duration: 1s, rate: 5}\n", "only the first phase"},
+		{"backends: [zset]\nwarmup: 1s\nphases:\n  - {name: warmup, duration: 1s, rate: 5}\n  - {name: a, duration: 1s, rate: 5}\n", "given twice"},
+		{"backends: [zset]\nphases:\n  - {name: a, duration: 1s, rate: 5, handler: fast}\n", "phases[0].handler"},
+	} {
+		if _, err := ParseScenario("p.yaml", []byte(bad.src)); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: %v, want %q", bad.src, err, bad.want)
+		}
+	}
+}
