@@ -157,9 +157,9 @@ type ProducerConfig struct {
 	// Mode is "open" (a planned schedule at Rate, latency counted from the
 	// plan), "closed" (flat out, bounded by MaxBacklog) or "depth" (the
 	// due backlog kept at Depth).
-	Mode  string `json:"mode"`
-	Depth int    `json:"depth,omitempty"`
-	Rate float64 `json:"rate"` // jobs/s, all producers together
+	Mode  string  `json:"mode"`
+	Depth int     `json:"depth,omitempty"`
+	Rate  float64 `json:"rate"` // jobs/s, all producers together
 	// Capacity is the store's capacity under these conditions as the
 	// scenario states it (jobs/s; 0: unknown): phases' relative rates and
 	// the fluid model use it.

@@ -187,12 +187,12 @@ type parser struct {
 	faults   []faults.Fault
 	fnode    *yaml.Node
 	// phases is the load profile (phases:), pnode where it was written.
-	phases   []conditions.Phase
+	phases []conditions.Phase
 	// phaseWork: each phase's workload overrides, as written (field path,
 	// value), in order.
 	phaseWork [][][2]string
-	pnode    *yaml.Node
-	warnings []string
+	pnode     *yaml.Node
+	warnings  []string
 	// traces: the parsed producers.trace files, by name.
 	traces map[string]*trace.Trace
 	// zip: matrix zip (the lists vary together) instead of their cross product.
