@@ -29,6 +29,9 @@ func (t *terminal) phaseTable(w io.Writer, runs []summary.RunSummary) {
 				}
 				notes = append(notes, fmt.Sprintf("  %s %s: %s", runName(r, t.s.Repeats), p.Name, knee))
 			}
+			if p.Degraded != "" {
+				notes = append(notes, fmt.Sprintf("  %s %s: DEGRADED: %s", runName(r, t.s.Repeats), p.Name, p.Degraded))
+			}
 			if p.ModelGap != "" {
 				notes = append(notes, fmt.Sprintf("  %s %s: FLAGGED: %s", runName(r, t.s.Repeats), p.Name, p.ModelGap))
 			}

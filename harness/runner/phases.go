@@ -107,6 +107,10 @@ func setFluidModel(phases []summary.PhaseResult, mu float64) {
 		p := &phases[i]
 		if p.OfferedPerS > mu {
 			p.OfCapacity = p.CompletedPerS / mu
+			if p.OfCapacity < 0.95 {
+				p.Degraded = fmt.Sprintf("sustained %.2f of its capacity (%.0f of %.0f jobs/s) while offered %.0f: it degrades under overload by %.0f%%",
+					p.OfCapacity, p.CompletedPerS, mu, p.OfferedPerS, (1-p.OfCapacity)*100)
+			}
 		}
 		if i == 0 {
 			continue

@@ -132,12 +132,22 @@ func TestFluidModel(t *testing.T) {
 		}
 		setFluidModel(ph, 100)
 		m := ph[1].Model
-		if m == nil || m.BacklogJobs != 500 || math.Abs(m.CatchUpS-500.0/30) > 1e-9 || ph[0].OfCapacity != 0.98 {
-			t.Fatalf("model %+v, overload share %g", m, ph[0].OfCapacity)
+		if m == nil || m.BacklogJobs != 500 || math.Abs(m.CatchUpS-500.0/30) > 1e-9 || ph[0].OfCapacity != 0.98 || ph[0].Degraded != "" {
+			t.Fatalf("model %+v, overload share %g (%q)", m, ph[0].OfCapacity, ph[0].Degraded)
 		}
 		if (ph[1].ModelGap != "") != tc.flagged {
 			t.Errorf("measured %gs: gap %q, want flagged %v", tc.measured, ph[1].ModelGap, tc.flagged)
 		}
+	}
+}
+
+// TestDegraded: an overload sustained under 0.95 of the capacity is said,
+// with by how much.
+func TestDegraded(t *testing.T) {
+	ph := []summary.PhaseResult{{Name: "overload", StartS: 5, EndS: 15, OfferedPerS: 150, CompletedPerS: 80}}
+	setFluidModel(ph, 100)
+	if !strings.Contains(ph[0].Degraded, "sustained 0.80 of its capacity") || !strings.Contains(ph[0].Degraded, "by 20%") {
+		t.Errorf("degraded %q", ph[0].Degraded)
 	}
 }
 

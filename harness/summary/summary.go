@@ -281,6 +281,9 @@ type PhaseResult struct {
 	// completed jobs/s over the capacity (the throughput it sustained
 	// under overload).
 	OfCapacity float64 `json:"completed_of_capacity,omitempty"`
+	// Degraded says the phase sustained under 0.95 of the capacity while
+	// offered more: the store (or the harness) degraded under overload.
+	Degraded string `json:"degraded,omitempty"`
 	// Model, for a phase under the capacity after one over it: what the
 	// fluid model predicts from the capacity, and whether the measured
 	// catch-up is more than 25% away from it (ModelGap says so).
