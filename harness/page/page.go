@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aebench/aebench/harness/analysis"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/harness/verdict"
 	"github.com/aebench/aebench/stats"
@@ -96,6 +97,14 @@ type data struct {
 	Compare   *compareView
 	Fonts     template.CSS
 	Problems  []string
+	Phases    *phasesView
+}
+
+// phasesView is the per-phase table of runs with a load profile.
+type phasesView struct {
+	Header []string
+	Rows   [][]string
+	Notes  []string
 }
 
 type cellView struct {
@@ -171,6 +180,7 @@ func build(s *verdict.Set, base *verdict.Set, plots []Plot) data {
 			d.Problems = append(d.Problems, r.ID+": "+p)
 		}
 	}
+	d.Phases = phasesOf(s)
 	if base != nil {
 		d.Compare = compareSection(base, s)
 		d.Compare.Overlay = overlayCharts(base, s, ff)
@@ -342,4 +352,23 @@ func noPlotsWhy(s *verdict.Set) string {
 		return "The plots failed: " + s.PlotError
 	}
 	return "No plots were drawn: the run was made with --no-plots, or its directory holds no *.svg."
+}
+
+// phasesOf is the per-phase table of s's runs with phases (nil: none).
+func phasesOf(s *verdict.Set) *phasesView {
+	pv := &phasesView{Header: analysis.PhaseHeader()}
+	for _, r := range s.Runs {
+		if r.Record == nil || len(r.Record.Phases) == 0 {
+			continue
+		}
+		name := r.ID
+		for _, p := range r.Record.Phases {
+			pv.Rows = append(pv.Rows, analysis.PhaseRow(name, p))
+		}
+		pv.Notes = append(pv.Notes, analysis.PhaseNotes(name, *r.Record)...)
+	}
+	if len(pv.Rows) == 0 {
+		return nil
+	}
+	return pv
 }

@@ -255,4 +255,8 @@ func TestReportPagePhases(t *testing.T) {
 	if i < 0 || !strings.Contains(dom[i:], ">surge<") {
 		t.Error("the rendered page lacks the phases plot with its bands")
 	}
+	// The per-phase table, a row per run and phase.
+	if j := strings.Index(dom, `id="phases"`); j < 0 || strings.Count(dom[j:], "<td>surge</td>") != 2 {
+		t.Error("the rendered page lacks the per-phase table with each run's surge")
+	}
 }

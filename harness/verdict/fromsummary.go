@@ -59,7 +59,7 @@ func fromRun(rs *summary.RunSummary) (Run, error) {
 	if r.Label == "" {
 		r.Label = r.Backend
 	}
-	r.Ratios, r.Health, r.Offered = rs.Ratios, rs.Health, rs.Throughput.Offered
+	r.Ratios, r.Health, r.Offered, r.Record = rs.Ratios, rs.Health, rs.Throughput.Offered, rs
 	if rs.Redis != nil {
 		r.RedisVersion, r.Metered = rs.Redis.Version, rs.Redis.Meter == "instructions"
 	}

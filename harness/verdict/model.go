@@ -117,6 +117,9 @@ type Run struct {
 	// Health is the run's measurement health (nil in files written before
 	// it was judged).
 	Health *summary.Health
+	// Record is the run's record this view was built from (nil for a Run
+	// made otherwise): what the view does not carry, such as its phases.
+	Record *summary.RunSummary
 }
 
 // Key is the group the run belongs to.
