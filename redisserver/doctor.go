@@ -14,8 +14,10 @@ type Check struct {
 	// proceed without it.
 	Needed   string
 	Required bool
-	OK       bool
-	Detail   string
+	// Warn: not a refusal but a setting that puts jobs at risk.
+	Warn   bool
+	OK     bool
+	Detail string
 }
 
 // Report is what Doctor found: the server, then each check.
@@ -91,5 +93,25 @@ func Doctor(ctx context.Context, r *Redis) Report {
 	rep.Checks = append(rep.Checks, Check{Name: "Functions or EVAL", Needed: "the job stores' scripts", Required: true, OK: fn || ev,
 		Detail: map[bool]string{true: "", false: "both refused"}[fn || ev]})
 	try("CONFIG GET", "nothing on a server given by URL (aebench sets hz and persistence only on servers it spawns); managed services refuse it", false, "CONFIG", "GET", "maxmemory-policy")
+	if v, err := c.Do(ctx, "INFO", "memory").Result(); err == nil {
+		rep.Checks = append(rep.Checks, evictionCheck(infoField(fmt.Sprint(v), "maxmemory_policy"), infoField(fmt.Sprint(v), "maxmemory")))
+	}
 	return rep
+}
+
+// evictionCheck judges a server's maxmemory-policy (from INFO memory, which
+// managed services that refuse CONFIG still answer): anything but
+// noeviction lets Redis evict job records and queue keys when memory runs
+// out, and jobs then vanish without an error. BullMQ's and Sidekiq's
+// documents tell their users to run noeviction.
+func evictionCheck(policy, maxmemory string) Check {
+	ch := Check{Name: "maxmemory-policy", Needed: "a job store that never loses an acknowledged job to eviction (noeviction; BullMQ and Sidekiq require it)", Warn: true, OK: true, Detail: policy}
+	if policy != "" && policy != "noeviction" {
+		ch.OK = false
+		ch.Detail = fmt.Sprintf("%s (maxmemory %s): when memory runs out Redis evicts keys, job records and queue keys among them, and those jobs vanish without an error; under noeviction the same pressure refuses writes instead (OOM errors the stores report)", policy, maxmemory)
+		if maxmemory == "0" {
+			ch.Detail += "; with maxmemory 0 the policy never acts, until someone sets a limit"
+		}
+	}
+	return ch
 }

@@ -615,3 +615,28 @@ func TestHelperSpawnAndWait(t *testing.T) {
 	time.Sleep(time.Minute)
 	_ = r.Close()
 }
+
+// TestDoctorEviction: the doctor warns about a server that evicts
+// (allkeys-lru), naming the policy, and not about noeviction.
+func TestDoctorEviction(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		policy string
+		ok     bool
+	}{{"allkeys-lru", false}, {"noeviction", true}} {
+		r := start(t, redisserver.Options{Mode: redisserver.ModeSpawn, ExtraArgs: []string{"--maxmemory", "64mb", "--maxmemory-policy", tc.policy}})
+		rep := redisserver.Doctor(timeout(t, 10*time.Second), r)
+		var found bool
+		for _, c := range rep.Checks {
+			if c.Name == "maxmemory-policy" {
+				found = true
+				if c.OK != tc.ok || !c.Warn || !strings.Contains(c.Detail, tc.policy) {
+					t.Errorf("%s: check %+v", tc.policy, c)
+				}
+			}
+		}
+		if !found || !rep.Runnable() {
+			t.Errorf("%s: no maxmemory-policy check, or not runnable: %+v", tc.policy, rep)
+		}
+	}
+}

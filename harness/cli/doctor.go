@@ -21,7 +21,8 @@ access (Redis CPU, memory and bytes per job), INFO commandstats (commands
 per job), Functions (FUNCTION LOAD and DELETE of a test library of its own;
 the stores fall back to EVALSHA where they are refused), EVAL, CONFIG
 (managed services refuse it; aebench needs it only on servers it spawns)
-and cluster mode. It writes nothing else. aebench run makes the same
+cluster mode, and the maxmemory-policy (a WARNING unless noeviction: an
+evicting policy loses jobs without an error). It writes nothing else. aebench run makes the same
 checks before the first run on a server given by URL.
 
 Exit codes: 0 a run can proceed, 3 it cannot (a required check failed, or
@@ -70,6 +71,9 @@ func printDoctor(w io.Writer, rep redisserver.Report) {
 			res = "refused"
 			if !c.Required {
 				res = "refused*"
+			}
+			if c.Warn {
+				res = "WARNING"
 			}
 		}
 		fmt.Fprintf(w, "%-24s  %-8s  %s\n", c.Name, res, c.Needed)
