@@ -105,6 +105,16 @@ type RedisConfig struct {
 	// blocked commands on this tick, so a claimer blocked until a delayed
 	// job's RunAt wakes up to 1/HZ late: it is part of the conditions.
 	HZ int `json:"hz"`
+	// MaxMemory (bytes; 0: no limit) and MaxMemoryPolicy ("": the
+	// server's default, noeviction) of a spawned server: what it does when
+	// memory runs out, evict keys or refuse writes.
+	MaxMemory       int64  `json:"maxmemory,omitempty"`
+	MaxMemoryPolicy string `json:"maxmemory_policy,omitempty"`
+}
+
+// MaxMemoryPolicies are every Redis maxmemory-policy.
+func MaxMemoryPolicies() []string {
+	return []string{"noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"}
 }
 
 // Metered says Redis runs under callgrind (redis.meter instructions).
@@ -128,6 +138,12 @@ func (rc RedisConfig) Text(version string) string {
 	}
 	if rc.Persistence != "" && rc.Persistence != "none" {
 		s += " " + rc.Persistence
+	}
+	if rc.MaxMemory > 0 {
+		s += fmt.Sprintf(" maxmemory %.0fMiB", float64(rc.MaxMemory)/(1<<20))
+	}
+	if rc.MaxMemoryPolicy != "" {
+		s += " " + rc.MaxMemoryPolicy
 	}
 	if rc.Metered() {
 		s += " under callgrind (timings distorted; cost over the whole run)"

@@ -42,7 +42,8 @@ func newRedisPool(logf func(string, ...any)) *redisPool {
 }
 
 func (p *redisPool) get(ctx context.Context, rc conditions.RedisConfig) (*pooledRedis, error) {
-	key := rc.Mode + "|" + rc.URL + "|" + strconv.Itoa(rc.Masters) + "x" + strconv.Itoa(rc.Replicas) + "|" + rc.Persistence + "|" + strconv.Itoa(rc.HZ) + "|" + rc.Meter
+	key := rc.Mode + "|" + rc.URL + "|" + strconv.Itoa(rc.Masters) + "x" + strconv.Itoa(rc.Replicas) + "|" + rc.Persistence + "|" + strconv.Itoa(rc.HZ) + "|" + rc.Meter +
+		"|" + strconv.FormatInt(rc.MaxMemory, 10) + rc.MaxMemoryPolicy
 	if pr, ok := p.servers[key]; ok && !pr.broken.Load() {
 		return pr, nil
 	} else if ok {
@@ -72,6 +73,12 @@ func (p *redisPool) get(ctx context.Context, rc conditions.RedisConfig) (*pooled
 	}
 	if o.Mode == redisserver.ModeSpawn || o.Mode == redisserver.ModeCluster {
 		o.ExtraArgs = append(o.ExtraArgs, "--hz", strconv.Itoa(rc.HZ))
+		if rc.MaxMemory > 0 {
+			o.ExtraArgs = append(o.ExtraArgs, "--maxmemory", strconv.FormatInt(rc.MaxMemory, 10))
+		}
+		if rc.MaxMemoryPolicy != "" {
+			o.ExtraArgs = append(o.ExtraArgs, "--maxmemory-policy", rc.MaxMemoryPolicy)
+		}
 	}
 	if rc.Metered() {
 		if err := rediscost.CheckValgrind(); err != nil {

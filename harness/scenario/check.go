@@ -63,6 +63,13 @@ func (p *parser) crossCheck(c Config) error {
 			return at("redis.meter", fmt.Sprintf("instructions cannot meter across a %s fault (the restarted server is a new process with new counters); allowed: time", f.Kind))
 		}
 	}
+	if (c.Redis.MaxMemory > 0 || c.Redis.MaxMemoryPolicy != "") && c.Redis.Mode != "embedded" && c.Redis.Mode != "cluster" {
+		field := "redis.maxmemory"
+		if c.Redis.MaxMemory == 0 {
+			field = "redis.maxmemory_policy"
+		}
+		return at(field, fmt.Sprintf("applies to a server aebench spawns (redis.mode embedded or cluster), not %q: aebench doctor reads a given server's", c.Redis.Mode))
+	}
 	if c.Redis.Persistence != "none" && c.Redis.Mode != "embedded" {
 		return at("redis.persistence", fmt.Sprintf("applies to a server aebench spawns alone (redis.mode embedded), not %q", c.Redis.Mode))
 	}

@@ -111,6 +111,28 @@ func redisFields() []field {
 				return setEnum(&c.Redis.Persistence, v, "none", "aof-everysec", "aof-always")
 			}},
 
+		{Path: "redis.maxmemory", Default: "0", Allowed: "a size (64MiB, 1GiB; 0: no limit)", Matrix: true,
+			Doc: "maxmemory of a spawned server (embedded, cluster: each master): what a memory_pressure fault fills, and where redis.maxmemory_policy acts",
+			set: func(c *Config, v string) error {
+				n, err := conditions.ParseSize(v)
+				if err != nil {
+					return err
+				}
+				if n != 0 && n < 1<<20 {
+					return fmt.Errorf("%s is under 1MiB: Redis needs more to run at all", v)
+				}
+				c.Redis.MaxMemory = int64(n)
+				return nil
+			}},
+		{Path: "redis.maxmemory_policy", Default: "", Allowed: strings.Join(conditions.MaxMemoryPolicies(), ", "), Matrix: true,
+			Doc: "maxmemory-policy of a spawned server (default: the server's, noeviction): what Redis does at maxmemory, evict keys (job records and queue keys among them: jobs vanish without an error) or refuse writes (OOM errors)",
+			set: func(c *Config, v string) error {
+				if v == "" {
+					c.Redis.MaxMemoryPolicy = ""
+					return nil
+				}
+				return setEnum(&c.Redis.MaxMemoryPolicy, v, conditions.MaxMemoryPolicies()...)
+			}},
 		{Path: "redis.meter", Default: "time", Allowed: "time, instructions",
 			Doc: "time: Redis cost per job from INFO (CPU time, commands, bytes); instructions: also the instructions Redis executes per job, counted by valgrind's callgrind around the measured window (embedded only; deterministic enough to gate on a shared runner, but Redis runs about 50x slower, so the run's timings are marked distorted and never compared with unmetered ones)",
 			set: func(c *Config, v string) error { return setEnum(&c.Redis.Meter, v, "time", "instructions") }},
