@@ -37,6 +37,10 @@ type Hooks struct {
 	Partition func(ctx context.Context) (string, func() error, error)
 	// Proxy carries the workers' connections, for network faults.
 	Proxy *Proxy
+	// Ballast writes fill x maxmemory bytes of ballast keys (ttl 0: none)
+	// on a connection of its own and returns what deletes them, and how
+	// many bytes Redis took (it stops at the first refusal).
+	Ballast func(ctx context.Context, fill float64, ttl time.Duration) (release func() error, written int64, err error)
 	// InFlight lists every job in flight (for Redis and network faults).
 	InFlight func() []Affected
 	Tracker  *Tracker
@@ -168,6 +172,24 @@ func injectRedis(in injection, ev Event) error {
 		return in.Redis.Restart(in.bg)
 	}
 	return in.Redis.Resume()
+}
+
+// injectBallast fills memory with ballast for the fault's duration.
+func injectBallast(in injection, ev Event) error {
+	f := ev.Fault
+	if in.Ballast == nil {
+		return fmt.Errorf("%s needs a redis-server that aebench spawned with redis.maxmemory", f.Kind)
+	}
+	at := time.Now()
+	inFlight := in.InFlight()
+	release, written, err := in.Ballast(in.ctx, f.Fill, f.BallastTTL)
+	if err != nil {
+		return err
+	}
+	in.Logf("memory_pressure: %d bytes of ballast written (fill %g)", written, f.Fill)
+	in.Tracker.Fault(ev, "redis", at, inFlight)
+	in.hold(f.Duration)
+	return release()
 }
 
 // injectNetwork puts the fault's toxic on the workers' proxy for its duration.

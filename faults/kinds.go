@@ -20,6 +20,8 @@ type Needs struct {
 	// KillMaster, Partition: the runner's hook that kills the queue's
 	// master, or cuts its replication links (engine.FaultSetup).
 	KillMaster, Partition bool
+	// MaxMemory: a spawned server with redis.maxmemory set.
+	MaxMemory bool
 }
 
 // Descriptor is everything aebench knows of a fault kind, in one table:
@@ -43,6 +45,8 @@ type Descriptor struct {
 	Duration bool
 	// Latency: it takes latency and jitter.
 	Latency bool
+	// Ballast: it takes fill and ballast_ttl.
+	Ballast bool
 	// SlowsOnly: it slows calls and leaves no job claimed by nobody (a
 	// recovery measurement has nothing to take back after it).
 	SlowsOnly bool
@@ -71,7 +75,7 @@ func (d Descriptor) Fields() []string {
 	for _, f := range []struct {
 		on   bool
 		name string
-	}{{d.Worker, "worker"}, {d.Steps, "steps"}, {d.Replace, "replace_after"}, {d.Duration, "duration"}, {d.Latency, "latency, jitter"}} {
+	}{{d.Worker, "worker"}, {d.Steps, "steps"}, {d.Replace, "replace_after"}, {d.Duration, "duration"}, {d.Latency, "latency, jitter"}, {d.Ballast, "fill, ballast_ttl"}} {
 		if f.on {
 			out = append(out, f.name)
 		}
@@ -102,6 +106,9 @@ func Descriptors() []Descriptor {
 			Explain: "without persistence the acknowledged jobs are gone (expect.lost); with AOF always none is"},
 		{Kind: RedisPause, Inject: injectRedis, Doc: "stops redis-server with SIGSTOP for duration, then SIGCONT", Duration: true, Needs: Needs{OwnedRedis: true},
 			Explain: "calls time out meanwhile; leases may expire and their jobs run again"},
+		{Kind: MemoryPressure, Inject: injectBallast, Doc: "fills Redis's memory with ballast keys on a connection of its own, fill x maxmemory bytes (or until refused), holds them for duration, then deletes them",
+			Duration: true, Ballast: true, Needs: Needs{OwnedRedis: true, MaxMemory: true},
+			Explain: "under an evicting policy jobs vanish (lost, their records or index entries evicted: INFO evicted_keys); under noeviction writes are refused (enqueues fail, completions and recoveries fail and are retried or leave the job stuck)"},
 		{Kind: NetLatency, Inject: injectNetwork, Doc: "adds latency +- jitter to the replies to the workers for duration", Duration: true, Latency: true, SlowsOnly: true, Needs: Needs{Proxy: true},
 			Explain: "slows calls only: no job should be lost or run twice"},
 		{Kind: NetReset, Inject: injectNetwork, Doc: "resets the workers' connections (TCP RST) for duration", Duration: true, Needs: Needs{Proxy: true},

@@ -48,6 +48,8 @@ const (
 	RedisRestart Kind = "redis_restart"
 	// RedisPause stops redis-server with SIGSTOP for Duration, then SIGCONT.
 	RedisPause Kind = "redis_pause"
+	// MemoryPressure fills memory with ballast keys for Duration.
+	MemoryPressure Kind = "memory_pressure"
 	// NetLatency adds Latency +- Jitter to every packet between the workers
 	// and Redis for Duration.
 	NetLatency Kind = "net_latency"
@@ -146,6 +148,12 @@ type Fault struct {
 	// Latency and Jitter are for NetLatency.
 	Latency time.Duration `json:"latency_ns,omitempty"`
 	Jitter  time.Duration `json:"jitter_ns,omitempty"`
+	// Fill (memory_pressure) is how much ballast to write, as a share of
+	// maxmemory (1.2: past it); BallastTTL the ballast keys' TTL (0: none,
+	// so volatile-* policies can evict only what has a TTL: the jobs'
+	// records with a retention).
+	Fill       float64       `json:"fill,omitempty"`
+	BallastTTL time.Duration `json:"ballast_ttl_ns,omitempty"`
 
 	Line, Column int `json:"-"`
 }
@@ -155,6 +163,8 @@ const (
 	DefaultReplaceAfter = 500 * time.Millisecond
 	DefaultDuration     = 2 * time.Second
 	DefaultLatency      = 50 * time.Millisecond
+	// DefaultFill: memory_pressure writes 120% of maxmemory.
+	DefaultFill = 1.2
 )
 
 // Descriptor is the fault's kind's descriptor (zero for an unknown kind).
@@ -407,8 +417,16 @@ func (f *Fault) set(key string, v *yaml.Node) error {
 		f.Latency, err = dur(v, time.Millisecond)
 	case "jitter":
 		f.Jitter, err = dur(v, 0)
+	case "fill":
+		x, perr := strconv.ParseFloat(v.Value, 64)
+		if v.Kind != yaml.ScalarNode || perr != nil || x < 0.05 || x > 10 {
+			return fmt.Errorf("%q: allowed is a share of maxmemory 0.05..10 (1.2: 20%% past it)", v.Value)
+		}
+		f.Fill = x
+	case "ballast_ttl":
+		f.BallastTTL, err = dur(v, 0)
 	default:
-		return fmt.Errorf("unknown field %q; allowed: kind, at, every, from, until, point, worker, steps, replace_after, duration, latency, jitter", key)
+		return fmt.Errorf("unknown field %q; allowed: kind, at, every, from, until, point, worker, steps, replace_after, duration, latency, jitter, fill, ballast_ttl", key)
 	}
 	return err
 }
@@ -445,6 +463,11 @@ func (f *Fault) check() *checkErr {
 		}
 	} else if f.Duration != 0 {
 		return &checkErr{"duration", fmt.Sprintf("%s has no duration (use replace_after for how long the victim stays down)", f.Kind)}
+	}
+	if d.Ballast && f.Fill == 0 {
+		f.Fill = DefaultFill
+	} else if !d.Ballast && (f.Fill != 0 || f.BallastTTL != 0) {
+		return &checkErr{"fill", fmt.Sprintf("%s writes no ballast (only memory_pressure does)", f.Kind)}
 	}
 	if d.Latency {
 		if f.Latency == 0 {

@@ -53,6 +53,8 @@ func parseInfo(addr, text string) (NodeInfo, error) {
 				n.UsedCPUUser, err = strconv.ParseFloat(val, 64)
 			case "total_net_input_bytes":
 				n.NetInputBytes, err = strconv.ParseInt(val, 10, 64)
+			case "evicted_keys":
+				n.EvictedKeys, err = strconv.ParseInt(val, 10, 64)
 			case "total_net_output_bytes":
 				n.NetOutputBytes, err = strconv.ParseInt(val, 10, 64)
 			case "used_memory":

@@ -62,6 +62,8 @@ type NodeInfo struct {
 	UsedMemory, UsedMemoryPeak int64
 	// Keys is the total of keys= over the keyspace's databases.
 	Keys int64
+	// EvictedKeys is INFO stats evicted_keys: keys removed at maxmemory.
+	EvictedKeys int64
 	// RunID is INFO server run_id: a new one means the server restarted,
 	// and every counter above started again from zero.
 	RunID string
@@ -174,6 +176,8 @@ type Cost struct {
 	// KeysDelta is the number of keys after minus before: job data that was
 	// never removed shows up here.
 	KeysDelta int64
+	// EvictedKeys is how many keys Redis evicted at maxmemory in between.
+	EvictedKeys int64
 	// CPUByNode is RedisCPU by node address: a cluster's busiest master
 	// bounds its throughput, not the sum.
 	CPUByNode map[string]time.Duration
@@ -241,6 +245,7 @@ func Diff(before, after Snapshot) Cost {
 		c.PeakMemory += a.UsedMemoryPeak
 		c.MemoryDelta += a.UsedMemory - b.UsedMemory
 		c.KeysDelta += a.Keys - b.Keys
+		c.EvictedKeys += counterDelta(b.EvictedKeys, a.EvictedKeys)
 	}
 	c.total()
 	return c

@@ -358,7 +358,7 @@ func (e *engine) startWorkers(ctx context.Context, wg *sync.WaitGroup) (*faults.
 	if fs.Redis != nil {
 		h.Redis = fs.Redis
 	}
-	h.KillMaster, h.Partition = fs.KillMaster, fs.Partition
+	h.KillMaster, h.Partition, h.Ballast = fs.KillMaster, fs.Partition, fs.Ballast
 	for _, l := range []*LoopCrash{fs.RecLoop, fs.MovLoop} {
 		if l != nil {
 			l.tracker = e.ft.tracker

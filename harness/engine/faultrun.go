@@ -49,6 +49,8 @@ type FaultSetup struct {
 	KillMaster func(ctx context.Context) (string, error)
 	// Partition: see faults.Hooks; nil unless a net_partition is scheduled.
 	Partition func(ctx context.Context) (string, func() error, error)
+	// Ballast: see faults.Hooks; nil unless a memory_pressure is scheduled.
+	Ballast func(ctx context.Context, fill float64, ttl time.Duration) (func() error, int64, error)
 }
 
 // faultRun is the engine's fault state; nil in a run without faults, so

@@ -15,6 +15,14 @@ import (
 func (t *terminal) costTable(w io.Writer, runs []summary.RunSummary) {
 	header := []string{"backend", "cmds/job", "redis cpu/job", "in cmds/job", "net in/job", "net out/job",
 		"redis cpu %", "peak mem", "mem/job"}
+	evicting := false
+	for _, r := range runs {
+		evicting = evicting || r.Config.Redis.MaxMemory > 0
+	}
+	if evicting {
+		// A server at maxmemory: what it evicted beside what it cost.
+		header = append(header, "evicted keys", "lost")
+	}
 	var rows [][]string
 	var tops []string
 	// The runs not measured, under their reason: one Redis restart leaves
@@ -31,11 +39,15 @@ func (t *terminal) costTable(w io.Writer, runs []summary.RunSummary) {
 			}
 			continue
 		}
-		rows = append(rows, []string{runName(r, t.s.Repeats), fmt.Sprintf("%.2f", c.Commands),
+		row := []string{runName(r, t.s.Repeats), fmt.Sprintf("%.2f", c.Commands),
 			fmt.Sprintf("%.1fµs", c.RedisCPUMicros), fmt.Sprintf("%.1fµs", c.CommandMicros),
 			fmt.Sprintf("%.0fB", c.NetInBytes), fmt.Sprintf("%.0fB", c.NetOutBytes),
 			fmt.Sprintf("%.0f%%", c.RedisCPUPercent), peakText(c.PeakMemoryBytes),
-			fmtBytes(c.MemoryPerJobBytes)})
+			fmtBytes(c.MemoryPerJobBytes)}
+		if evicting {
+			row = append(row, fmt.Sprint(c.EvictedKeys), fmt.Sprint(r.Ledger.Lost))
+		}
+		rows = append(rows, row)
 		tops = append(tops, fmt.Sprintf("  %s: %s", runName(r, t.s.Repeats), topCommands(c.CommandsByName, 4)))
 	}
 	title := "Redis cost per job (INFO deltas over the measured window; Redis shares the CPUs with the harness):"

@@ -200,7 +200,7 @@ func (m *redisCost) report(c rediscost.Cost, after rediscost.Snapshot, jobs, ack
 	r := &summary.CostReport{Jobs: jobs, WindowS: window.Seconds(),
 		Commands: pj.Commands, RedisCPUMicros: pj.RedisCPUMicros, CommandMicros: pj.CommandMicros,
 		NetInBytes: pj.NetInBytes, NetOutBytes: pj.NetOutBytes, NetBytes: pj.NetInBytes + pj.NetOutBytes, CommandsByName: map[string]float64{}, CommandMicrosByName: map[string]float64{},
-		PeakMemoryBytes: peak, BaselineMemory: baseMem, MemoryDeltaBytes: whole.MemoryDelta,
+		PeakMemoryBytes: peak, BaselineMemory: baseMem, MemoryDeltaBytes: whole.MemoryDelta, EvictedKeys: whole.EvictedKeys,
 		MemoryNote: fmt.Sprintf("used_memory growth since the empty queue, divided by the %d jobs acknowledged so far: "+
 			"finished records stay for store.retention (%s), so this is the footprint of a job record plus its index entries", acked, m.retention)}
 	if window > 0 {

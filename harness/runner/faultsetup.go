@@ -28,8 +28,9 @@ func (pr *planRunner) prepareFaults(ctx context.Context, spec conditions.RunSpec
 		fs.Redis = srv.r.Nodes[0]
 	}
 	workerAddr := fp.addr
-	var need struct{ proxy, rec, mov, master, partition bool }
+	var need struct{ proxy, rec, mov, master, partition, ballast bool }
 	for _, f := range cfg.Faults {
+		need.ballast = need.ballast || f.Descriptor().Ballast
 		need.master = need.master || f.Descriptor().Needs.KillMaster
 		need.partition = need.partition || f.Descriptor().Needs.Partition
 		need.proxy = need.proxy || f.NeedsProxy()
@@ -38,6 +39,9 @@ func (pr *planRunner) prepareFaults(ctx context.Context, spec conditions.RunSpec
 	}
 	if need.master {
 		fs.KillMaster = masterKiller(srv, queueKey(jopts.Queue, cfg.Store.Shards), hooks.Cost)
+	}
+	if need.ballast {
+		fs.Ballast = ballaster(srv, cfg.Redis.MaxMemory)
 	}
 	if need.partition {
 		fs.Partition = partitioner(srv, queueKey(jopts.Queue, cfg.Store.Shards))

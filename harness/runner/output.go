@@ -16,6 +16,7 @@ import (
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/health"
 	"github.com/aebench/aebench/harness/hist"
+	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/harness/output"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/harness/verdict"
@@ -46,6 +47,9 @@ func (pr *planRunner) fill(rs *summary.RunSummary, res *engine.Result) {
 	if c := res.Counters; res.FirstErr != nil {
 		rs.Problems = append(rs.Problems, fmt.Sprintf("store errors: %d enqueue, %d claim, %d complete, %d fail, %d extend, %d recover, %d promote; first: %v",
 			c.EnqueueErrors, c.ClaimErrors, c.CompleteErrors, c.FailErrors, c.ExtendErrors, c.RecoverErrors, c.PromoteErrors, res.FirstErr))
+	}
+	if c := res.Cost; c != nil && c.EvictedKeys > 0 {
+		rs.Problems = append(rs.Problems, evictionText(rs.Config.Redis, c.EvictedKeys, res.Ledger))
 	}
 	if !res.Window.Drained && !res.Window.Settled {
 		rs.Problems = append(rs.Problems, fmt.Sprintf("drain did not finish within %s", rs.Config.Drain))
@@ -257,4 +261,19 @@ func fitStatus(s engine.StatusLine, place string, width int) string {
 		line = string(r[:max(width-1, 0)])
 	}
 	return line
+}
+
+// evictionText says what Redis evicted at maxmemory and what the ledger
+// and the read-back found of the jobs: under an evicting policy a lost
+// job's record or index entry was among the keys evicted.
+func evictionText(rc conditions.RedisConfig, evicted int64, l ledger.Report) string {
+	policy := rc.MaxMemoryPolicy
+	if policy == "" {
+		policy = "the server's default"
+	}
+	s := fmt.Sprintf("Redis evicted %d keys at maxmemory %dMiB (%s; a memory_pressure fault's ballast included)", evicted, rc.MaxMemory>>20, policy)
+	if l.Lost > 0 {
+		s += fmt.Sprintf(": %d acknowledged jobs lost to eviction, the read-back finding them %s", l.Lost, ledger.FormatStates(l.LostStates))
+	}
+	return s
 }

@@ -135,6 +135,8 @@ func (p *parser) checkFault(c Config, i int, f faults.Fault) error {
 	case f.NeedsReplicas() && (c.Redis.Mode != "cluster" || c.Redis.Replicas < 1 || c.Redis.Masters < 3):
 		return fat(fmt.Sprintf("%s needs a cluster aebench spawns with replicas and at least 3 masters (a failover needs a majority of masters to see the failure): redis.mode cluster, redis.replicas >= 1, redis.masters >= 3; here %s, %d replicas, %d masters",
 			f.Kind, c.Redis.Mode, c.Redis.Replicas, c.Redis.Masters))
+	case f.Descriptor().Needs.MaxMemory && c.Redis.MaxMemory <= 0:
+		return fat(fmt.Sprintf("%s fills memory up to a share of maxmemory: set redis.maxmemory (64MiB, say) and redis.maxmemory_policy", f.Kind))
 	case (f.NeedsOwnedRedis() || f.NeedsProxy()) && c.Redis.Mode != "embedded":
 		return fat(fmt.Sprintf("%s needs redis.mode embedded (a loopback redis-server aebench spawned), not %q", f.Kind, c.Redis.Mode))
 	}

@@ -82,7 +82,7 @@ func faultSchema() map[string]any {
 		kinds = append(kinds, string(k))
 	}
 	props := map[string]any{"kind": map[string]any{"enum": anyOf(kinds), "description": "the fault's kind (aebench list --fields: Faults)"}}
-	for _, f := range []string{"at", "every", "from", "until", "point", "worker", "steps", "replace_after", "duration", "latency", "jitter"} {
+	for _, f := range []string{"at", "every", "from", "until", "point", "worker", "steps", "replace_after", "duration", "latency", "jitter", "fill", "ballast_ttl"} {
 		props[f] = map[string]any{"description": "see the kind's fields (aebench list --fields)"}
 	}
 	return map[string]any{"type": "object", "required": []any{"kind"}, "additionalProperties": false, "properties": props}

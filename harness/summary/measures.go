@@ -78,7 +78,10 @@ type CostReport struct {
 	NetInBytes     float64 `json:"net_in_bytes_per_job"`
 	NetOutBytes    float64 `json:"net_out_bytes_per_job"`
 	// NetBytes is NetInBytes + NetOutBytes: the bytes a job moves on the wire.
-	NetBytes       float64            `json:"net_bytes_per_job"`
+	NetBytes float64 `json:"net_bytes_per_job"`
+	// EvictedKeys is how many keys Redis evicted at maxmemory over the
+	// run (INFO evicted_keys; a memory_pressure fault's ballast included).
+	EvictedKeys    int64              `json:"evicted_keys,omitempty"`
 	CommandsByName map[string]float64 `json:"commands_per_job_by_name"`
 	// CommandMicrosByName is the time inside each command (commandstats
 	// usec) per job.
