@@ -123,10 +123,32 @@ func setFluidModel(phases []summary.PhaseResult, mu float64) {
 		m := &summary.FluidModel{CapacityPerS: mu, BacklogJobs: backlog, CatchUpS: backlog / (mu - p.OfferedPerS)}
 		p.Model = m
 		if c := p.CatchUpS; c != nil && (*c < 0 || m.CatchUpS > 0 && math.Abs(*c-m.CatchUpS) > 0.25*m.CatchUpS) {
-			p.ModelGap = fmt.Sprintf("catch-up %.1fs against the fluid model's %.1fs: the store degraded under the overload (it sustained %.2f of its capacity there), or the harness bound it",
-				*c, m.CatchUpS, over.CompletedPerS/mu)
+			p.ModelGap = modelGap(*c, m.CatchUpS, over.CompletedPerS/mu, p.CompletedPerS/mu)
 		}
 	}
+}
+
+// modelGap says why a measured catch-up is more than 25% from the fluid
+// model's, from what the store sustained in the overload and in the
+// recovery, as shares of the capacity: under it in the overload, the
+// store degraded (or the harness bound it); over it, the capacity measured
+// is below what the store does with a backlog (a short probe, or a store
+// faster with a deep queue: batching, fuller claims).
+func modelGap(measured, model, overShare, recoveryShare float64) string {
+	got := fmt.Sprintf("%.1fs", measured)
+	if measured < 0 {
+		got = "no catch-up within the phase"
+	}
+	why := fmt.Sprintf("the store sustained %.2f of the capacity in the overload and %.2f in the recovery", overShare, recoveryShare)
+	switch {
+	case overShare < 0.95:
+		why += ": it degraded under the overload (its capacity fell as the backlog grew), or the harness bound it"
+	case overShare > 1.05:
+		why += ": with a backlog it does more than the capacity measured (a deep queue fills its claims), so the model overstates the backlog"
+	default:
+		why += ": its rate changed with the backlog's depth in the recovery"
+	}
+	return fmt.Sprintf("catch-up %s against the fluid model's %.1fs: %s", got, model, why)
 }
 
 // setCatchUp gives each phase offered less than the one before it its
