@@ -117,6 +117,24 @@ func MaxMemoryPolicies() []string {
 	return []string{"noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"}
 }
 
+// StockSavePoints are a stock redis.conf's RDB save points: a snapshot an
+// hour after 1 change, 5 minutes after 100, a minute after 10000.
+const StockSavePoints = "3600 1 300 100 60 10000"
+
+// PersistencePromise is what a persistence mode promises to keep of the
+// acknowledged writes when the redis-server process is SIGKILLed (the
+// machine stays up: the page cache survives, so what was written reaches
+// the disk).
+func PersistencePromise(mode string) string {
+	switch mode {
+	case "aof-always", "aof-everysec", "rdb+aof-everysec":
+		return "every acknowledged write: the AOF write happens before the reply, and a process crash keeps what the kernel holds (a power loss would add up to a second of everysec's writes, which this machine cannot show)"
+	case "rdb":
+		return "the last snapshot only: every write acknowledged since it is lost (save points " + StockSavePoints + ": within a minute of 10000 changes, 5 minutes of 100)"
+	}
+	return "nothing: every acknowledged job is lost"
+}
+
 // Metered says Redis runs under callgrind (redis.meter instructions).
 func (rc RedisConfig) Metered() bool { return rc.Meter == "instructions" }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/analysis"
+	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/report"
 )
@@ -401,6 +402,24 @@ func (t *terminal) faultTable(w io.Writer, runs []summary.RunSummary) {
 		"restarted, duplicated, lost: what became of them; dead/spent unstarted: dead-lettered, or an attempt taken back by Recover, on an attempt that never started):")
 	_ = report.Table(w, []string{"backend", "fault", "kind", "target", "at", "in flight", "never started", "restarted", "duplicated",
 		"dead unstarted", "spent unstarted", "lost"}, rows)
+	promises(w, runs, t.s.Repeats)
+}
+
+// promises prints, for runs whose Redis restarted under a persistence
+// mode, what the mode promises to keep beside what the ledger lost.
+func promises(w io.Writer, runs []summary.RunSummary, repeats int) {
+	for _, r := range runs {
+		restarted := false
+		for _, f := range r.Config.Faults {
+			restarted = restarted || f.Descriptor().RestartsRedis
+		}
+		if !restarted {
+			continue
+		}
+		mode := r.Config.Redis.Persistence
+		fmt.Fprintf(w, "  %s: persistence %s promises, under a process SIGKILL: %s; the ledger lost %d acknowledged jobs\n",
+			runName(r, repeats), mode, conditions.PersistencePromise(mode), r.Ledger.Lost)
+	}
 }
 
 // realMark labels the harness's own figures of a simulated run real.

@@ -57,10 +57,14 @@ func (p *redisPool) get(ctx context.Context, rc conditions.RedisConfig) (*pooled
 	case "embedded":
 		o.Mode = redisserver.ModeSpawn
 		switch rc.Persistence {
-		case "aof-everysec":
+		case "aof-everysec", "rdb+aof-everysec":
 			o.AppendOnly, o.AppendFsync = true, "everysec"
 		case "aof-always":
 			o.AppendOnly, o.AppendFsync = true, "always"
+		}
+		if strings.HasPrefix(rc.Persistence, "rdb") {
+			// A stock redis.conf's save points: what most people run.
+			o.ExtraArgs = append(o.ExtraArgs, "--save", conditions.StockSavePoints)
 		}
 	case "cluster":
 		o.Mode, o.Masters, o.Replicas = redisserver.ModeCluster, rc.Masters, rc.Replicas

@@ -105,10 +105,10 @@ func redisFields() []field {
 			Doc: "replicas of each master of a spawned cluster (mode cluster; asynchronous replication, cluster-node-timeout 2s, so a dead master's replica takes over in a few seconds when 3 or more masters see it fail). Redis cost per job counts the masters only",
 			set: func(c *Config, v string) error { return setInt(&c.Redis.Replicas, v, 0, 2) }},
 
-		{Path: "redis.persistence", Default: "none", Allowed: "none, aof-everysec, aof-always", Matrix: true,
-			Doc: "persistence of a spawned server (embedded): none, or AOF with appendfsync everysec or always; what a redis_restart fault keeps",
+		{Path: "redis.persistence", Default: "none", Allowed: "none, rdb, rdb+aof-everysec, aof-everysec, aof-always", Matrix: true,
+			Doc: "persistence of a spawned server (embedded): none; rdb, a stock redis.conf's snapshots (save 3600 1 300 100 60 10000); AOF with appendfsync everysec or always; or both; what a redis_restart fault keeps (its promise is printed with the run)",
 			set: func(c *Config, v string) error {
-				return setEnum(&c.Redis.Persistence, v, "none", "aof-everysec", "aof-always")
+				return setEnum(&c.Redis.Persistence, v, "none", "rdb", "rdb+aof-everysec", "aof-everysec", "aof-always")
 			}},
 
 		{Path: "redis.maxmemory", Default: "0", Allowed: "a size (64MiB, 1GiB; 0: no limit)", Matrix: true,
