@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -214,7 +215,7 @@ func (pl *plots) timePlots(runs []summary.RunSummary, prefix, cond string) error
 	if rc.Producers.Mode == "open" && len(tl.thr) > 0 {
 		// The offered rate beside the completions: falling behind and
 		// catching up show against it.
-		tl.thr = append(tl.thr, offeredLine(rc))
+		tl.thr = append(tl.thr, offeredLines(runs)...)
 	}
 	plots := []timePlot{
 		{"throughput", "Completed jobs per second against the offered rate", rate, tl.thr},
@@ -241,6 +242,46 @@ func (pl *plots) timePlots(runs []summary.RunSummary, prefix, cond string) error
 		errs = append(errs, pl.keep(path)(report.StackedTimePlot(path, pl.title("Phases: offered and completed jobs/s, due backlog, e2e p99 and p50"), cond, panels, markers)))
 	}
 	return errors.Join(errs...)
+}
+
+// offeredLines are the runs' offered rates over time, one line for each
+// distinct profile: one "offered" when every run offered the same, else
+// one per group of runs, named for them (phases relative to a capacity
+// measured per backend offer each backend its own).
+func offeredLines(runs []summary.RunSummary) []report.Line {
+	var lines []report.Line
+	var names [][]string
+	for _, r := range runs {
+		l := offeredLine(r.Config)
+		i := slices.IndexFunc(lines, func(o report.Line) bool { return sameLine(o, l) })
+		if i < 0 {
+			lines, names = append(lines, l), append(names, nil)
+			i = len(lines) - 1
+		}
+		if !slices.Contains(names[i], r.Label) {
+			names[i] = append(names[i], r.Label)
+		}
+	}
+	if len(lines) > 1 {
+		for i := range lines {
+			lines[i].Label = "offered " + strings.Join(names[i], ", ")
+		}
+	}
+	return lines
+}
+
+// sameLine says two offered lines agree within 3% at every point (the
+// probes of one worker-bound capacity differ by about that).
+func sameLine(a, b report.Line) bool {
+	if len(a.Y) != len(b.Y) {
+		return false
+	}
+	for i := range a.Y {
+		if math.Abs(a.Y[i]-b.Y[i]) > 0.03*max(math.Abs(a.Y[i]), 1) {
+			return false
+		}
+	}
+	return true
 }
 
 // offeredLine is the profile's offered rate over the run: producers.rate
