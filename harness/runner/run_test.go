@@ -161,21 +161,9 @@ func TestRunInterrupted(t *testing.T) {
 // cells, never 0; a second with samples has both.
 func checkSeriesCells(t *testing.T, path string) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) < 2 {
-		t.Fatalf("timeseries.csv: %d rows, %v", len(rows), err)
-	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
+	rows, col := readSeries(t, path)
 	var with, without int
-	for _, r := range rows[1:] {
+	for _, r := range rows {
 		n, p50, p99 := r[col["e2e_samples"]], r[col["e2e_p50_ms"]], r[col["e2e_p99_ms"]]
 		switch {
 		case n == "0" && (p50 != "" || p99 != ""):
@@ -192,6 +180,25 @@ func checkSeriesCells(t *testing.T, path string) {
 		t.Errorf("timeseries.csv: no second with e2e samples")
 	}
 	t.Logf("timeseries.csv: %d seconds with e2e samples, %d without", with, without)
+}
+
+// readSeries reads timeseries.csv: its data rows and its columns by name.
+func readSeries(t *testing.T, path string) ([][]string, map[string]int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("timeseries.csv: %d rows, %v", len(rows), err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	return rows[1:], col
 }
 
 // TestFitStatus: the status line never reaches the terminal's last column

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"encoding/csv"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -58,21 +57,9 @@ workers: {count: 4, concurrency: 8, handler: 200us}
 // seriesColumn reads a column of timeseries.csv by second (one run).
 func seriesColumn(t *testing.T, path, name string) map[int]int64 {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) < 2 {
-		t.Fatalf("timeseries.csv: %v (%d rows)", err, len(rows))
-	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
+	rows, col := readSeries(t, path)
 	out := map[int]int64{}
-	for _, row := range rows[1:] {
+	for _, row := range rows {
 		sec, _ := strconv.Atoi(row[col["second"]])
 		n, _ := strconv.ParseInt(row[col[name]], 10, 64)
 		out[sec] += n

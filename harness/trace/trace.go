@@ -157,16 +157,8 @@ func (t *Trace) parseCSV(file string, data []byte, defaultPayload int) error {
 			}
 			return ""
 		}
-		a, err := arrival(get, defaultPayload)
-		if err == nil {
-			err = t.add(a, ids, line)
-		}
-		if err != nil {
-			var fe *fieldErr
-			if errors.As(err, &fe) {
-				return &Error{File: file, Line: line, Field: fe.field, Msg: fe.msg}
-			}
-			return &Error{File: file, Line: line, Msg: err.Error()}
+		if err := t.line(file, line, get, defaultPayload, ids); err != nil {
+			return err
 		}
 	}
 }
@@ -203,22 +195,31 @@ func (t *Trace) parseJSONLines(file string, data []byte, defaultPayload int) err
 				return fmt.Sprint(v)
 			}
 		}
-		a, err := arrival(get, defaultPayload)
-		if err == nil {
-			err = t.add(a, ids, line)
-		}
-		if err != nil {
-			var fe *fieldErr
-			if errors.As(err, &fe) {
-				return &Error{File: file, Line: line, Field: fe.field, Msg: fe.msg}
-			}
-			return &Error{File: file, Line: line, Msg: err.Error()}
+		if err := t.line(file, line, get, defaultPayload, ids); err != nil {
+			return err
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return &Error{File: file, Msg: err.Error()}
 	}
 	return nil
+}
+
+// line reads one data line through get and appends its arrival; the
+// error names the file, the line and the column.
+func (t *Trace) line(file string, line int, get func(string) string, defaultPayload int, ids map[string]int) error {
+	a, err := arrival(get, defaultPayload)
+	if err == nil {
+		err = t.add(a, ids, line)
+	}
+	if err == nil {
+		return nil
+	}
+	var fe *fieldErr
+	if errors.As(err, &fe) {
+		return &Error{File: file, Line: line, Field: fe.field, Msg: fe.msg}
+	}
+	return &Error{File: file, Line: line, Msg: err.Error()}
 }
 
 // fieldErr is a bad value in one column.
