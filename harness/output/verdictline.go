@@ -67,7 +67,10 @@ func lostNote(rs *summary.RunSummary) string {
 	if rs.Config.Redis.Replicas > 0 && hasFault(rs.Config, faults.MasterKill) {
 		return " (expected: a master failed over to a replica that replicates asynchronously)"
 	}
-	if rs.Config.Redis.Persistence == "none" {
+	if c := rs.Cost; c != nil && c.EvictedKeys > 0 {
+		return fmt.Sprintf(" (expected: expect.lost %s; lost to eviction, %d keys evicted under %s)", rs.Config.Expect.Lost, c.EvictedKeys, rs.Config.Redis.MaxMemoryPolicy)
+	}
+	if rs.Config.Redis.Persistence == "none" && hasRestart(rs.Config) {
 		return " (expected without persistence)"
 	}
 	return fmt.Sprintf(" (expected: expect.lost %s with persistence %s)", rs.Config.Expect.Lost, rs.Config.Redis.Persistence)
@@ -102,6 +105,16 @@ func timeBaseLine(r *summary.RunSummary) string {
 // fmtNs formats nanoseconds for people: 850µs, 1.24ms, 12.3ms, 125ms,
 // 2.5s, 33.1min (verdict.FormatNs, the one formatter of every table).
 func fmtNs(ns float64) string { return verdict.FormatNs(ns) }
+
+// hasRestart reports whether c schedules a fault that restarts Redis.
+func hasRestart(c conditions.Config) bool {
+	for _, f := range c.Faults {
+		if f.Descriptor().RestartsRedis {
+			return true
+		}
+	}
+	return false
+}
 
 // hasFault reports whether c schedules a fault of kind k.
 func hasFault(c conditions.Config, k faults.Kind) bool {
