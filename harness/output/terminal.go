@@ -394,6 +394,7 @@ func (t *terminal) faultTable(w io.Writer, runs []summary.RunSummary) {
 	if len(rows) == 0 {
 		return
 	}
+	defer promises(w, runs, t.s.Repeats)
 	if len(rows) > maxFaultRows {
 		fmt.Fprintf(w, "each fault on its own row: faults.csv (%d faults)\n", len(rows))
 		return
@@ -402,7 +403,6 @@ func (t *terminal) faultTable(w io.Writer, runs []summary.RunSummary) {
 		"restarted, duplicated, lost: what became of them; dead/spent unstarted: dead-lettered, or an attempt taken back by Recover, on an attempt that never started):")
 	_ = report.Table(w, []string{"backend", "fault", "kind", "target", "at", "in flight", "never started", "restarted", "duplicated",
 		"dead unstarted", "spent unstarted", "lost"}, rows)
-	promises(w, runs, t.s.Repeats)
 }
 
 // promises prints, for runs whose Redis restarted under a persistence
