@@ -67,13 +67,14 @@ func PhaseOfName(name string) int {
 // (the first during the warm-up, the last after the window; -1 without
 // phases).
 func (c Config) PhaseIndexAt(since time.Duration) int {
-	spans := c.Spans()
-	for i, s := range spans {
-		if since < s.End {
+	// On every Enqueue call: no Spans (it allocates), a walk of the phases.
+	end := c.Warmup
+	for i, p := range c.Phases {
+		if end += p.Duration; since < end {
 			return i
 		}
 	}
-	return len(spans) - 1
+	return len(c.Phases) - 1
 }
 
 // WorkloadOf is phase i's workload, the run's where the phase overrides

@@ -99,6 +99,8 @@ type engine struct {
 	served    bool               // a jobstore.Serving store runs the jobs (served.go)
 	windowEnd atomic.Int64       // unix ns; moves earlier on interrupt
 	payload   []byte
+	// base is the run's workload (a job's without phase overrides).
+	base conditions.Workload
 
 	recMu     sync.Mutex
 	recorders []*hist.Recorder
@@ -228,7 +230,8 @@ func Run(ctx context.Context, spec conditions.RunSpec, store jobstore.Store, hoo
 	if hooks.WStore != nil {
 		e.wstore = hooks.WStore
 	}
-	e.payload = make([]byte, max(cfg.Producers.Payload, cfg.Producers.TraceData.MaxPayload()))
+	e.base = cfg.WorkloadOf(-1)
+	e.payload = make([]byte, max(cfg.Producers.Payload, cfg.Producers.TraceData.MaxPayload(), maxPhasePayload(cfg)))
 	for i := range e.payload {
 		e.payload[i] = 'a' + byte(i%26)
 	}
@@ -436,6 +439,17 @@ func (e *engine) load(ctx context.Context, res *Result) bool {
 	}
 	res.Window.MeasuredS = measured.Seconds()
 	return interrupted
+}
+
+// maxPhasePayload is the largest payload a phase's overrides ask for.
+func maxPhasePayload(cfg conditions.Config) int {
+	m := 0
+	for _, p := range cfg.Phases {
+		if p.Work != nil {
+			m = max(m, p.Work.Payload)
+		}
+	}
+	return m
 }
 
 // phaseEdges are the profile's phase boundaries in unix ns (none without

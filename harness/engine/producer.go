@@ -136,8 +136,11 @@ func (pr *producer) call(ctx context.Context, intended time.Time) bool {
 	e, cfg := pr.e, pr.e.cfg.Producers
 	measured := !intended.Before(e.warmEnd)
 	// The phase's workload (the run's without phases or overrides).
-	phase := e.cfg.PhaseIndexAt(intended.Sub(e.t0))
-	w, name := e.cfg.WorkloadOf(phase), e.cfg.JobName(phase)
+	w, name := e.base, "bench"
+	if len(e.cfg.Phases) > 0 {
+		phase := e.cfg.PhaseIndexAt(intended.Sub(e.t0))
+		w, name = e.cfg.WorkloadOf(phase), e.cfg.JobName(phase)
+	}
 	payload := e.payload[:min(w.Payload, len(e.payload))]
 	for i := range pr.jobs {
 		pr.seq++
