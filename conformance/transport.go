@@ -12,10 +12,12 @@ import (
 	"github.com/aebench/aebench/redisserver"
 )
 
-// transportCases: the store while its Redis does not answer. Last in the
-// suite: it pauses the target.
+// transportCases: the store while its Redis refuses writes at maxmemory,
+// and while it does not answer. Last in the suite: they change the
+// target's configuration and pause it.
 func transportCases() []testCase {
 	return []testCase{
+		{name: "RedisOutOfMemory", noEncoding: true, fn: caseRedisOutOfMemory},
 		{name: "RedisUnreachable", noEncoding: true, fn: caseRedisUnreachable},
 	}
 }

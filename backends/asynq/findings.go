@@ -31,6 +31,7 @@ func Findings() map[string]string {
 		"Cancel":                findingPush,
 		"StatsAgree":            findingPush,
 		"RedisUnreachable":      findingPush,
+		"RedisOutOfMemory":      findingPush,
 		"BulkEnqueue":           findingPrefetch,
 	}
 }

@@ -28,6 +28,7 @@ var findings = map[string]string{
 	"FailBackoffJitter":            "ignores Backoff.Jitter: its retries are exactly the backoff",
 	"Cancel":                       "forgets a canceled job (Get after it: not found)",
 	"RedisUnreachable":             "in process: there is no Redis to lose",
+	"RedisOutOfMemory":             "in process: there is no Redis to fill",
 }
 
 // TestConformance runs the one behaviour suite on the in-process

@@ -135,6 +135,16 @@ func PersistencePromise(mode string) string {
 	return "nothing: every acknowledged job is lost"
 }
 
+// KeepsAcknowledged says the persistence mode keeps every acknowledged
+// write across a SIGKILL of the process (PersistencePromise).
+func KeepsAcknowledged(mode string) bool {
+	switch mode {
+	case "aof-always", "aof-everysec", "rdb+aof-everysec":
+		return true
+	}
+	return false
+}
+
 // Metered says Redis runs under callgrind (redis.meter instructions).
 func (rc RedisConfig) Metered() bool { return rc.Meter == "instructions" }
 

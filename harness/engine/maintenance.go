@@ -8,6 +8,7 @@ import (
 
 	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/rclient"
 )
 
 // startMaintenance runs what the contract expects a deployment to run: a
@@ -24,7 +25,7 @@ func (e *engine) startMaintenance(ctx context.Context, wg *sync.WaitGroup) {
 		rstore = recLoop.store
 	}
 	e.maintain(ctx, wg, maintLoop{name: "recoverer", tag: hist.TagRecover, every: wc.RecoveryInterval, batch: wc.RecoveryBatch,
-		crash: recLoop, calls: &e.c.recoverCalls, errs: &e.c.recoverErrors,
+		crash: recLoop, calls: &e.c.recoverCalls, errs: &e.c.recoverErrors, oom: &e.c.oomRecovers,
 		call: func(ctx context.Context, t0 time.Time) (int, error) {
 			if e.hooks.NoRecoverer {
 				return 0, nil // a store that keeps no leases has nothing to take back
@@ -71,6 +72,7 @@ type maintLoop struct {
 	batch       int
 	crash       *LoopCrash // nil unless a crash of this loop is scheduled
 	calls, errs *atomic.Int64
+	oom         *atomic.Int64 // refusals at maxmemory; nil: not counted
 	call        func(ctx context.Context, t0 time.Time) (int, error)
 }
 
@@ -99,6 +101,9 @@ func (e *engine) maintain(ctx context.Context, wg *sync.WaitGroup, l maintLoop) 
 				if err != nil {
 					if !l.crash.crashed(ctx, e, err, l.name) && ctx.Err() == nil {
 						l.errs.Add(1)
+						if l.oom != nil && rclient.IsOOM(err) {
+							l.oom.Add(1)
+						}
 						e.noteErr(err)
 					}
 					break

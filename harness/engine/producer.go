@@ -11,6 +11,7 @@ import (
 	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/rclient"
 )
 
 func (e *engine) produce(ctx context.Context, p int) {
@@ -183,7 +184,12 @@ func (pr *producer) send(ctx context.Context, intended time.Time) bool {
 		e.c.enqJobs.Add(int64(len(pr.ids)))
 		return true
 	}
-	e.led.EnqueueFailed(pr.ids)
+	if rclient.IsOOM(err) {
+		e.led.EnqueueRefused(pr.ids)
+		e.c.oomEnqueued.Add(int64(len(pr.ids)))
+	} else {
+		e.led.EnqueueFailed(pr.ids)
+	}
 	e.c.enqErrors.Add(1)
 	e.noteErr(err)
 	if errors.Is(err, jobstore.ErrInvalid) {

@@ -15,6 +15,7 @@ import (
 	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/harness/workerproc"
 	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/rclient"
 )
 
 type workItem struct {
@@ -410,6 +411,9 @@ func (e *engine) failJob(w *worker, p pendingAck, fail failFunc) {
 		e.events.Fenced(id, attempt, fe)
 	case err != nil:
 		e.c.failErrors.Add(1)
+		if rclient.IsOOM(err) {
+			e.c.oomFails.Add(1)
+		}
 		e.noteErr(err)
 		e.events.Unknown(id, attempt, p.lease.Token, fe)
 	default:
@@ -502,6 +506,12 @@ func (e *engine) acked(w *worker, p pendingAck, err error, ce time.Time, book *t
 		e.events.Fenced(id, attempt, ce)
 	case err != nil:
 		e.c.completeErrors.Add(1)
+		if rclient.IsOOM(err) {
+			e.c.oomCompletes.Add(1)
+			if e.led != nil {
+				e.led.CompleteRefused(id)
+			}
+		}
 		e.noteErr(err)
 		e.events.Unknown(id, attempt, p.lease.Token, ce)
 	default:

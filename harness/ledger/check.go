@@ -14,8 +14,17 @@ type Report struct {
 	Acknowledged int64 `json:"acknowledged"`
 	// Indeterminate: the Enqueue call failed, so the jobs may or may not exist.
 	Indeterminate int64 `json:"indeterminate"`
-	Completed     int64 `json:"completed"`
-	DeadLettered  int64 `json:"dead_lettered"`
+	// Refused: Redis refused the Enqueue call at maxmemory (an OOM reply
+	// under noeviction): not stored, not acknowledged, not lost.
+	Refused int64 `json:"refused,omitempty"`
+	// CompleteRefused: jobs a Complete of which Redis refused at
+	// maxmemory; CompleteRefusedRetried of them completed later (the lease
+	// lapsed, Recover took the job back and it ran again: a duplicated
+	// execution), the rest did not (stuck: unfinished or lost).
+	CompleteRefused        int64 `json:"complete_refused,omitempty"`
+	CompleteRefusedRetried int64 `json:"complete_refused_retried,omitempty"`
+	Completed              int64 `json:"completed"`
+	DeadLettered           int64 `json:"dead_lettered"`
 	// Canceled: the store shows the job canceled.
 	Canceled int64 `json:"canceled"`
 	// SettledByReadBack: outcomes the events never brought (a worker process
@@ -35,6 +44,9 @@ type Report struct {
 	// LostStates counts lost jobs by the state the read-back found: a
 	// Status name, not_found, or unreadable (Redis did not answer).
 	LostStates map[string]int64 `json:"lost_states,omitempty"`
+	// LostCauses counts lost jobs by what made them vanish (AttributeLost:
+	// evicted, redis_restart, unreadable, store).
+	LostCauses map[string]int64 `json:"lost_causes,omitempty"`
 	// Unexpected: started or completed, but never enqueued by this run.
 	Unexpected int64 `json:"unexpected"`
 	// DuplicateStarts: handler starts beyond one per (job, attempt), plus
@@ -174,9 +186,17 @@ func (r *Report) countEntry(id string, e *ledgerEntry) {
 		}
 	case enqIndeterminate:
 		r.Indeterminate++
+	case enqRefused:
+		r.Refused++
 	case enqPending:
 		// A call still running when the run stopped: treat as indeterminate.
 		r.Indeterminate++
+	}
+	if e.completeRefused {
+		r.CompleteRefused++
+		if e.completions > 0 {
+			r.CompleteRefusedRetried++
+		}
 	}
 	if e.completions > 0 {
 		r.Completed++

@@ -128,6 +128,7 @@ const (
 	enqPending       enqState = iota // the Enqueue call has not returned
 	enqAcked                         // it returned nil
 	enqIndeterminate                 // it returned an error: the jobs may or may not be stored
+	enqRefused                       // Redis refused it at maxmemory: the jobs were not stored
 )
 
 type ledgerEntry struct {
@@ -139,6 +140,8 @@ type ledgerEntry struct {
 	completions int32
 	dead        bool
 	canceled    bool
+	// completeRefused: a Complete of the job was refused at maxmemory.
+	completeRefused bool
 	// cutOff: still queued or running in the store when the drain ended.
 	cutOff bool
 	// lostState: the store's state of a job lost after the read-back
@@ -307,6 +310,26 @@ func (l *Ledger) EnqueueFailed(ids []string) {
 			}
 		})
 	}
+}
+
+// EnqueueRefused records that Redis refused the Enqueue call for ids at
+// maxmemory (rclient.IsOOM): nothing was written, so the jobs are
+// refused, neither acknowledged nor indeterminate.
+func (l *Ledger) EnqueueRefused(ids []string) {
+	for _, id := range ids {
+		l.update(id, false, func(e *ledgerEntry) {
+			if e.state == enqPending {
+				e.state = enqRefused
+			}
+		})
+	}
+}
+
+// CompleteRefused records that Redis refused a Complete of id at
+// maxmemory: the job stays leased, and Check says whether it was
+// completed later (retried after its lease lapsed) or not.
+func (l *Ledger) CompleteRefused(id string) {
+	l.update(id, false, func(e *ledgerEntry) { e.completeRefused = true })
 }
 
 // Outstanding is the count of acknowledged jobs not yet completed or dead-lettered.

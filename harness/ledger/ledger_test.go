@@ -15,7 +15,7 @@ import (
 // ledgerStep is one event fed to a ledger in a table test; times are ms
 // after a fixed origin.
 type ledgerStep struct {
-	op      string // plan, plan-delayed, ack, enqfail, start, complete, retry, dead, fenced, recover, recover-dead, return
+	op      string // plan, plan-delayed, ack, enqfail, enqoom, completeoom, start, complete, retry, dead, fenced, recover, recover-dead, return
 	id      string
 	attempt int
 	at      int64 // ms
@@ -37,6 +37,10 @@ func play(l *Ledger, steps []ledgerStep) {
 			l.Acked([]string{s.id})
 		case "enqfail":
 			l.EnqueueFailed([]string{s.id})
+		case "enqoom":
+			l.EnqueueRefused([]string{s.id})
+		case "completeoom":
+			l.CompleteRefused(s.id)
 		case "start":
 			l.Started(s.id, s.attempt, ms(s.at))
 		case "complete":

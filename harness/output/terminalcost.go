@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aebench/aebench/harness/analysis"
+	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/report"
 )
@@ -21,7 +22,7 @@ func (t *terminal) costTable(w io.Writer, runs []summary.RunSummary) {
 	}
 	if evicting {
 		// A server at maxmemory: what it evicted beside what it cost.
-		header = append(header, "evicted keys", "lost")
+		header = append(header, "evicted keys", "lost (cause)", "refused")
 	}
 	var rows [][]string
 	var tops []string
@@ -45,7 +46,7 @@ func (t *terminal) costTable(w io.Writer, runs []summary.RunSummary) {
 			fmt.Sprintf("%.0f%%", c.RedisCPUPercent), peakText(c.PeakMemoryBytes),
 			fmtBytes(c.MemoryPerJobBytes)}
 		if evicting {
-			row = append(row, fmt.Sprint(c.EvictedKeys), fmt.Sprint(r.Ledger.Lost))
+			row = append(row, fmt.Sprint(c.EvictedKeys), lostCause(r.Ledger), fmt.Sprint(r.Ledger.Refused))
 		}
 		rows = append(rows, row)
 		tops = append(tops, fmt.Sprintf("  %s: %s", runName(r, t.s.Repeats), topCommands(c.CommandsByName, 4)))
@@ -144,4 +145,12 @@ func fmtBytes(b float64) string {
 		return fmt.Sprintf("%.1fKiB", b/(1<<10))
 	}
 	return fmt.Sprintf("%.0fB", b)
+}
+
+// lostCause is the lost count with its causes: "12 (evicted 12)".
+func lostCause(l ledger.Report) string {
+	if l.Lost == 0 || len(l.LostCauses) == 0 {
+		return fmt.Sprint(l.Lost)
+	}
+	return fmt.Sprintf("%d (%s)", l.Lost, ledger.FormatStates(l.LostCauses))
 }

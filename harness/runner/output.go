@@ -43,13 +43,17 @@ func (pr *planRunner) fill(rs *summary.RunSummary, res *engine.Result) {
 	rs.Phases = phaseResults(rs.Config, res)
 	rs.Problems = append(rs.Problems, undelivered(rs.Phases)...)
 	rs.Health = health.Judge(res.Harness, rs.LatencyNs, res.StallNote, callEvery(rs.Config), rs.Config.Speed())
-	rs.Problems = slices.Concat(res.Ledger.Problems, rs.Problems)
+	rs.Ledger.AttributeLost(lossContext(rs.Config, res.Cost))
+	rs.Problems = slices.Concat(rs.Ledger.Problems, rs.Problems)
 	if c := res.Counters; res.FirstErr != nil {
 		rs.Problems = append(rs.Problems, fmt.Sprintf("store errors: %d enqueue, %d claim, %d complete, %d fail, %d extend, %d recover, %d promote; first: %v",
 			c.EnqueueErrors, c.ClaimErrors, c.CompleteErrors, c.FailErrors, c.ExtendErrors, c.RecoverErrors, c.PromoteErrors, res.FirstErr))
 	}
 	if c := res.Cost; c != nil && c.EvictedKeys > 0 {
-		rs.Problems = append(rs.Problems, evictionText(rs.Config.Redis, c.EvictedKeys, res.Ledger))
+		rs.Problems = append(rs.Problems, evictionText(rs.Config.Redis, c.EvictedKeys, rs.Ledger))
+	}
+	if o := res.Counters.OOMRefused; o.Any() {
+		rs.Problems = append(rs.Problems, oomText(o, rs.Ledger))
 	}
 	if !res.Window.Drained && !res.Window.Settled {
 		rs.Problems = append(rs.Problems, fmt.Sprintf("drain did not finish within %s", rs.Config.Drain))
@@ -273,7 +277,34 @@ func evictionText(rc conditions.RedisConfig, evicted int64, l ledger.Report) str
 	}
 	s := fmt.Sprintf("Redis evicted %d keys at maxmemory %dMiB (%s; a memory_pressure fault's ballast included)", evicted, rc.MaxMemory>>20, policy)
 	if l.Lost > 0 {
-		s += fmt.Sprintf(": %d acknowledged jobs lost to eviction, the read-back finding them %s", l.Lost, ledger.FormatStates(l.LostStates))
+		s += fmt.Sprintf(": %d acknowledged jobs lost, by cause %s; the read-back found them %s", l.Lost, ledger.FormatStates(l.LostCauses), ledger.FormatStates(l.LostStates))
 	}
 	return s
+}
+
+// oomText says what Redis refused at maxmemory and what became of it.
+func oomText(o summary.OOMRefusals, l ledger.Report) string {
+	s := fmt.Sprintf("Redis refused writes at maxmemory (OOM): %d jobs' enqueues (refused, not stored: %d in the ledger), %d completes, %d fails, %d recovers",
+		o.Enqueued, l.Refused, o.Completes, o.Fails, o.Recovers)
+	if l.CompleteRefused > 0 {
+		s += fmt.Sprintf("; of the %d jobs whose Complete was refused, %d completed later (their lease lapsed and they ran again) and %d did not (stuck)",
+			l.CompleteRefused, l.CompleteRefusedRetried, l.CompleteRefused-l.CompleteRefusedRetried)
+	}
+	return s
+}
+
+// lossContext is what of the run's Redis can make a job vanish without
+// the store dropping it: evictions, and a restart from a persistence that
+// does not keep every acknowledged write.
+func lossContext(c conditions.Config, cost *summary.CostReport) ledger.LossContext {
+	var lc ledger.LossContext
+	if cost != nil {
+		lc.EvictedKeys = cost.EvictedKeys
+	}
+	if !conditions.KeepsAcknowledged(c.Redis.Persistence) {
+		for _, f := range c.Faults {
+			lc.LossyRestart = lc.LossyRestart || f.Descriptor().RestartsRedis
+		}
+	}
+	return lc
 }

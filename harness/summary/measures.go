@@ -62,7 +62,24 @@ type Counters struct {
 	// (workers.monitor_interval).
 	StatsCalls  int64 `json:"stats_calls,omitempty"`
 	StatsErrors int64 `json:"stats_errors,omitempty"`
+	// OOMRefused counts what Redis refused at maxmemory under noeviction
+	// (its errors are counted in the *Errors fields too).
+	OOMRefused OOMRefusals `json:"oom_refused,omitzero"`
 }
+
+// OOMRefusals counts the calls Redis refused with its OOM reply: jobs for
+// Enqueue (not stored, not acknowledged), calls for the others (the job
+// stays leased: the lease lapses and Recover takes it back, if Recover's
+// own write is not refused too).
+type OOMRefusals struct {
+	Enqueued  int64 `json:"enqueued_jobs,omitempty"`
+	Completes int64 `json:"completes,omitempty"`
+	Fails     int64 `json:"fails,omitempty"`
+	Recovers  int64 `json:"recovers,omitempty"`
+}
+
+// Any says Redis refused anything.
+func (o OOMRefusals) Any() bool { return o != OOMRefusals{} }
 
 // CostReport is Redis's cost of a run's cost window (the measured window,
 // or the whole run under a meter: Hooks.CostWholeRun), from INFO deltas.
