@@ -469,6 +469,11 @@ func (s *Store) Stats(ctx context.Context) (jobstore.Stats, error) {
 	return jobstore.Stats{}, fmt.Errorf("bucket: stats: buckets kept falling due while counting (%d tries)", statsTries)
 }
 
+// Census is the queue's key census (jobstore.Censuser).
+func (s *Store) Census(ctx context.Context) (jobstore.Census, error) {
+	return s.TakeCensus(ctx, base.CensusSpec{Locate: s.Locate})
+}
+
 // Locate says where each job's record sits (jobstore.Locator): waiting in
 // ready or in its bucket (the Ref names which), or leased in the active
 // index.

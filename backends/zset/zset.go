@@ -248,6 +248,11 @@ func (s *Store) Stats(ctx context.Context) (jobstore.Stats, error) {
 	return jobstore.Stats{Due: n[0], Delayed: n[1], InProgress: n[2], Dead: n[3], Completed: n[4]}, nil
 }
 
+// Census is the queue's key census (jobstore.Censuser).
+func (s *Store) Census(ctx context.Context) (jobstore.Census, error) {
+	return s.TakeCensus(ctx, base.CensusSpec{Locate: s.Locate})
+}
+
 // Locate says where each job's record sits (jobstore.Locator): waiting in
 // the queue ZSET, or leased in the active index.
 func (s *Store) Locate(ctx context.Context, ids []string) ([]jobstore.Location, error) {

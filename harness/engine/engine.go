@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -190,6 +191,10 @@ type Result struct {
 	// (jobstore.Auditor), or nil; AuditErr why it could not.
 	Audit    map[string]int64
 	AuditErr string
+	// Census is the store's key census after the drain
+	// (jobstore.Censuser), or nil; CensusErr why it could not be taken.
+	Census    *jobstore.Census
+	CensusErr string
 	// StallNote flags reruns a stall of the harness may explain
 	// (simulated time only; see health.StallNote).
 	StallNote string
@@ -211,6 +216,25 @@ func (e *engine) audit() (map[string]int64, string) {
 		return m, err.Error()
 	}
 	return m, ""
+}
+
+// census asks a store that implements jobstore.Censuser for the census
+// of its queue's keys, after the read-back: what the queue left behind.
+func (e *engine) census() (*jobstore.Census, string) {
+	c, ok := e.store.(jobstore.Censuser)
+	if !ok {
+		return nil, ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), readback.SettleFor)
+	defer cancel()
+	cs, err := c.Census(ctx)
+	if err != nil {
+		if errors.Is(err, jobstore.ErrUnsupported) {
+			return nil, ""
+		}
+		return nil, err.Error()
+	}
+	return &cs, ""
 }
 
 // idleProbe is how long a drained open-loop run keeps its workers and
@@ -476,6 +500,7 @@ func (e *engine) finish(res *Result, interrupted bool) {
 	res.PhaseHists = e.byPhase
 	e.rb.Outstanding()
 	res.Audit, res.AuditErr = e.audit()
+	res.Census, res.CensusErr = e.census()
 	declared := e.declaredLoss()
 	if e.ft != nil {
 		e.ft.finish(e.local)

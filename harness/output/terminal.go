@@ -228,6 +228,7 @@ func (t *terminal) printTables(w io.Writer) {
 			ackTable(w, runs, t.s.Repeats)
 			fmt.Fprintln(w)
 			t.costTable(w, runs)
+			t.censusTable(w, runs)
 		}
 		t.referenceNotes(w, c.Index, runs)
 		for _, r := range calib {

@@ -98,6 +98,9 @@ type data struct {
 	Fonts     template.CSS
 	Problems  []string
 	Phases    *phasesView
+	Census    *phasesView
+	// CensusNote explains the census table.
+	CensusNote string
 }
 
 // phasesView is the per-phase table of runs with a load profile.
@@ -181,6 +184,7 @@ func build(s *verdict.Set, base *verdict.Set, plots []Plot) data {
 		}
 	}
 	d.Phases = phasesOf(s)
+	d.Census, d.CensusNote = censusOf(s), analysis.CensusNote
 	if base != nil {
 		d.Compare = compareSection(base, s)
 		d.Compare.Overlay = overlayCharts(base, s, ff)
@@ -352,6 +356,26 @@ func noPlotsWhy(s *verdict.Set) string {
 		return "The plots failed: " + s.PlotError
 	}
 	return "No plots were drawn: the run was made with --no-plots, or its directory holds no *.svg."
+}
+
+// censusOf is the key census table of s's runs (nil: none took one).
+func censusOf(s *verdict.Set) *phasesView {
+	pv := &phasesView{Header: analysis.CensusHeader()}
+	for _, r := range s.Runs {
+		if r.Record == nil {
+			continue
+		}
+		if row, ok := analysis.CensusRow(r.ID, *r.Record); ok {
+			pv.Rows = append(pv.Rows, row)
+		}
+		if e := r.Record.CensusError; e != "" {
+			pv.Notes = append(pv.Notes, r.ID+": the key census failed: "+e)
+		}
+	}
+	if len(pv.Rows) == 0 && len(pv.Notes) == 0 {
+		return nil
+	}
+	return pv
 }
 
 // phasesOf is the per-phase table of s's runs with phases (nil: none).

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -20,6 +22,7 @@ import (
 	"github.com/aebench/aebench/harness/output"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/harness/verdict"
+	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/report"
 	"github.com/aebench/aebench/stats"
 )
@@ -31,6 +34,7 @@ func (pr *planRunner) fill(rs *summary.RunSummary, res *engine.Result) {
 	rs.Window, rs.Throughput, rs.PeakBacklog = res.Window, res.Throughput, res.PeakBacklog
 	rs.Ledger, rs.Counters, rs.Cost, rs.Harness = res.Ledger, res.Counters, res.Cost, res.Harness
 	rs.Audit, rs.AuditError, rs.StallNote, rs.Served = res.Audit, res.AuditErr, res.StallNote, res.Served
+	rs.Census, rs.CensusError = res.Census, res.CensusErr
 	rs.Prefill = res.Prefill
 	rs.LatencyNs = map[string]map[string]float64{}
 	for t, h := range res.Hists {
@@ -51,6 +55,9 @@ func (pr *planRunner) fill(rs *summary.RunSummary, res *engine.Result) {
 	}
 	if c := res.Cost; c != nil && c.EvictedKeys > 0 {
 		rs.Problems = append(rs.Problems, evictionText(rs.Config.Redis, c.EvictedKeys, rs.Ledger))
+	}
+	if c := rs.Census; c != nil && c.LeakCount() > 0 {
+		rs.Problems = append(rs.Problems, leakText(*c))
 	}
 	if o := res.Counters.OOMRefused; o.Any() {
 		rs.Problems = append(rs.Problems, oomText(o, rs.Ledger))
@@ -280,6 +287,16 @@ func evictionText(rc conditions.RedisConfig, evicted int64, l ledger.Report) str
 		s += fmt.Sprintf(": %d acknowledged jobs lost, by cause %s; the read-back found them %s", l.Lost, ledger.FormatStates(l.LostCauses), ledger.FormatStates(l.LostStates))
 	}
 	return s
+}
+
+// leakText names what the queue leaked, by kind with a count and examples.
+func leakText(c jobstore.Census) string {
+	kinds := slices.Sorted(maps.Keys(c.Leaks))
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%s %d (e.g. %s)", k, c.Leaks[k], strings.Join(c.Examples[k], ", "))
+	}
+	return fmt.Sprintf("key census after the drain: the queue leaked %d: %s", c.LeakCount(), strings.Join(parts, "; "))
 }
 
 // oomText says what Redis refused at maxmemory and what became of it.

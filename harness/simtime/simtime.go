@@ -171,3 +171,11 @@ func (s *Store) Audit(ctx context.Context) (map[string]int64, error) {
 	}
 	return nil, nil
 }
+
+// Census is the store's key census (jobstore.Censuser).
+func (s *Store) Census(ctx context.Context) (jobstore.Census, error) {
+	if c, ok := s.Store.(jobstore.Censuser); ok {
+		return c.Census(ctx)
+	}
+	return jobstore.Census{}, fmt.Errorf("simtime: census: %w", jobstore.ErrUnsupported)
+}

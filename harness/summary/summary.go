@@ -22,6 +22,7 @@ import (
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/ledger"
+	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/stats"
 )
 
@@ -241,6 +242,11 @@ type RunSummary struct {
 	// duplicate entries, early promotions...); AuditError why it could not.
 	Audit      map[string]int64 `json:"audit,omitempty"`
 	AuditError string           `json:"audit_error,omitempty"`
+	// Census is what the queue left in Redis after the drain: its keys by
+	// role and type, the records the contract keeps, and leaks
+	// (jobstore.Censuser); CensusError why it could not be taken.
+	Census      *jobstore.Census `json:"census,omitempty"`
+	CensusError string           `json:"census_error,omitempty"`
 	// StallNote, on simulated time, flags reruns that a stall of the
 	// harness longer than the lease's real length may explain.
 	StallNote string `json:"stall_note,omitempty"`

@@ -130,3 +130,8 @@ func (s *Stream) Locate(ctx context.Context, ids []string) ([]jobstore.Location,
 	}
 	return s.LocateIn(ctx, ids, places...)
 }
+
+// Census is the queue's key census (jobstore.Censuser).
+func (s *Stream) Census(ctx context.Context) (jobstore.Census, error) {
+	return s.TakeCensus(ctx, CensusSpec{Locate: s.Locate, Group: StreamGroup})
+}

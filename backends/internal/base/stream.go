@@ -349,23 +349,12 @@ func isNoKey(err error) bool {
 // groupLag is the lag of group in an XINFO GROUPS reply (a list of maps in
 // RESP3, of flat name, value lists in RESP2), or -1 when Redis gives none.
 func groupLag(v any, group string) int64 {
-	groups, _ := v.([]any)
-	for _, g := range groups {
-		fields := map[string]any{}
-		switch m := g.(type) {
-		case map[string]any:
-			fields = m
-		case []any:
-			for i := 0; i+1 < len(m); i += 2 {
-				if k, ok := m[i].(string); ok {
-					fields[k] = m[i+1]
-				}
-			}
-		}
-		if fields["name"] != group {
+	for _, g := range asSlice(v) {
+		f := fields(g)
+		if f["name"] != group {
 			continue
 		}
-		if n, ok := fields["lag"].(int64); ok {
+		if n, ok := f["lag"].(int64); ok {
 			return n
 		}
 		return -1
