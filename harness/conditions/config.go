@@ -110,6 +110,17 @@ type RedisConfig struct {
 	// memory runs out, evict keys or refuse writes.
 	MaxMemory       int64  `json:"maxmemory,omitempty"`
 	MaxMemoryPolicy string `json:"maxmemory_policy,omitempty"`
+	// Save is the RDB save points of persistence rdb and rdb+aof-everysec
+	// ("": a stock redis.conf's, StockSavePoints).
+	Save string `json:"save,omitempty"`
+}
+
+// SavePoints are the RDB save points a spawned server runs with.
+func (rc RedisConfig) SavePoints() string {
+	if rc.Save != "" {
+		return rc.Save
+	}
+	return StockSavePoints
 }
 
 // MaxMemoryPolicies are every Redis maxmemory-policy.
@@ -130,7 +141,7 @@ func PersistencePromise(mode string) string {
 	case "aof-always", "aof-everysec", "rdb+aof-everysec":
 		return "every acknowledged write: the AOF write happens before the reply, and a process crash keeps what the kernel holds (a power loss would add up to a second of everysec's writes, which this machine cannot show)"
 	case "rdb":
-		return "the last snapshot only: every write acknowledged since it is lost (save points " + StockSavePoints + ": within a minute of 10000 changes, 5 minutes of 100)"
+		return "the last snapshot only: every write acknowledged since it is lost (a stock redis.conf's save points " + StockSavePoints + ": within a minute of 10000 changes, 5 minutes of 100, unless redis.save sets others)"
 	}
 	return "nothing: every acknowledged job is lost"
 }
@@ -166,6 +177,9 @@ func (rc RedisConfig) Text(version string) string {
 	}
 	if rc.Persistence != "" && rc.Persistence != "none" {
 		s += " " + rc.Persistence
+		if rc.Save != "" {
+			s += " (save " + rc.Save + ")"
+		}
 	}
 	if rc.MaxMemory > 0 {
 		s += fmt.Sprintf(" maxmemory %.0fMiB", float64(rc.MaxMemory)/(1<<20))

@@ -195,6 +195,9 @@ type Result struct {
 	// (jobstore.Censuser), or nil; CensusErr why it could not be taken.
 	Census    *jobstore.Census
 	CensusErr string
+	// Snapshot sets a restart's losses under RDB beside the jobs
+	// acknowledged after the last snapshot; nil without one.
+	Snapshot *summary.SnapshotCheck
 	// StallNote flags reruns a stall of the harness may explain
 	// (simulated time only; see health.StallNote).
 	StallNote string
@@ -216,6 +219,28 @@ func (e *engine) audit() (map[string]int64, string) {
 		return m, err.Error()
 	}
 	return m, ""
+}
+
+// forkSlack widens a snapshot's fork window back in time: an Enqueue call
+// that started before the fork may have been applied after it.
+const forkSlack = 100 * time.Millisecond
+
+// snapshotCheck counts, under RDB with a redis_restart, the acknowledged
+// jobs the last snapshot cannot hold (Enqueue started after its fork) and
+// still open at the kill: what the promise says the restart loses, beside
+// the ledger's lost.
+func (e *engine) snapshotCheck(lost int64) *summary.SnapshotCheck {
+	if e.hooks.Faults == nil || e.hooks.Faults.Snapshot == nil {
+		return nil
+	}
+	fw, kill, ok := e.hooks.Faults.Snapshot()
+	if !ok {
+		return nil
+	}
+	after := e.led.AckedOpenAt(fw.Hi, kill, kill)
+	window := e.led.AckedOpenAt(fw.Lo.Add(-forkSlack), fw.Hi, kill)
+	return &summary.SnapshotCheck{ForkLo: fw.Lo, ForkHi: fw.Hi, KillAt: kill, SinceSnapshotS: kill.Sub(fw.Hi).Seconds(),
+		AckedAfter: after, Window: window, Lost: lost, Matches: lost >= after && lost <= after+window}
 }
 
 // census asks a store that implements jobstore.Censuser for the census
@@ -515,6 +540,7 @@ func (e *engine) finish(res *Result, interrupted bool) {
 		res.Ledger = e.led.CheckWith(e.cfg.LostAllowed() || declared != "")
 	}
 	res.Ledger.UnfinishedLater = e.rb.Later()
+	res.Snapshot = e.snapshotCheck(res.Ledger.Lost)
 	res.PhaseTallies = e.led.Tallies(e.phaseEdges())
 	if e.ft != nil {
 		sum, h := e.ft.tracker.Finish(e.led.Outcome)

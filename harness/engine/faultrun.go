@@ -51,7 +51,15 @@ type FaultSetup struct {
 	Partition func(ctx context.Context) (string, func() error, error)
 	// Ballast: see faults.Hooks; nil unless a memory_pressure is scheduled.
 	Ballast func(ctx context.Context, fill float64, ttl time.Duration) (func() error, int64, error)
+	// Snapshot, under RDB persistence with a redis_restart: the fork
+	// window of the last snapshot before the first kill, and the kill's
+	// time (false: no kill came). nil otherwise.
+	Snapshot func() (ForkWindow, time.Time, bool)
 }
+
+// ForkWindow bounds when a snapshot's fork happened: the dataset it keeps
+// is Redis's at a moment in (Lo, Hi].
+type ForkWindow struct{ Lo, Hi time.Time }
 
 // faultRun is the engine's fault state; nil in a run without faults, so
 // every hook on the job path is one nil check.

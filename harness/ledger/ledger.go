@@ -332,6 +332,20 @@ func (l *Ledger) CompleteRefused(id string) {
 	l.update(id, false, func(e *ledgerEntry) { e.completeRefused = true })
 }
 
+// AckedOpenAt counts the acknowledged jobs whose Enqueue call started in
+// (from, to] and that had not finished at open (open: completed and
+// dead-lettered jobs finished before it do not count).
+func (l *Ledger) AckedOpenAt(from, to, open time.Time) int64 {
+	var n int64
+	lo, hi, at := from.UnixNano(), to.UnixNano(), open.UnixNano()
+	l.each(func(_ string, e *ledgerEntry) {
+		if e.state == enqAcked && e.callStart > lo && e.callStart <= hi && (e.doneAt == 0 || e.doneAt > at) {
+			n++
+		}
+	})
+	return n
+}
+
 // Outstanding is the count of acknowledged jobs not yet completed or dead-lettered.
 func (l *Ledger) Outstanding() int64 { return l.outstanding.Load() }
 

@@ -420,7 +420,21 @@ func promises(w io.Writer, runs []summary.RunSummary, repeats int) {
 		mode := r.Config.Redis.Persistence
 		fmt.Fprintf(w, "  %s: persistence %s promises, under a process SIGKILL: %s; the ledger lost %d acknowledged jobs\n",
 			runName(r, repeats), mode, conditions.PersistencePromise(mode), r.Ledger.Lost)
+		if sc := r.Snapshot; sc != nil {
+			fmt.Fprintf(w, "    %s\n", snapshotText(*sc))
+		}
 	}
+}
+
+// snapshotText sets a restart's losses beside the jobs acknowledged after
+// the last snapshot.
+func snapshotText(sc summary.SnapshotCheck) string {
+	verdict := "matches"
+	if !sc.Matches {
+		verdict = "does NOT match"
+	}
+	return fmt.Sprintf("last snapshot forked %.1fs before the kill: %d jobs acknowledged after it and open at the kill (+ up to %d enqueued within the fork window); lost %d %s",
+		sc.SinceSnapshotS, sc.AckedAfter, sc.Window, sc.Lost, verdict)
 }
 
 // realMark labels the harness's own figures of a simulated run real.

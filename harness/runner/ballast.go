@@ -2,12 +2,12 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/aebench/aebench/rclient"
 )
 
 // ballastChunk is one ballast key's value size: large enough that the
@@ -22,19 +22,23 @@ const ballastChunk = 64 << 10
 func ballaster(srv *pooledRedis, maxmemory int64) func(ctx context.Context, fill float64, ttl time.Duration) (func() error, int64, error) {
 	return func(ctx context.Context, fill float64, ttl time.Duration) (func() error, int64, error) {
 		o := srv.r.ClientOptions()
-		c := redis.NewClient(&redis.Options{Addr: o.Addrs[0], Username: o.Username, Password: o.Password, TLSConfig: o.TLS, DisableIndentity: true})
-		value := make([]byte, ballastChunk)
-		for i := range value {
-			value[i] = 'b'
+		o.Addrs, o.Cluster = o.Addrs[:1], false // one node: the spawned standalone server
+		c, err := rclient.New(rclient.GoRedis, o)
+		if err != nil {
+			return nil, 0, fmt.Errorf("ballast: %w", err)
 		}
+		value := strings.Repeat("b", ballastChunk)
 		target := int64(fill * float64(maxmemory))
 		var written int64
 		var keys []string
 		for n := 0; written < target; n++ {
 			key := "aebench-ballast:" + strconv.Itoa(n)
-			err := c.Set(ctx, key, value, ttl).Err()
-			if err != nil {
-				if isOOM(err) {
+			set := rclient.Cmd("SET", key, value)
+			if ttl > 0 {
+				set.Args = append(set.Args, "PX", strconv.FormatInt(ttl.Milliseconds(), 10))
+			}
+			if _, err := c.Do(ctx, set); err != nil {
+				if rclient.IsOOM(err) {
 					break // the limit holds: the pressure stays at it
 				}
 				_ = c.Close()
@@ -47,7 +51,8 @@ func ballaster(srv *pooledRedis, maxmemory int64) func(ctx context.Context, fill
 			defer c.Close()
 			// Evicted ballast is gone already: UNLINK skips it.
 			for i := 0; i < len(keys); i += 512 {
-				if err := c.Unlink(context.Background(), keys[i:min(i+512, len(keys))]...).Err(); err != nil {
+				unlink := rclient.Command{Head: []string{"UNLINK"}, Keys: keys[i:min(i+512, len(keys))]}
+				if _, err := c.Do(context.Background(), unlink); err != nil {
 					return fmt.Errorf("ballast release: %w", err)
 				}
 			}
@@ -55,10 +60,4 @@ func ballaster(srv *pooledRedis, maxmemory int64) func(ctx context.Context, fill
 		}
 		return release, written, nil
 	}
-}
-
-// isOOM says err is Redis refusing a write at maxmemory.
-func isOOM(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re) && len(re.Error()) >= 3 && re.Error()[:3] == "OOM"
 }

@@ -3,6 +3,8 @@ package runner
 import (
 	"strings"
 	"testing"
+
+	"github.com/aebench/aebench/harness/ledger"
 )
 
 // TestEviction: a memory_pressure fault on a server at maxmemory loses
@@ -29,15 +31,26 @@ faults:
 	if lru.Ledger.Lost == 0 || lru.Cost == nil || lru.Cost.EvictedKeys == 0 {
 		t.Errorf("allkeys-lru: lost %d, evicted %v: want jobs lost to eviction", lru.Ledger.Lost, lru.Cost)
 	}
+	if c := lru.Ledger.LostCauses; c[ledger.CauseEvicted] != lru.Ledger.Lost {
+		t.Errorf("allkeys-lru: lost %d by cause %v: want every one evicted", lru.Ledger.Lost, c)
+	}
 	named := false
 	for _, p := range lru.Problems {
-		named = named || strings.Contains(p, "lost to eviction")
+		named = named || strings.Contains(p, "by cause evicted")
 	}
 	if !named {
 		t.Errorf("allkeys-lru: problems %q do not name eviction", lru.Problems)
 	}
 	no := runScenario(t, "noevict.yaml", strings.Replace(src, "POLICY", "noeviction", 1)).Summary.Runs[0]
-	if no.Ledger.Lost != 0 || no.Counters.EnqueueErrors == 0 || no.Cost == nil || no.Cost.EvictedKeys != 0 {
-		t.Errorf("noeviction: lost %d, enqueue errors %d, cost %+v: want refusals, no loss", no.Ledger.Lost, no.Counters.EnqueueErrors, no.Cost)
+	if no.Ledger.Lost != 0 || no.Cost == nil || no.Cost.EvictedKeys != 0 {
+		t.Errorf("noeviction: lost %d, cost %+v: want no loss, no eviction", no.Ledger.Lost, no.Cost)
+	}
+	// Refusals are counted as such: a refused enqueue is refused, not
+	// indeterminate, and matches the OOM count.
+	if o := no.Counters.OOMRefused; o.Enqueued == 0 || no.Ledger.Refused != o.Enqueued || no.Ledger.Indeterminate != 0 {
+		t.Errorf("noeviction: OOM refusals %+v, ledger refused %d indeterminate %d: want refused enqueues counted as refused", o, no.Ledger.Refused, no.Ledger.Indeterminate)
+	}
+	if no.Census == nil || no.Census.LeakCount() != 0 {
+		t.Errorf("noeviction: census %+v, want one with no leak", no.Census)
 	}
 }

@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/faults"
@@ -28,14 +30,23 @@ func (pr *planRunner) prepareFaults(ctx context.Context, spec conditions.RunSpec
 		fs.Redis = srv.r.Nodes[0]
 	}
 	workerAddr := fp.addr
-	var need struct{ proxy, rec, mov, master, partition, ballast bool }
+	var need struct{ proxy, rec, mov, master, partition, ballast, restart bool }
 	for _, f := range cfg.Faults {
+		need.restart = need.restart || f.Descriptor().RestartsRedis
 		need.ballast = need.ballast || f.Descriptor().Ballast
 		need.master = need.master || f.Descriptor().Needs.KillMaster
 		need.partition = need.partition || f.Descriptor().Needs.Partition
 		need.proxy = need.proxy || f.NeedsProxy()
 		need.rec = need.rec || f.Descriptor().Needs.Recoverer
 		need.mov = need.mov || f.Descriptor().Needs.Mover
+	}
+	if fs.Redis != nil && need.restart && strings.HasPrefix(cfg.Redis.Persistence, "rdb") {
+		w, err := watchSnapshots(fs.Redis, srv.r.ClientOptions(), time.Now())
+		if err != nil {
+			return nil, fp.cleanup, err
+		}
+		fp.closers = append(fp.closers, w.close)
+		fs.Redis, fs.Snapshot = w, w.Snapshot
 	}
 	if need.master {
 		fs.KillMaster = masterKiller(srv, queueKey(jopts.Queue, cfg.Store.Shards), hooks.Cost)

@@ -34,7 +34,7 @@ func (pr *planRunner) fill(rs *summary.RunSummary, res *engine.Result) {
 	rs.Window, rs.Throughput, rs.PeakBacklog = res.Window, res.Throughput, res.PeakBacklog
 	rs.Ledger, rs.Counters, rs.Cost, rs.Harness = res.Ledger, res.Counters, res.Cost, res.Harness
 	rs.Audit, rs.AuditError, rs.StallNote, rs.Served = res.Audit, res.AuditErr, res.StallNote, res.Served
-	rs.Census, rs.CensusError = res.Census, res.CensusErr
+	rs.Census, rs.CensusError, rs.Snapshot = res.Census, res.CensusErr, res.Snapshot
 	rs.Prefill = res.Prefill
 	rs.LatencyNs = map[string]map[string]float64{}
 	for t, h := range res.Hists {

@@ -64,7 +64,7 @@ func (p *redisPool) get(ctx context.Context, rc conditions.RedisConfig) (*pooled
 		}
 		if strings.HasPrefix(rc.Persistence, "rdb") {
 			// A stock redis.conf's save points: what most people run.
-			o.ExtraArgs = append(o.ExtraArgs, "--save", conditions.StockSavePoints)
+			o.ExtraArgs = append(o.ExtraArgs, "--save", rc.SavePoints())
 		}
 	case "cluster":
 		o.Mode, o.Masters, o.Replicas = redisserver.ModeCluster, rc.Masters, rc.Replicas

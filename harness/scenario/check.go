@@ -70,6 +70,9 @@ func (p *parser) crossCheck(c Config) error {
 		}
 		return at(field, fmt.Sprintf("applies to a server aebench spawns (redis.mode embedded or cluster), not %q: aebench doctor reads a given server's", c.Redis.Mode))
 	}
+	if c.Redis.Save != "" && !strings.HasPrefix(c.Redis.Persistence, "rdb") {
+		return at("redis.save", fmt.Sprintf("applies to redis.persistence rdb or rdb+aof-everysec, not %q", c.Redis.Persistence))
+	}
 	if c.Redis.Persistence != "none" && c.Redis.Mode != "embedded" {
 		return at("redis.persistence", fmt.Sprintf("applies to a server aebench spawns alone (redis.mode embedded), not %q", c.Redis.Mode))
 	}

@@ -111,6 +111,25 @@ func redisFields() []field {
 				return setEnum(&c.Redis.Persistence, v, "none", "rdb", "rdb+aof-everysec", "aof-everysec", "aof-always")
 			}},
 
+		{Path: "redis.save", Default: "", Allowed: "pairs of seconds and changes (\"5 1000\": a snapshot 5s after 1000 changes)", Matrix: true,
+			Doc: "RDB save points of redis.persistence rdb and rdb+aof-everysec (empty: a stock redis.conf's, " + conditions.StockSavePoints + ")",
+			set: func(c *Config, v string) error {
+				f := strings.Fields(v)
+				if v == "" {
+					c.Redis.Save = ""
+					return nil
+				}
+				if len(f) == 0 || len(f)%2 != 0 {
+					return fmt.Errorf("%q is not pairs of seconds and changes", v)
+				}
+				for _, x := range f {
+					if n, err := strconv.Atoi(x); err != nil || n < 1 {
+						return fmt.Errorf("%q in %q is not a positive integer", x, v)
+					}
+				}
+				c.Redis.Save = strings.Join(f, " ")
+				return nil
+			}},
 		{Path: "redis.maxmemory", Default: "0", Allowed: "a size (64MiB, 1GiB; 0: no limit)", Matrix: true,
 			Doc: "maxmemory of a spawned server (embedded, cluster: each master): what a memory_pressure fault fills, and where redis.maxmemory_policy acts",
 			set: func(c *Config, v string) error {
