@@ -617,7 +617,8 @@ func TestHelperSpawnAndWait(t *testing.T) {
 }
 
 // TestDoctorEviction: the doctor warns about a server that evicts
-// (allkeys-lru), naming the policy, and not about noeviction.
+// (allkeys-lru), naming the policy and the scenario that reproduces the
+// incident, and not about noeviction.
 func TestDoctorEviction(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -632,6 +633,9 @@ func TestDoctorEviction(t *testing.T) {
 				found = true
 				if c.OK != tc.ok || !c.Warn || !strings.Contains(c.Detail, tc.policy) {
 					t.Errorf("%s: check %+v", tc.policy, c)
+				}
+				if !tc.ok && !strings.Contains(c.Detail, "scenarios/eviction.yaml") {
+					t.Errorf("%s: the warning does not name the scenario that shows it: %q", tc.policy, c.Detail)
 				}
 			}
 		}
