@@ -143,11 +143,10 @@ func parseUsedCPU(text string) (float64, bool) {
 	return total, found == 2
 }
 
-// parseCommands is total_commands_processed from INFO stats, for the
-// sampler (false when the section is absent).
-func parseCommands(text string) (int64, bool) {
+// InfoInt is one integer field of an INFO reply (false when absent).
+func InfoInt(text, field string) (int64, bool) {
 	for line := range strings.Lines(text) {
-		if v, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), "total_commands_processed:"); ok {
+		if v, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), field+":"); ok {
 			n, err := strconv.ParseInt(v, 10, 64)
 			return n, err == nil
 		}

@@ -34,7 +34,10 @@ type MemorySampler struct {
 	// read all of them, less the sampler's own INFO calls.
 	cmds   int64
 	cmdsOK bool
-	err    error // first poll error, for Err
+	// used and rss are every node's used_memory and used_memory_rss at
+	// the last poll that read all of them.
+	used, rss int64
+	err       error // first poll error, for Err
 
 	meters  []*meter
 	clients []*redis.Client
@@ -88,7 +91,7 @@ func (s *MemorySampler) poll(ctx context.Context, every time.Duration) {
 	// too long: a paused node must not stall the sampler for seconds).
 	pctx, cancel := context.WithTimeout(ctx, max(every, 50*time.Millisecond))
 	defer cancel()
-	var total, cmds int64
+	var total, rss, cmds int64
 	var cpu float64
 	cpuOK, cmdsOK := true, true
 	var errs []error
@@ -98,9 +101,11 @@ func (s *MemorySampler) poll(ctx context.Context, every time.Duration) {
 			var used int64
 			if used, err = parseUsedMemory(text); err == nil {
 				total += used
+				r, _ := InfoInt(text, "used_memory_rss")
+				rss += r
 				n, ok := parseUsedCPU(text)
 				cpu, cpuOK = cpu+n, cpuOK && ok
-				k, ok := parseCommands(text)
+				k, ok := InfoInt(text, "total_commands_processed")
 				cmds, cmdsOK = cmds+k, cmdsOK && ok
 				continue
 			}
@@ -117,9 +122,19 @@ func (s *MemorySampler) poll(ctx context.Context, every time.Duration) {
 	}
 	s.samples++
 	s.peak = max(s.peak, total)
+	s.used, s.rss = total, rss
 	s.cpu, s.cpuOK = cpu, cpuOK
 	// Each poll so far was one INFO per node: not the jobs' commands.
 	s.cmds, s.cmdsOK = cmds-s.samples*int64(len(s.clients)), cmdsOK
+}
+
+// Memory is every node's used_memory and used_memory_rss at the last
+// complete poll (false before one): memory over time, and its
+// fragmentation (rss / used).
+func (s *MemorySampler) Memory() (used, rss int64, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.used, s.rss, s.samples > 0
 }
 
 // Commands is every node's commands processed at the last complete poll,

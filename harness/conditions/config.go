@@ -30,6 +30,7 @@ type Config struct {
 	Workers   WorkerConfig   `json:"workers"`
 	Expect    ExpectConfig   `json:"expect"`
 	SLO       SLOConfig      `json:"slo"`
+	Drift     DriftConfig    `json:"drift,omitzero"`
 	Backend   BackendSpec    `json:"backend"`
 	// Faults is the scenario's fault schedule, the same for every run of
 	// the plan but the calibration run.
@@ -65,6 +66,21 @@ type NetworkConfig struct {
 // sustainable rate under (zero: none).
 type SLOConfig struct {
 	E2EP99 time.Duration `json:"e2e_p99_ns"`
+}
+
+// DriftConfig asks for the drift verdict of a long run: the measured
+// window cut into Windows equal windows (0: none), each with its memory,
+// Redis cost and latencies, the last compared with the first.
+type DriftConfig struct {
+	Windows int `json:"windows,omitempty"`
+}
+
+// DriftWindow is the length of one drift window (0 without drift).
+func (c Config) DriftWindow() time.Duration {
+	if c.Drift.Windows < 2 {
+		return 0
+	}
+	return c.Duration / time.Duration(c.Drift.Windows)
 }
 
 // ExpectConfig says which outcomes a run's conditions make expected, so

@@ -69,6 +69,11 @@ type SeriesPoint struct {
 	// RedisCommands is how many commands Redis (all nodes) processed in
 	// the second, in the measured window (0 where RedisCPUPercent is).
 	RedisCommands int64 `json:"redis_commands"`
+	// RedisUsedBytes and RedisRSSBytes are Redis's used_memory and
+	// used_memory_rss (all nodes) at the second's end (0 where the cost
+	// meter samples none): memory over time and its fragmentation.
+	RedisUsedBytes int64 `json:"redis_used_bytes"`
+	RedisRSSBytes  int64 `json:"redis_rss_bytes"`
 	// QueueWaitP99Ms is the second's queue-wait p99 (0 without a start).
 	QueueWaitP99Ms float64 `json:"queue_wait_p99_ms"`
 	// E2EHist and ClaimHist are the second's latencies as counts per
@@ -167,6 +172,7 @@ func (e *engine) collect(k int, final bool) {
 	fired := e.c.faultsFired.Load()
 	phase := e.phaseAt(now)
 	e.addPhase(phase)
+	e.addWindow(now, phase)
 	e.interval.MergeInto(&e.total)
 
 	cur := e.c.snapshot()
@@ -177,7 +183,8 @@ func (e *engine) collect(k int, final bool) {
 	e.peakBacklog = max(e.peakBacklog, backlog)
 	e.recMu.Unlock()
 	rqMs, cpuPct := e.machineSecond(secs)
-	pt := SeriesPoint{RunQueueWaitMsPerS: rqMs, HarnessCPUPercent: cpuPct, RedisCPUPercent: e.redisSecond(secs), RedisCommands: e.redisCommands(), ScheduleLagP99Ms: iv.lag99, QueueWaitP99Ms: iv.qw99, Second: k, Phase: phase,
+	used, rss := e.redisMemory()
+	pt := SeriesPoint{RedisUsedBytes: used, RedisRSSBytes: rss, RunQueueWaitMsPerS: rqMs, HarnessCPUPercent: cpuPct, RedisCPUPercent: e.redisSecond(secs), RedisCommands: e.redisCommands(), ScheduleLagP99Ms: iv.lag99, QueueWaitP99Ms: iv.qw99, Second: k, Phase: phase,
 		Enqueued: cur.EnqueuedJobs - e.lastCounts.EnqueuedJobs, Sent: e.sentIn(k),
 		Started:   cur.Started - e.lastCounts.Started,
 		Completed: cur.Completed - e.lastCounts.Completed,
@@ -233,6 +240,34 @@ func (e *engine) addPhase(phase string) {
 		e.byPhase[phase] = set
 	}
 	e.interval.AddTo(set, hist.TagE2E, hist.TagQueueWait, hist.TagLateness, hist.TagScheduleLag)
+}
+
+// addWindow keeps the second's latencies under its drift window
+// (drift.windows; measured seconds only).
+func (e *engine) addWindow(now time.Time, phase string) {
+	w := e.cfg.DriftWindow()
+	if w <= 0 || phase == "warmup" || phase == "drain" || now.Before(e.warmEnd) {
+		return
+	}
+	k := min(int(now.Sub(e.warmEnd)/w), e.cfg.Drift.Windows-1)
+	for len(e.byWindow) <= k {
+		e.byWindow = append(e.byWindow, &hist.Set{})
+	}
+	e.interval.AddTo(e.byWindow[k], hist.TagE2E, hist.TagQueueWait)
+}
+
+// redisMemory is Redis's used and resident memory at the cost meter's
+// last sample (0 where it has none).
+func (e *engine) redisMemory() (used, rss int64) {
+	rc, ok := e.hooks.Cost.(interface{ RedisMemory() (int64, int64, bool) })
+	if !ok {
+		return 0, 0
+	}
+	used, rss, ok = rc.RedisMemory()
+	if !ok {
+		return 0, 0
+	}
+	return used, rss
 }
 
 // machineSecond is the harness's run-queue wait (ms per second) and CPU

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -114,7 +113,9 @@ type engine struct {
 	sent []atomic.Int64
 	// byPhase: the latencies of each second of a profile's phase, merged
 	// by phase name (the seconds the collector names for it).
-	byPhase       map[string]*hist.Set
+	byPhase map[string]*hist.Set
+	// byWindow: the latencies of each drift window (drift.windows).
+	byWindow      []*hist.Set
 	series        []SeriesPoint
 	lastTick      time.Time
 	lastRQ        time.Duration // the harness's run-queue wait at the last tick
@@ -173,7 +174,9 @@ type Result struct {
 	PhaseTallies []ledger.Tally
 	// PhaseHists: e2e, queue-wait and lateness of each profile phase's
 	// seconds, by phase name.
-	PhaseHists  map[string]*hist.Set
+	PhaseHists map[string]*hist.Set
+	// WindowHists are the latencies of each drift window, in order.
+	WindowHists []*hist.Set
 	Ledger      ledger.Report
 	Counters    summary.Counters
 	Window      summary.Window
@@ -203,63 +206,6 @@ type Result struct {
 	StallNote string
 	// Served: the store's own worker loop ran the jobs (servedWorkers).
 	Served bool
-}
-
-// audit asks a store that implements jobstore.Auditor for its counts,
-// once the drain and the read-back are over.
-func (e *engine) audit() (map[string]int64, string) {
-	a, ok := e.store.(jobstore.Auditor)
-	if !ok {
-		return nil, ""
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), readback.SettleFor)
-	defer cancel()
-	m, err := a.Audit(ctx)
-	if err != nil {
-		return m, err.Error()
-	}
-	return m, ""
-}
-
-// forkSlack widens a snapshot's fork window back in time: an Enqueue call
-// that started before the fork may have been applied after it.
-const forkSlack = 100 * time.Millisecond
-
-// snapshotCheck counts, under RDB with a redis_restart, the acknowledged
-// jobs the last snapshot cannot hold (Enqueue started after its fork) and
-// still open at the kill: what the promise says the restart loses, beside
-// the ledger's lost.
-func (e *engine) snapshotCheck(lost int64) *summary.SnapshotCheck {
-	if e.hooks.Faults == nil || e.hooks.Faults.Snapshot == nil {
-		return nil
-	}
-	fw, kill, ok := e.hooks.Faults.Snapshot()
-	if !ok {
-		return nil
-	}
-	after := e.led.AckedOpenAt(fw.Hi, kill, kill)
-	window := e.led.AckedOpenAt(fw.Lo.Add(-forkSlack), fw.Hi, kill)
-	return &summary.SnapshotCheck{ForkLo: fw.Lo, ForkHi: fw.Hi, KillAt: kill, SinceSnapshotS: kill.Sub(fw.Hi).Seconds(),
-		AckedAfter: after, Window: window, Lost: lost, Matches: lost >= after && lost <= after+window}
-}
-
-// census asks a store that implements jobstore.Censuser for the census
-// of its queue's keys, after the read-back: what the queue left behind.
-func (e *engine) census() (*jobstore.Census, string) {
-	c, ok := e.store.(jobstore.Censuser)
-	if !ok {
-		return nil, ""
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), readback.SettleFor)
-	defer cancel()
-	cs, err := c.Census(ctx)
-	if err != nil {
-		if errors.Is(err, jobstore.ErrUnsupported) {
-			return nil, ""
-		}
-		return nil, err.Error()
-	}
-	return &cs, ""
 }
 
 // idleProbe is how long a drained open-loop run keeps its workers and
@@ -523,6 +469,7 @@ func (e *engine) finish(res *Result, interrupted bool) {
 	res.Hists = e.total
 	res.Series = e.series
 	res.PhaseHists = e.byPhase
+	res.WindowHists = e.byWindow
 	e.rb.Outstanding()
 	res.Audit, res.AuditErr = e.audit()
 	res.Census, res.CensusErr = e.census()

@@ -229,6 +229,7 @@ func (t *terminal) printTables(w io.Writer) {
 			fmt.Fprintln(w)
 			t.costTable(w, runs)
 			t.censusTable(w, runs)
+			t.driftTable(w, runs)
 		}
 		t.referenceNotes(w, c.Index, runs)
 		for _, r := range calib {

@@ -28,3 +28,25 @@ func (t *terminal) censusTable(w io.Writer, runs []summary.RunSummary) {
 	fmt.Fprintln(w, analysis.CensusNote)
 	_ = report.Table(w, analysis.CensusHeader(), rows)
 }
+
+// driftTable prints each drift run's windows and verdicts.
+func (t *terminal) driftTable(w io.Writer, runs []summary.RunSummary) {
+	var rows [][]string
+	var lines []string
+	for _, r := range runs {
+		if r.Drift == nil {
+			continue
+		}
+		rows = append(rows, analysis.DriftRows(runName(r, t.s.Repeats), r.Drift)...)
+		lines = append(lines, analysis.DriftLines(runName(r, t.s.Repeats), r.Drift)...)
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, analysis.DriftNote)
+	_ = report.Table(w, analysis.DriftHeader(), rows)
+	for _, l := range lines {
+		fmt.Fprintln(w, "  "+l)
+	}
+}

@@ -101,6 +101,8 @@ type data struct {
 	Census    *phasesView
 	// CensusNote explains the census table.
 	CensusNote string
+	Drift      *phasesView
+	DriftNote  string
 }
 
 // phasesView is the per-phase table of runs with a load profile.
@@ -185,6 +187,7 @@ func build(s *verdict.Set, base *verdict.Set, plots []Plot) data {
 	}
 	d.Phases = phasesOf(s)
 	d.Census, d.CensusNote = censusOf(s), analysis.CensusNote
+	d.Drift, d.DriftNote = driftOf(s), analysis.DriftNote
 	if base != nil {
 		d.Compare = compareSection(base, s)
 		d.Compare.Overlay = overlayCharts(base, s, ff)
@@ -356,6 +359,23 @@ func noPlotsWhy(s *verdict.Set) string {
 		return "The plots failed: " + s.PlotError
 	}
 	return "No plots were drawn: the run was made with --no-plots, or its directory holds no *.svg."
+}
+
+// driftOf is the drift windows' table of s's runs, with the verdicts as
+// notes (nil: no drift run).
+func driftOf(s *verdict.Set) *phasesView {
+	pv := &phasesView{Header: analysis.DriftHeader()}
+	for _, r := range s.Runs {
+		if r.Record == nil || r.Record.Drift == nil {
+			continue
+		}
+		pv.Rows = append(pv.Rows, analysis.DriftRows(r.ID, r.Record.Drift)...)
+		pv.Notes = append(pv.Notes, analysis.DriftLines(r.ID, r.Record.Drift)...)
+	}
+	if len(pv.Rows) == 0 {
+		return nil
+	}
+	return pv
 }
 
 // censusOf is the key census table of s's runs (nil: none took one).

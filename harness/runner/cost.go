@@ -51,6 +51,15 @@ func (m *redisCost) RedisCPU() (time.Duration, bool) {
 	return 0, false
 }
 
+// RedisMemory is every node's used and resident memory at the sampler's
+// last poll (false where RedisCPU is).
+func (m *redisCost) RedisMemory() (used, rss int64, ok bool) {
+	if s := m.running.Load(); s != nil {
+		return s.Memory()
+	}
+	return 0, 0, false
+}
+
 // RedisCommands is every node's commands processed at the sampler's last
 // poll, its own left out (false where RedisCPU is).
 func (m *redisCost) RedisCommands() (int64, bool) {

@@ -45,6 +45,17 @@ func (pr *planRunner) fill(rs *summary.RunSummary, res *engine.Result) {
 	rs.Recovery = res.Recovery
 	rs.TimeBase = summary.NewTimeBase(rs.Config.Speed(), rs.Config.Redis.HZ, rs.ResolutionNs, rs.LatencyNs)
 	rs.Phases = phaseResults(rs.Config, res)
+	var baseline int64
+	if res.Cost != nil {
+		baseline = res.Cost.BaselineMemory
+	}
+	if rs.Drift = driftResults(rs.Config, res, baseline); rs.Drift != nil {
+		for _, v := range rs.Drift.Verdicts {
+			if v.Word == "drifts" {
+				rs.Problems = append(rs.Problems, fmt.Sprintf("drift: %s drifts, %.2fx from the first window to the last (95%% interval of the trend %.2f-%.2fx)", v.Metric, v.Ratio, v.Lo, v.Hi))
+			}
+		}
+	}
 	rs.Problems = append(rs.Problems, undelivered(rs.Phases)...)
 	rs.Health = health.Judge(res.Harness, rs.LatencyNs, res.StallNote, callEvery(rs.Config), rs.Config.Speed())
 	rs.Ledger.AttributeLost(lossContext(rs.Config, res.Cost))

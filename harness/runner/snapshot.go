@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/rclient"
+	"github.com/aebench/aebench/rediscost"
 )
 
 // snapshotPoll is how often the watch reads INFO persistence: the fork of
@@ -84,7 +84,7 @@ func (w *snapshotWatch) poll() {
 	// rdb_saves counts forks (Redis counts a background save when it
 	// forks), so a rise dates the fork to within the poll; the snapshot
 	// counts once the save is over and went well.
-	saves, inProgress := infoInt(info, "rdb_saves"), infoInt(info, "rdb_bgsave_in_progress") == 1
+	saves, inProgress := infoField(info, "rdb_saves"), infoField(info, "rdb_bgsave_in_progress") == 1
 	switch {
 	case !w.polled:
 		w.polled = true // a save before the watch began dates nothing of the run
@@ -133,16 +133,8 @@ func (w *snapshotWatch) close() {
 	}
 }
 
-// infoInt reads one integer field of an INFO reply (0 when absent).
-func infoInt(info, field string) int64 {
-	i := strings.Index(info, "\n"+field+":")
-	if i < 0 {
-		return 0
-	}
-	rest := info[i+len(field)+2:]
-	if j := strings.IndexAny(rest, "\r\n"); j >= 0 {
-		rest = rest[:j]
-	}
-	n, _ := strconv.ParseInt(rest, 10, 64)
+// infoField is one integer field of an INFO reply (0 when absent).
+func infoField(info, field string) int64 {
+	n, _ := rediscost.InfoInt(info, field)
 	return n
 }

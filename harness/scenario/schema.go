@@ -27,11 +27,11 @@ type field struct {
 }
 
 // The top-level keys that hold a mapping of fields.
-var sections = []string{"time", "redis", "network", "store", "producers", "workers", "expect", "slo"}
+var sections = []string{"time", "redis", "network", "store", "producers", "workers", "expect", "slo", "drift"}
 
 func fields() []field {
 	var out []field
-	for _, g := range [](func() []field){runFields, redisFields, storeFields, producerFields, workerFields, workerPlaceFields} {
+	for _, g := range [](func() []field){runFields, redisFields, redisServerFields, storeFields, producerFields, workerFields, workerPlaceFields} {
 		out = append(out, g()...)
 	}
 	return out
@@ -110,7 +110,13 @@ func redisFields() []field {
 			set: func(c *Config, v string) error {
 				return setEnum(&c.Redis.Persistence, v, "none", "rdb", "rdb+aof-everysec", "aof-everysec", "aof-always")
 			}},
+	}
+}
 
+// redisServerFields are the fields of a spawned server's memory and
+// snapshots.
+func redisServerFields() []field {
+	return []field{
 		{Path: "redis.save", Default: "", Allowed: "pairs of seconds and changes (\"5 1000\": a snapshot 5s after 1000 changes)", Matrix: true,
 			Doc: "RDB save points of redis.persistence rdb and rdb+aof-everysec (empty: a stock redis.conf's, " + conditions.StockSavePoints + ")",
 			set: func(c *Config, v string) error {
@@ -397,6 +403,15 @@ func workerPlaceFields() []field {
 		{Path: "slo.e2e_p99", Default: "0s", Allowed: "a duration >= 0 (0: no SLO), at most 1h",
 			Doc: "with producers.rate swept: the e2e p99 bound of the maximum sustainable rate, the highest offered rate whose median e2e p99 stays under it while completions keep pace (>= 95% of offered); with a ramp phase: the knee, the offered rate of the ramp's first second whose e2e p99 goes over it",
 			set: func(c *Config, v string) error { return setDur(&c.SLO.E2EP99, v, 0, time.Hour) }},
+		{Path: "drift.windows", Default: "0", Allowed: "0 (no drift verdict), or 3 to 60", Matrix: true,
+			Doc: "cuts the measured window into this many equal windows (6 over 30 minutes: 5-minute windows; the same shape under --set duration=5m), each with its used memory, memory per job held, fragmentation, Redis CPU and commands per job, e2e and queue-wait p99; the drift verdict compares the last window with the first: holds or drifts, with the ratio and a 95% interval from the trend across the windows",
+			set: func(c *Config, v string) error {
+				if v == "0" {
+					c.Drift.Windows = 0
+					return nil
+				}
+				return setInt(&c.Drift.Windows, v, 3, 60)
+			}},
 	}
 }
 

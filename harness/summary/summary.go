@@ -184,6 +184,9 @@ type RunSummary struct {
 	// Phases are the load profile's phases, each with its own figures
 	// (phases:; absent without one).
 	Phases []PhaseResult `json:"phases,omitempty"`
+	// Drift is the run cut into drift.windows windows and the drift
+	// verdict (absent without drift.windows).
+	Drift *Drift `json:"drift,omitempty"`
 	// Health is whether the machine let the harness measure: healthy, or
 	// suspect with each reason and its figure (package health).
 	Health *Health `json:"health,omitempty"`
@@ -578,26 +581,4 @@ func Read(path string) (*Summary, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &sum, nil
-}
-
-// SnapshotCheck sets a Redis restart's losses under RDB persistence beside
-// what the last snapshot before the kill could hold: the dataset as of its
-// fork, known to within the fork window (a 50ms poll of INFO persistence;
-// before any snapshot, the run's start).
-type SnapshotCheck struct {
-	ForkLo time.Time `json:"fork_lo"`
-	ForkHi time.Time `json:"fork_hi"`
-	KillAt time.Time `json:"kill_at"`
-	// SinceSnapshotS is the time from the fork to the kill.
-	SinceSnapshotS float64 `json:"since_snapshot_s"`
-	// AckedAfter counts the acknowledged jobs whose Enqueue started after
-	// the fork and that were still open at the kill: what the promise
-	// says the restart loses. Window counts those whose Enqueue started
-	// within the fork window (widened 100ms back): in the snapshot or not.
-	AckedAfter int64 `json:"acked_after_snapshot"`
-	Window     int64 `json:"fork_window_jobs"`
-	// Lost is the ledger's lost; Matches: AckedAfter <= Lost <=
-	// AckedAfter + Window.
-	Lost    int64 `json:"lost"`
-	Matches bool  `json:"matches"`
 }
