@@ -7,6 +7,7 @@ import (
 
 	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/harness/conditions"
+	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/harness/verdict"
 )
@@ -73,7 +74,12 @@ func lostNote(rs *summary.RunSummary) string {
 	if rs.Config.Redis.Persistence == "none" && hasRestart(rs.Config) {
 		return " (expected without persistence)"
 	}
-	return fmt.Sprintf(" (expected: expect.lost %s with persistence %s)", rs.Config.Expect.Lost, rs.Config.Redis.Persistence)
+	if hasRestart(rs.Config) {
+		return fmt.Sprintf(" (expected: expect.lost %s with persistence %s)", rs.Config.Expect.Lost, rs.Config.Redis.Persistence)
+	}
+	// Nothing in the conditions explains the loss: say so, with the cause
+	// the read-back gives (a store that drops jobs).
+	return fmt.Sprintf(" (allowed by expect.lost %s, but nothing in the conditions explains it: causes %s)", rs.Config.Expect.Lost, ledger.FormatStates(rs.Ledger.LostCauses))
 }
 
 // latText is fmtNs for a latency of run r: on simulated time a value
