@@ -37,6 +37,8 @@ type MemorySampler struct {
 	// used and rss are every node's used_memory and used_memory_rss at
 	// the last poll that read all of them.
 	used, rss int64
+	// evicted is every node's evicted_keys at the last complete poll.
+	evicted int64
 	err       error // first poll error, for Err
 
 	meters  []*meter
@@ -91,7 +93,7 @@ func (s *MemorySampler) poll(ctx context.Context, every time.Duration) {
 	// too long: a paused node must not stall the sampler for seconds).
 	pctx, cancel := context.WithTimeout(ctx, max(every, 50*time.Millisecond))
 	defer cancel()
-	var total, rss, cmds int64
+	var total, rss, cmds, evicted int64
 	var cpu float64
 	cpuOK, cmdsOK := true, true
 	var errs []error
@@ -103,6 +105,8 @@ func (s *MemorySampler) poll(ctx context.Context, every time.Duration) {
 				total += used
 				r, _ := InfoInt(text, "used_memory_rss")
 				rss += r
+				ev, _ := InfoInt(text, "evicted_keys")
+				evicted += ev
 				n, ok := parseUsedCPU(text)
 				cpu, cpuOK = cpu+n, cpuOK && ok
 				k, ok := InfoInt(text, "total_commands_processed")
@@ -122,7 +126,7 @@ func (s *MemorySampler) poll(ctx context.Context, every time.Duration) {
 	}
 	s.samples++
 	s.peak = max(s.peak, total)
-	s.used, s.rss = total, rss
+	s.used, s.rss, s.evicted = total, rss, evicted
 	s.cpu, s.cpuOK = cpu, cpuOK
 	// Each poll so far was one INFO per node: not the jobs' commands.
 	s.cmds, s.cmdsOK = cmds-s.samples*int64(len(s.clients)), cmdsOK
@@ -135,6 +139,14 @@ func (s *MemorySampler) Memory() (used, rss int64, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.used, s.rss, s.samples > 0
+}
+
+// Evicted is every node's INFO evicted_keys at the last complete poll
+// (false before one): what Redis evicted at maxmemory, over time.
+func (s *MemorySampler) Evicted() (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.evicted, s.samples > 0
 }
 
 // Commands is every node's commands processed at the last complete poll,

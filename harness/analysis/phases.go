@@ -54,6 +54,9 @@ func PhaseNotes(name string, r summary.RunSummary) []string {
 		if m := p.Model; m != nil {
 			notes = append(notes, fmt.Sprintf("%s %s: fluid model (capacity %.0f/s): backlog %.0f jobs, catch-up %.1fs", name, p.Name, m.CapacityPerS, m.BacklogJobs, m.CatchUpS))
 		}
+		if p.EvictedKeys > 0 {
+			notes = append(notes, fmt.Sprintf("%s %s: Redis evicted %d keys at maxmemory in the phase", name, p.Name, p.EvictedKeys))
+		}
 		if p.OfCapacity > 0 {
 			notes = append(notes, fmt.Sprintf("%s %s: completed %.2f of the capacity under overload", name, p.Name, p.OfCapacity))
 		}

@@ -74,6 +74,9 @@ type SeriesPoint struct {
 	// meter samples none): memory over time and its fragmentation.
 	RedisUsedBytes int64 `json:"redis_used_bytes"`
 	RedisRSSBytes  int64 `json:"redis_rss_bytes"`
+	// RedisEvicted is the keys Redis evicted at maxmemory in the second
+	// (INFO evicted_keys, all nodes; 0 where RedisCPUPercent is).
+	RedisEvicted int64 `json:"redis_evicted"`
 	// QueueWaitP99Ms is the second's queue-wait p99 (0 without a start).
 	QueueWaitP99Ms float64 `json:"queue_wait_p99_ms"`
 	// E2EHist and ClaimHist are the second's latencies as counts per
@@ -184,7 +187,7 @@ func (e *engine) collect(k int, final bool) {
 	e.recMu.Unlock()
 	rqMs, cpuPct := e.machineSecond(secs)
 	used, rss := e.redisMemory()
-	pt := SeriesPoint{RedisUsedBytes: used, RedisRSSBytes: rss, RunQueueWaitMsPerS: rqMs, HarnessCPUPercent: cpuPct, RedisCPUPercent: e.redisSecond(secs), RedisCommands: e.redisCommands(), ScheduleLagP99Ms: iv.lag99, QueueWaitP99Ms: iv.qw99, Second: k, Phase: phase,
+	pt := SeriesPoint{RedisUsedBytes: used, RedisRSSBytes: rss, RedisEvicted: e.redisEvicted(), RunQueueWaitMsPerS: rqMs, HarnessCPUPercent: cpuPct, RedisCPUPercent: e.redisSecond(secs), RedisCommands: e.redisCommands(), ScheduleLagP99Ms: iv.lag99, QueueWaitP99Ms: iv.qw99, Second: k, Phase: phase,
 		Enqueued: cur.EnqueuedJobs - e.lastCounts.EnqueuedJobs, Sent: e.sentIn(k),
 		Started:   cur.Started - e.lastCounts.Started,
 		Completed: cur.Completed - e.lastCounts.Completed,
@@ -326,6 +329,25 @@ func (e *engine) redisCommands() int64 {
 	}
 	e.lastRedisCmds = n
 	return max(d, 0)
+}
+
+// redisEvicted is the keys Redis evicted since the last tick, from the
+// cost meter's sampler (0 where it has none).
+func (e *engine) redisEvicted() int64 {
+	rc, ok := e.hooks.Cost.(interface{ RedisEvicted() (int64, bool) })
+	if !ok {
+		return 0
+	}
+	n, ok := rc.RedisEvicted()
+	if !ok {
+		return 0
+	}
+	var d int64
+	if e.evictedSeen { // the first reading is the baseline
+		d = n - e.lastEvicted
+	}
+	e.lastEvicted, e.evictedSeen = n, true
+	return max(d, 0) // a restarted server counts from zero again
 }
 
 // intervalStats are the second's figures from its interval histograms.

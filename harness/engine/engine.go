@@ -122,13 +122,17 @@ type engine struct {
 	lastCPU       time.Duration // the harness's CPU time at the last tick
 	lastRedisCPU  time.Duration // Redis's CPU time at the last tick
 	lastRedisCmds int64         // Redis commands processed at the last tick
-	lastCounts    summary.Counters
-	lastFaults    int64
-	peakBacklog   int64
-	tickCost      time.Duration
-	tickMax       time.Duration
-	ticks         int
-	hlogErr       error
+	// lastEvicted is Redis's evicted_keys at the last tick; evictedSeen
+	// says it was read.
+	lastEvicted int64
+	evictedSeen bool
+	lastCounts  summary.Counters
+	lastFaults  int64
+	peakBacklog int64
+	tickCost    time.Duration
+	tickMax     time.Duration
+	ticks       int
+	hlogErr     error
 
 	errMu    sync.Mutex
 	firstErr error

@@ -41,7 +41,7 @@ func (t *timeseries) Start(p Plan) error {
 	}
 	t.f, t.w = f, csv.NewWriter(f)
 	err = t.w.Write([]string{"run", "backend", "label", "cell", "second", "phase", "enqueued", "completed",
-		"backlog", "backlog_due", "backlog_delayed", "in_flight", "started", "retried", "dead", "e2e_samples", "e2e_p50_ms", "e2e_p99_ms", "span_s", "run_queue_wait_ms_per_s", "harness_cpu_percent", "queue_wait_p99_ms", "redis_cpu_percent", "redis_commands", "sent", "redis_used_bytes", "redis_rss_bytes"})
+		"backlog", "backlog_due", "backlog_delayed", "in_flight", "started", "retried", "dead", "e2e_samples", "e2e_p50_ms", "e2e_p99_ms", "span_s", "run_queue_wait_ms_per_s", "harness_cpu_percent", "queue_wait_p99_ms", "redis_cpu_percent", "redis_commands", "sent", "redis_used_bytes", "redis_rss_bytes", "redis_evicted"})
 	t.w.Flush()
 	if err == nil {
 		err = t.w.Error()
@@ -62,7 +62,7 @@ func (t *timeseries) RunDone(rs *summary.RunSummary, res *engine.Result) error {
 		if err := t.w.Write([]string{rs.ID, rs.Backend, rs.Label, strconv.Itoa(rs.Cell), strconv.Itoa(p.Second), p.Phase,
 			i64(p.Enqueued), i64(p.Completed), i64(p.Backlog), i64(p.BacklogDue), i64(p.BacklogDelayed), i64(p.InFlight), i64(p.Started), i64(p.Retried), i64(p.Dead),
 			i64(p.E2ESamples), p50, p99, f(rs.Config.Speed()), f(p.RunQueueWaitMsPerS), f(p.HarnessCPUPercent), f(p.QueueWaitP99Ms), f(p.RedisCPUPercent), i64(p.RedisCommands), i64(p.Sent),
-			i64(p.RedisUsedBytes), i64(p.RedisRSSBytes)}); err != nil {
+			i64(p.RedisUsedBytes), i64(p.RedisRSSBytes), i64(p.RedisEvicted)}); err != nil {
 			return err
 		}
 	}

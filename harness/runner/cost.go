@@ -60,6 +60,15 @@ func (m *redisCost) RedisMemory() (used, rss int64, ok bool) {
 	return 0, 0, false
 }
 
+// RedisEvicted is every node's evicted_keys at the sampler's last poll
+// (false where RedisCPU is).
+func (m *redisCost) RedisEvicted() (int64, bool) {
+	if s := m.running.Load(); s != nil {
+		return s.Evicted()
+	}
+	return 0, false
+}
+
 // RedisCommands is every node's commands processed at the sampler's last
 // poll, its own left out (false where RedisCPU is).
 func (m *redisCost) RedisCommands() (int64, bool) {

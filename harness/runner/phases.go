@@ -49,6 +49,7 @@ func phaseResults(c conditions.Config, res *engine.Result) []summary.PhaseResult
 			n++
 			enq, done = enq+p.Enqueued, done+p.Completed
 			cmds, cpu = cmds+p.RedisCommands, cpu+p.RedisCPUPercent/100
+			pr.EvictedKeys += p.RedisEvicted
 			pr.BacklogPeak, pr.BacklogEnd = max(pr.BacklogPeak, p.BacklogDue), p.BacklogDue
 			pr.ScheduleLagP99WorstMs = max(pr.ScheduleLagP99WorstMs, p.ScheduleLagP99Ms)
 			if p.E2ESamples > 0 {

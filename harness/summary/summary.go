@@ -316,6 +316,9 @@ type PhaseResult struct {
 	// nothing completed).
 	RedisCPUPerJobUs float64 `json:"redis_cpu_per_job_us,omitempty"`
 	CommandsPerJob   float64 `json:"commands_per_job,omitempty"`
+	// EvictedKeys is the keys Redis evicted at maxmemory in the phase's
+	// seconds (INFO evicted_keys).
+	EvictedKeys int64 `json:"evicted_keys,omitempty"`
 }
 
 // FluidModel is the fluid model's prediction for an overload at rate λo
