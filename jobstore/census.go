@@ -23,6 +23,10 @@ type Census struct {
 	// constants); Examples names up to a few of each.
 	Leaks    map[string]int64    `json:"leaks,omitempty"`
 	Examples map[string][]string `json:"leak_examples,omitempty"`
+	// Partial, when set, says why the census counted keys by role only
+	// (no sizes, records or leaks): a queue too large to read key by key
+	// after every run.
+	Partial string `json:"partial,omitempty"`
 }
 
 // KeyGroup is one role and type of a queue's keys.

@@ -36,6 +36,9 @@ func CensusRow(name string, r summary.RunSummary) (row []string, ok bool) {
 		roles = append(roles, role)
 	}
 	leaks := "none"
+	if c.Partial != "" {
+		leaks = "not read: " + c.Partial
+	}
 	if n := c.LeakCount(); n > 0 {
 		kinds := slices.Sorted(maps.Keys(c.Leaks))
 		parts := make([]string, len(kinds))

@@ -27,6 +27,30 @@ import (
 // by the next CompleteMany or Recover, never at once.
 const CensusGrace = time.Minute
 
+// CensusMaxKeys bounds the keys the census reads one by one (type, size,
+// MEMORY USAGE, status): above it, a run's census counts keys by role
+// only, since reading millions of keys after every run would take longer
+// than the run.
+const CensusMaxKeys = 250_000
+
+// countOnly is the census of a queue above CensusMaxKeys: keys by role.
+func (cs *census) countOnly() {
+	for k := range cs.keys {
+		role := cs.role(k)
+		g := cs.byRole[[2]string{role, ""}]
+		if g == nil {
+			g = &jobstore.KeyGroup{Role: role}
+			cs.byRole[[2]string{role, ""}] = g
+		}
+		g.Count++
+	}
+	for _, g := range cs.byRole {
+		cs.out.Keys = append(cs.out.Keys, *g)
+	}
+	sortGroups(cs.out.Keys)
+	cs.out.Partial = fmt.Sprintf("%d keys, over %d: counted by role only (no sizes, records or leaks)", len(cs.keys), CensusMaxKeys)
+}
+
 // censusBatch is how many commands one round trip of the census carries.
 const censusBatch = 500
 
@@ -74,7 +98,14 @@ func (c *Core) TakeCensus(ctx context.Context, spec CensusSpec) (jobstore.Census
 		return jobstore.Census{}, fmt.Errorf("census: %w: SCAN on a Redis Cluster reads one node", jobstore.ErrUnsupported)
 	}
 	cs := &census{c: c, ctx: ctx, byRole: map[[2]string]*jobstore.KeyGroup{}, records: map[string]int64{}, finished: map[string]bool{}, keys: map[string]string{}}
-	steps := []func() error{cs.scan, cs.describe, func() error { return cs.classifyRecords(spec.Locate) }, cs.indexes, func() error { return cs.stream(spec.Group) }}
+	if err := cs.scan(); err != nil {
+		return cs.out, fmt.Errorf("census: %w", err)
+	}
+	if len(cs.keys) > CensusMaxKeys {
+		cs.countOnly()
+		return cs.out, nil
+	}
+	steps := []func() error{cs.describe, func() error { return cs.classifyRecords(spec.Locate) }, cs.indexes, func() error { return cs.stream(spec.Group) }}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return cs.out, fmt.Errorf("census: %w", err)
