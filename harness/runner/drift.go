@@ -124,7 +124,8 @@ func driftVerdict(name string, vs []float64) summary.DriftVerdict {
 	slope, se := leastSquares(vs)
 	span := float64(n-1) / v.First
 	t := tCrit95(n - 2)
-	v.Lo, v.Hi = 1+(slope-t*se)*span, 1+(slope+t*se)*span
+	// A ratio is never below 0: the interval is clamped there.
+	v.Lo, v.Hi = max(1+(slope-t*se)*span, 0), max(1+(slope+t*se)*span, 0)
 	switch {
 	case v.Ratio > summary.DriftThreshold && v.Lo > 1:
 		v.Word = "drifts"
