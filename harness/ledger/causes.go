@@ -10,6 +10,10 @@ const (
 	// CauseRestart: Redis restarted from what its persistence had kept,
 	// and the job was acknowledged after that.
 	CauseRestart = "redis_restart"
+	// CauseOOM: Redis refused writes at maxmemory in the run (and evicted
+	// nothing) and the job's record or index entry is gone: the store or
+	// the driver dropped it when a write was refused.
+	CauseOOM = "oom_refusal"
 	// CauseUnreadable: Redis did not answer the read-back.
 	CauseUnreadable = "unreadable"
 	// CauseStore: none of the above explains it: the store dropped the job.
@@ -24,27 +28,35 @@ type LossContext struct {
 	// LossyRestart: a redis_restart fault brought Redis back under a
 	// persistence that does not keep every acknowledged write.
 	LossyRestart bool
+	// OOMRefused: Redis refused some of the run's writes at maxmemory.
+	OOMRefused bool
 }
 
 // AttributeLost fills LostCauses from LostStates: a job whose record or
 // index entry is gone is lost to eviction when Redis evicted keys, to a
-// restart when Redis came back from a lossy persistence, and to the store
-// otherwise. A lost job stays counted in Lost whatever its cause; the
-// cause only says why. Under both eviction and a lossy restart the cause
-// names both, since the read-back cannot tell them apart.
+// refused write when Redis refused writes at maxmemory, to a restart when
+// Redis came back from a lossy persistence, and to the store otherwise. A
+// lost job stays counted in Lost whatever its cause; the cause only says
+// why. Where several of them happened the cause names each ("evicted_or_
+// oom_refusal"), since the read-back cannot tell them apart.
 func (r *Report) AttributeLost(c LossContext) {
 	r.LostCauses = nil
 	if r.Lost == 0 {
 		return
 	}
+	var causes []string
+	if c.EvictedKeys > 0 {
+		causes = append(causes, CauseEvicted)
+	}
+	if c.OOMRefused {
+		causes = append(causes, CauseOOM)
+	}
+	if c.LossyRestart {
+		causes = append(causes, CauseRestart)
+	}
 	gone := CauseStore
-	switch {
-	case c.EvictedKeys > 0 && c.LossyRestart:
-		gone = CauseEvicted + "_or_" + CauseRestart
-	case c.EvictedKeys > 0:
-		gone = CauseEvicted
-	case c.LossyRestart:
-		gone = CauseRestart
+	if len(causes) > 0 {
+		gone = strings.Join(causes, "_or_")
 	}
 	r.LostCauses = map[string]int64{}
 	var placed int64

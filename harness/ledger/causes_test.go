@@ -20,6 +20,10 @@ func TestAttributeLost(t *testing.T) {
 			map[string]int64{CauseRestart: 5, CauseStore: 1, CauseUnreadable: 1}},
 		{"both: the read-back cannot tell them apart", LossContext{EvictedKeys: 1, LossyRestart: true},
 			map[string]int64{CauseEvicted + "_or_" + CauseRestart: 5, CauseStore: 1, CauseUnreadable: 1}},
+		{"refused writes, nothing evicted", LossContext{OOMRefused: true},
+			map[string]int64{CauseOOM: 5, CauseStore: 1, CauseUnreadable: 1}},
+		{"a few keys evicted among refusals", LossContext{EvictedKeys: 7, OOMRefused: true},
+			map[string]int64{CauseEvicted + "_or_" + CauseOOM: 5, CauseStore: 1, CauseUnreadable: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Report{Lost: 7, LostStates: states}

@@ -69,7 +69,7 @@ func lostNote(rs *summary.RunSummary) string {
 		return " (expected: a master failed over to a replica that replicates asynchronously)"
 	}
 	if c := rs.Cost; c != nil && c.EvictedKeys > 0 {
-		return fmt.Sprintf(" (expected: expect.lost %s; lost to eviction, %d keys evicted under %s)", rs.Config.Expect.Lost, c.EvictedKeys, rs.Config.Redis.MaxMemoryPolicy)
+		return fmt.Sprintf(" (expected: expect.lost %s; causes %s; %d keys evicted under %s)", rs.Config.Expect.Lost, ledger.FormatStates(rs.Ledger.LostCauses), c.EvictedKeys, rs.Config.Redis.MaxMemoryPolicy)
 	}
 	if rs.Config.Redis.Persistence == "none" && hasRestart(rs.Config) {
 		return " (expected without persistence)"

@@ -58,7 +58,7 @@ func (pr *planRunner) fill(rs *summary.RunSummary, res *engine.Result) {
 	}
 	rs.Problems = append(rs.Problems, undelivered(rs.Phases)...)
 	rs.Health = health.Judge(res.Harness, rs.LatencyNs, res.StallNote, callEvery(rs.Config), rs.Config.Speed())
-	rs.Ledger.AttributeLost(lossContext(rs.Config, res.Cost))
+	rs.Ledger.AttributeLost(lossContext(rs.Config, res.Cost, res.Counters.OOMRefused))
 	rs.Problems = slices.Concat(rs.Ledger.Problems, rs.Problems)
 	if c := res.Counters; res.FirstErr != nil {
 		rs.Problems = append(rs.Problems, fmt.Sprintf("store errors: %d enqueue, %d claim, %d complete, %d fail, %d extend, %d recover, %d promote; first: %v",
@@ -324,8 +324,8 @@ func oomText(o summary.OOMRefusals, l ledger.Report) string {
 // lossContext is what of the run's Redis can make a job vanish without
 // the store dropping it: evictions, and a restart from a persistence that
 // does not keep every acknowledged write.
-func lossContext(c conditions.Config, cost *summary.CostReport) ledger.LossContext {
-	var lc ledger.LossContext
+func lossContext(c conditions.Config, cost *summary.CostReport, oom summary.OOMRefusals) ledger.LossContext {
+	lc := ledger.LossContext{OOMRefused: oom.Any()}
 	if cost != nil {
 		lc.EvictedKeys = cost.EvictedKeys
 	}
