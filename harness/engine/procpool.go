@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -247,6 +248,18 @@ func (p *procPool) event(wp *workerProc, ev workerproc.Event, ready chan struct{
 		wp.mu.Unlock()
 	case "calls":
 		e.c.completeCalls.Add(int64(ev.A))
+	case "counts":
+		var c workerproc.ErrorCounts
+		if json.Unmarshal([]byte(ev.Msg), &c) == nil {
+			e.c.claimErrors.Add(c.Claim)
+			e.c.completeErrors.Add(c.Complete)
+			e.c.failErrors.Add(c.Fail)
+			e.c.extErrs.Add(c.Extend)
+			e.c.oomCompletes.Add(c.OOMCompletes)
+			e.c.oomFails.Add(c.OOMFails)
+		}
+	case "refused":
+		e.led.CompleteRefused(ev.ID)
 	case "err":
 		e.noteErr(fmt.Errorf("worker %s: %s", wp.ID, ev.Msg))
 	case "hist":

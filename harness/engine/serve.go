@@ -94,6 +94,8 @@ func ServeWorker(pc workerproc.ProcessConfig, store jobstore.Store, stdin io.Rea
 	// The count of Complete calls travels once, at the end (a killed
 	// worker's is lost: complete_calls then undercounts).
 	pe.Send(workerproc.Event{E: "calls", A: int(e.c.completeCalls.Load()), T: time.Now().UnixNano()})
+	pe.SendCounts(workerproc.ErrorCounts{Claim: e.c.claimErrors.Load(), Complete: e.c.completeErrors.Load(), Fail: e.c.failErrors.Load(),
+		Extend: e.c.extErrs.Load(), OOMCompletes: e.c.oomCompletes.Load(), OOMFails: e.c.oomFails.Load()})
 	return nil
 }
 

@@ -508,8 +508,9 @@ func (e *engine) acked(w *worker, p pendingAck, err error, ce time.Time, book *t
 		e.c.completeErrors.Add(1)
 		if rclient.IsOOM(err) {
 			e.c.oomCompletes.Add(1)
-			if e.led != nil {
-				e.led.CompleteRefused(id)
+			// The ledger's, or a worker process's pipe to it.
+			if r, ok := e.events.(interface{ CompleteRefused(string) }); ok {
+				r.CompleteRefused(id)
 			}
 		}
 		e.noteErr(err)

@@ -23,7 +23,7 @@ expect: {lost: allowed}
 store: {retention: 1h}
 backends: [zset]
 producers: {count: 1, rate: 300, delayed: 0.4, delay: "uniform(2s, 4s)", payload: 1KiB}
-workers: {count: 2, concurrency: 4, handler: 1ms, lease: 1s, recovery_interval: 200ms}
+workers: {count: 2, processes: 2, concurrency: 4, handler: 1ms, lease: 1s, recovery_interval: 200ms}
 faults:
   - {kind: memory_pressure, at: 2s, duration: 2s, fill: 1.2}
 `
@@ -49,6 +49,13 @@ faults:
 	// indeterminate, and matches the OOM count.
 	if o := no.Counters.OOMRefused; o.Enqueued == 0 || no.Ledger.Refused != o.Enqueued || no.Ledger.Indeterminate != 0 {
 		t.Errorf("noeviction: OOM refusals %+v, ledger refused %d indeterminate %d: want refused enqueues counted as refused", o, no.Ledger.Refused, no.Ledger.Indeterminate)
+	}
+	// The workers are processes: their refused completions reach the
+	// coordinator's counters and ledger.
+	t.Logf("noeviction: complete errors %d, OOM refusals %+v, ledger complete refused %d (retried %d)",
+		no.Counters.CompleteErrors, no.Counters.OOMRefused, no.Ledger.CompleteRefused, no.Ledger.CompleteRefusedRetried)
+	if o := no.Counters.OOMRefused; o.Completes != no.Ledger.CompleteRefused || o.Completes > no.Counters.CompleteErrors {
+		t.Errorf("noeviction: %d completes refused by the counters, %d jobs by the ledger, %d complete errors: want them to agree", o.Completes, no.Ledger.CompleteRefused, no.Counters.CompleteErrors)
 	}
 	if no.Census == nil || no.Census.LeakCount() != 0 {
 		t.Errorf("noeviction: census %+v, want one with no leak", no.Census)

@@ -72,7 +72,7 @@ type ProcessConfig struct {
 
 // Event is one line a worker process writes to stdout.
 type Event struct {
-	E      string `json:"e"` // claimed, started, completed, failed, fenced, unknown, done, point, ready, calls, hist, err
+	E      string `json:"e"` // claimed, started, completed, failed, fenced, unknown, refused, done, point, ready, calls, counts, hist, err
 	ID     string `json:"id,omitempty"`
 	A      int    `json:"a,omitempty"` // attempt
 	T      int64  `json:"t,omitempty"` // unix ns
@@ -117,6 +117,30 @@ func (p *Pipe) Send(ev Event) {
 	_ = p.enc.Encode(ev)
 	_ = p.w.Flush()
 	p.mu.Unlock()
+}
+
+// CompleteRefused tells the coordinator that Redis refused a Complete of
+// id at maxmemory (ledger.Ledger.CompleteRefused).
+func (p *Pipe) CompleteRefused(id string) {
+	p.Send(Event{E: "refused", ID: id, T: time.Now().UnixNano()})
+}
+
+// ErrorCounts are a worker process's store errors, sent once at its end
+// (a "counts" event, as JSON in Msg): the coordinator adds them to the
+// run's counters. A killed worker's are lost with it.
+type ErrorCounts struct {
+	Claim        int64 `json:"claim,omitempty"`
+	Complete     int64 `json:"complete,omitempty"`
+	Fail         int64 `json:"fail,omitempty"`
+	Extend       int64 `json:"extend,omitempty"`
+	OOMCompletes int64 `json:"oom_completes,omitempty"`
+	OOMFails     int64 `json:"oom_fails,omitempty"`
+}
+
+// SendCounts sends c as a "counts" event.
+func (p *Pipe) SendCounts(c ErrorCounts) {
+	b, _ := json.Marshal(c)
+	p.Send(Event{E: "counts", Msg: string(b), T: time.Now().UnixNano()})
 }
 
 // SendHists sends every non-empty histogram of set, encoded, and resets it.
