@@ -109,7 +109,7 @@ func evictionCheck(policy, maxmemory string) Check {
 	if policy != "" && policy != "noeviction" {
 		ch.OK = false
 		ch.Detail = fmt.Sprintf("%s (maxmemory %s): when memory runs out Redis evicts keys, job records and queue keys among them, and those jobs vanish without an error; under noeviction the same pressure refuses writes instead (OOM errors the stores report)", policy, maxmemory)
-		ch.Detail += "; scenarios/eviction.yaml reproduces it (aebench run scenarios/eviction.yaml): under allkeys-lru with ballast at 120% of maxmemory every aebench strategy lost acknowledged jobs, their records evicted, and under noeviction none was lost (docs/results.md)"
+		ch.Detail += "; scenarios/eviction.yaml reproduces it (aebench run scenarios/eviction.yaml): on 2026-11-28, with ballast at 120% of maxmemory, allkeys-random cost every strategy and peer it ran hundreds of acknowledged jobs and allkeys-lru cost zset, bucket, dual, asynq and RQ as many (their cold records evicted), while noeviction lost none to eviction and refused writes instead (docs/results.md)"
 		if maxmemory == "0" {
 			ch.Detail += "; with maxmemory 0 the policy never acts, until someone sets a limit"
 		}
