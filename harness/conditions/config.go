@@ -126,9 +126,36 @@ type RedisConfig struct {
 	// memory runs out, evict keys or refuse writes.
 	MaxMemory       int64  `json:"maxmemory,omitempty"`
 	MaxMemoryPolicy string `json:"maxmemory_policy,omitempty"`
+	// MaxMemoryTimes, from redis.maxmemory "1.5x", sizes MaxMemory as a
+	// multiple of the plan's expected working set (Config.WorkingSet).
+	MaxMemoryTimes float64 `json:"maxmemory_times_working_set,omitempty"`
 	// Save is the RDB save points of persistence rdb and rdb+aof-everysec
 	// ("": a stock redis.conf's, StockSavePoints).
 	Save string `json:"save,omitempty"`
+}
+
+// Working-set estimate: what a queue holds per job beyond its payload (the
+// record's fields, its index entries, Redis's per-key overhead), from the
+// strategies' measured memory per job (1.2-1.5 KiB at 256 B payloads), and
+// a spawned server's memory before any job.
+const (
+	WorkingSetPerJob = 1200
+	WorkingSetBase   = 1 << 20
+)
+
+// WorkingSet estimates the bytes a run's queue holds at its fullest: the
+// jobs finished within store.retention (or the whole run, when retention
+// is longer) and those waiting for their delay, each its payload plus
+// WorkingSetPerJob, above WorkingSetBase. false when the arrivals are not
+// a known open-loop rate (closed loop, phases, a trace, a capacity probe).
+func (c Config) WorkingSet() (int64, bool) {
+	p := c.Producers
+	if p.Mode != "" && p.Mode != "open" || p.Rate <= 0 || len(c.Phases) > 0 || p.Trace != "" || p.CapacityProbe > 0 {
+		return 0, false
+	}
+	run := (c.Warmup + c.Duration).Seconds()
+	held := p.Rate*min(c.Store.Retention.Seconds(), run) + p.Rate*p.Delayed*p.Delay.Mean().Seconds() + float64(p.Prefill)
+	return WorkingSetBase + int64(held*float64(p.Payload+WorkingSetPerJob)), true
 }
 
 // SavePoints are the RDB save points a spawned server runs with.
@@ -199,6 +226,9 @@ func (rc RedisConfig) Text(version string) string {
 	}
 	if rc.MaxMemory > 0 {
 		s += fmt.Sprintf(" maxmemory %.0fMiB", float64(rc.MaxMemory)/(1<<20))
+		if rc.MaxMemoryTimes > 0 {
+			s += fmt.Sprintf(" (%gx the expected working set)", rc.MaxMemoryTimes)
+		}
 	}
 	if rc.MaxMemoryPolicy != "" {
 		s += " " + rc.MaxMemoryPolicy

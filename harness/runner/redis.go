@@ -43,7 +43,7 @@ func newRedisPool(logf func(string, ...any)) *redisPool {
 
 func (p *redisPool) get(ctx context.Context, rc conditions.RedisConfig) (*pooledRedis, error) {
 	key := rc.Mode + "|" + rc.URL + "|" + strconv.Itoa(rc.Masters) + "x" + strconv.Itoa(rc.Replicas) + "|" + rc.Persistence + "|" + strconv.Itoa(rc.HZ) + "|" + rc.Meter +
-		"|" + strconv.FormatInt(rc.MaxMemory, 10) + rc.MaxMemoryPolicy
+		"|" + strconv.FormatInt(rc.MaxMemory, 10) + rc.MaxMemoryPolicy + "|" + rc.Save
 	if pr, ok := p.servers[key]; ok && !pr.broken.Load() {
 		return pr, nil
 	} else if ok {

@@ -213,3 +213,18 @@ func (p *parser) checkDrain(c Config) error {
 	}
 	return p.errAt(n, "drain", msg+"; allowed: a drain >= "+bound.String())
 }
+
+// sizeMaxMemory resolves redis.maxmemory given as a multiple of the
+// working set into bytes, for the cell's conditions.
+func (p *parser) sizeMaxMemory(c *Config) error {
+	if c.Redis.MaxMemoryTimes <= 0 {
+		return nil
+	}
+	ws, ok := c.WorkingSet()
+	if !ok {
+		return p.errAt(p.nodes["redis.maxmemory"], "redis.maxmemory",
+			fmt.Sprintf("%gx needs the working set, which aebench estimates from an open-loop producers.rate without phases, a trace or a capacity probe; give a size (64MiB) instead", c.Redis.MaxMemoryTimes))
+	}
+	c.Redis.MaxMemory = max(int64(c.Redis.MaxMemoryTimes*float64(ws)), 2<<20)
+	return nil
+}

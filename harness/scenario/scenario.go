@@ -549,6 +549,9 @@ func (p *parser) cell(s *Scenario, dims []dim, idx []int) (Cell, error) {
 	if err := p.applyTrace(&cfg); err != nil {
 		return Cell{}, err
 	}
+	if err := p.sizeMaxMemory(&cfg); err != nil {
+		return Cell{}, err
+	}
 	// The recovery mode decides the heartbeat: lease renews it, seed never
 	// does (seed 002's timeout from StartedAt).
 	switch cfg.Workers.RecoveryMode {

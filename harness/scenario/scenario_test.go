@@ -173,6 +173,11 @@ func TestParseBad(t *testing.T) {
 		{"a phase-relative fault without phases", "backends: [zset]\nfaults:\n  - {kind: worker_crash, at: overload+1s}\n", 3, []string{"faults[0].at", "no phases"}},
 		{"a bad offset into a phase", "backends: [zset]\nfaults:\n  - {kind: worker_crash, at: overload+ten}\nphases:\n  - {name: overload, duration: 2s, rate: 10}\n", 3, []string{"faults[0]", "overload+10s"}},
 		{"phases in a closed loop", "backends: [zset]\nproducers: {mode: closed}\nphases:\n  - {name: a, duration: 1s, rate: 10}\n", 4, []string{"phases", "open loop"}},
+		{"maxmemory as a multiple without a known rate", "backends: [zset]\nredis: {maxmemory: 2x}\nproducers: {mode: closed}\n", 2, []string{"redis.maxmemory", "2x needs the working set", "give a size"}},
+		{"a bad multiple of the working set", "backends: [zset]\nredis: {maxmemory: twox}\n", 2, []string{"redis.maxmemory", "allowed: a size"}},
+		{"save points without rdb", "backends: [zset]\nredis: {save: \"5 100\"}\n", 2, []string{"redis.save", "rdb or rdb+aof-everysec"}},
+		{"odd save points", "backends: [zset]\nredis: {persistence: rdb, save: \"5 100 7\"}\n", 2, []string{"redis.save", "pairs of seconds and changes"}},
+		{"drift windows out of range", "backends: [zset]\ndrift: {windows: 2}\n", 2, []string{"drift.windows", "3 to 60"}},
 		{"unknown section field", "backends: [zset]\nproducers:\n  rate: 10\n  rat: 5\n", 4,
 			[]string{"bad.yaml:4:3", "producers", `unknown field "rat"`, "allowed: count, mode, rate"}},
 		{"bad duration", "backends: [zset]\nduration: 10 seconds\n", 2,
@@ -584,6 +589,26 @@ func TestTraceErrors(t *testing.T) {
 // TestPhaseShorthands: a first phase called warmup is the run's warm-up at
 // its own rate; a phase called ramp ramps; a phase's workload overrides
 // apply to its own jobs only.
+// redis.maxmemory: 2x is twice the working set of the cell's own load.
+func TestMaxMemoryTimesWorkingSet(t *testing.T) {
+	src := `backends: [zset]
+warmup: 2s
+duration: 8s
+redis: {maxmemory: 2x}
+store: {retention: 1h}
+producers: {rate: 1000, payload: 800, delayed: 0.5, delay: 4s}
+`
+	s, err := ParseScenario("m.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1000/s for 10s retained, plus 1000 x 0.5 x 4s waiting: 12,000 jobs of 2000 B.
+	want := int64(2 * (conditions.WorkingSetBase + 12000*(800+conditions.WorkingSetPerJob)))
+	if got := s.Cells[0].Base.Redis.MaxMemory; got != want {
+		t.Errorf("maxmemory %d, want %d", got, want)
+	}
+}
+
 func TestPhaseShorthands(t *testing.T) {
 	src := `backends: [zset]
 workers: {handler: 1ms}

@@ -136,9 +136,18 @@ func redisServerFields() []field {
 				c.Redis.Save = strings.Join(f, " ")
 				return nil
 			}},
-		{Path: "redis.maxmemory", Default: "0", Allowed: "a size (64MiB, 1GiB; 0: no limit)", Matrix: true,
-			Doc: "maxmemory of a spawned server (embedded, cluster: each master): what a memory_pressure fault fills, and where redis.maxmemory_policy acts",
+		{Path: "redis.maxmemory", Default: "0", Allowed: "a size (64MiB, 1GiB; 0: no limit), or a multiple of the expected working set (1.5x)", Matrix: true,
+			Doc: "maxmemory of a spawned server (embedded, cluster: each master): what a memory_pressure fault fills, and where redis.maxmemory_policy acts. 1.5x: 1.5 times the plan's expected working set (the jobs finished within store.retention and those waiting for their delay, each its payload + 1200 B, above 1 MiB; an open-loop producers.rate without phases or a trace), resolved per cell and printed in the conditions",
 			set: func(c *Config, v string) error {
+				c.Redis.MaxMemoryTimes = 0
+				if x, ok := strings.CutSuffix(v, "x"); ok {
+					f, err := strconv.ParseFloat(x, 64)
+					if err != nil || f <= 0 || f > 100 {
+						return fmt.Errorf("%q is not a multiple from 0 to 100 of the working set", v)
+					}
+					c.Redis.MaxMemory, c.Redis.MaxMemoryTimes = 0, f
+					return nil
+				}
 				n, err := conditions.ParseSize(v)
 				if err != nil {
 					return err
