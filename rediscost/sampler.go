@@ -39,7 +39,7 @@ type MemorySampler struct {
 	used, rss int64
 	// evicted is every node's evicted_keys at the last complete poll.
 	evicted int64
-	err       error // first poll error, for Err
+	err     error // first poll error, for Err
 
 	meters  []*meter
 	clients []*redis.Client
