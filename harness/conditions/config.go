@@ -3,6 +3,7 @@ package conditions
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,6 +44,10 @@ type Config struct {
 	// capacity.
 	WarmupRate  float64 `json:"warmup_rate,omitempty"`
 	WarmupTimes float64 `json:"warmup_times_capacity,omitempty"`
+	// Jobs is the job mix (mix.go); none: one kind, the workload of
+	// producers and workers. FailWindows are the retry storms.
+	Jobs        []JobKind    `json:"jobs,omitempty"`
+	FailWindows []FailWindow `json:"failure_windows,omitempty"`
 }
 
 // RunSpec is one run of a plan.
@@ -395,6 +400,16 @@ func (c Config) Conditions(redisVersion string) string {
 		"client " + c.Client, redis, "encoding " + c.Encoding,
 		fmt.Sprintf("poll %s", c.Store.PollInterval) + shardsText(c.Store),
 		fmt.Sprintf("warm-up %s duration %s", c.Warmup, c.Duration),
+	}
+	if len(c.Jobs) > 0 {
+		// The kinds replace the run's payload, delayed share, handler and
+		// fail share.
+		parts[1] = fmt.Sprintf("%d producers batch %d", c.Producers.Count, c.Producers.Batch)
+		parts[2], parts[4] = "job mix "+c.MixText(), ""
+		parts = slices.DeleteFunc(parts, func(s string) bool { return s == "" })
+	}
+	if len(c.FailWindows) > 0 {
+		parts = append(parts, "failure windows "+c.WindowsText())
 	}
 	if t := c.timeText(); t != "" {
 		parts = append(parts, t)

@@ -160,6 +160,13 @@ func ParseSize(s string) (int, error) {
 // FormatBound writes a bound as people write it: 24h, not 24h0m0s.
 func FormatBound(d time.Duration) string {
 	s := d.String()
-	s = strings.TrimSuffix(s, "0s")
-	return strings.TrimSuffix(s, "0m")
+	// Only a zero minutes or seconds field after a larger unit goes: 10s
+	// stays 10s.
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

@@ -50,8 +50,32 @@ func (c Config) JobName(i int) string {
 	return "bench"
 }
 
+// JobNameAt is JobName(phase) with the failure window the job was
+// intended in (WindowAt; -1 none) after a "~w", so a worker in any process
+// plays the window's failures: "bench@1~w0".
+func (c Config) JobNameAt(phase, window int) string {
+	if window < 0 {
+		return c.JobName(phase)
+	}
+	return c.JobName(phase) + "~w" + strconv.Itoa(window)
+}
+
+// WindowOfName is the failure window a JobNameAt carries (-1: none).
+func WindowOfName(name string) int {
+	_, w, ok := strings.Cut(name, "~w")
+	if !ok {
+		return -1
+	}
+	n, err := strconv.Atoi(w)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
 // PhaseOfName is the phase index a JobName carries (-1: none).
 func PhaseOfName(name string) int {
+	name, _, _ = strings.Cut(name, "~")
 	_, i, ok := strings.Cut(name, "@")
 	if !ok {
 		return -1

@@ -176,6 +176,9 @@ type Result struct {
 	// PhaseTallies: the ledger's judgement of each phase's jobs (by
 	// intended time), in the order of the profile's phases.
 	PhaseTallies []ledger.Tally
+	// Mix: the ledger's split of the jobs by kind, tenant and failure
+	// window (conditions.MixLayout); nil without a job mix or windows.
+	Mix []ledger.Group
 	// PhaseHists: e2e, queue-wait and lateness of each profile phase's
 	// seconds, by phase name.
 	PhaseHists map[string]*hist.Set
@@ -222,6 +225,7 @@ const idleProbe = 300 * time.Millisecond
 // fault schedule, then a bounded drain; it checks every job with the ledger.
 func Run(ctx context.Context, spec conditions.RunSpec, store jobstore.Store, hooks Hooks) *Result {
 	cfg := spec.Config
+	cfg.PrepareMix()
 	e := &engine{spec: spec, cfg: cfg, store: store, wstore: store, hooks: hooks, led: ledger.New(), hardStop: make(chan struct{}),
 		calls: callDeadlines{limit: finishTimeout}}
 	e.rb = e.newReader()
@@ -493,6 +497,9 @@ func (e *engine) finish(res *Result, interrupted bool) {
 	res.Ledger.UnfinishedLater = e.rb.Later()
 	res.Snapshot = e.snapshotCheck(res.Ledger.Lost)
 	res.PhaseTallies = e.led.Tallies(e.phaseEdges())
+	if m := e.cfg.MixLayout(); m.N() > 0 {
+		res.Mix = e.led.Split(m.N(), e.cfg.Speed(), time.Unix(0, e.windowEnd.Load()), e.cfg.Classes(e.t0))
+	}
 	if e.ft != nil {
 		sum, h := e.ft.tracker.Finish(e.led.Outcome)
 		if declared != "" && !e.cfg.LostAllowed() {

@@ -44,24 +44,38 @@ func (e *engine) external() error {
 // handlerPlan is how long attempt a of job id runs and whether it fails:
 // the same draw for aebench's workers and a driver's, from the workload of
 // the phase its name carries (conditions.Config.JobName).
+//
+// With a job mix the job's kind (drawn from its id) gives the handler and
+// the fail share; a failure window fails a further share of the attempts
+// of the jobs intended in it (conditions.FailWindow, carried in the name),
+// drawn after the kind's own, so a run without windows draws what it
+// always drew.
 func (e *engine) handlerPlan(id, name string, attempt int) (time.Duration, bool) {
 	w := e.cfg.WorkloadOf(conditions.PhaseOfName(name))
-	jr := jobRand(e.cfg.Seed, id, attempt)
-	d := w.Handler.Sample(jr.float(), jr.float())
-	return d, w.Fail > 0 && jr.float() < w.Fail
+	if kind, _ := e.cfg.Class(id); kind >= 0 {
+		w = e.cfg.Jobs[kind].Workload()
+	}
+	jr := conditions.JobRand(e.cfg.Seed, id, attempt)
+	d := w.Handler.Sample(jr.Float(), jr.Float())
+	fail := w.Fail > 0 && jr.Float() < w.Fail
+	if i := conditions.WindowOfName(name); !fail && i >= 0 && i < len(e.cfg.FailWindows) {
+		fail = jr.Float() < e.cfg.FailWindows[i].Share
+	}
+	return d, fail
 }
 
 // nameOf is the name job id was enqueued with: its phase's JobName, from
 // the ledger's intended time.
 func (e *engine) nameOf(id string) string {
-	if len(e.cfg.Phases) == 0 {
+	if len(e.cfg.Phases) == 0 && len(e.cfg.FailWindows) == 0 {
 		return "bench"
 	}
 	at, ok := e.led.IntendedAt(id)
 	if !ok {
 		return "bench"
 	}
-	return e.cfg.JobName(e.cfg.PhaseIndexAt(at.Sub(e.t0)))
+	since := at.Sub(e.t0)
+	return e.cfg.JobNameAt(e.cfg.PhaseIndexAt(since), e.cfg.WindowAt(since))
 }
 
 // declaredLoss is why the store loses jobs under this run's faults, by its

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/clock"
+	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/jobstore"
@@ -142,18 +143,31 @@ func (pr *producer) call(ctx context.Context, intended time.Time) bool {
 		phase := e.cfg.PhaseIndexAt(intended.Sub(e.t0))
 		w, name = e.cfg.WorkloadOf(phase), e.cfg.JobName(phase)
 	}
-	payload := e.payload[:min(w.Payload, len(e.payload))]
+	since := intended.Sub(e.t0)
+	if len(e.cfg.FailWindows) > 0 {
+		name = e.cfg.JobNameAt(e.cfg.PhaseIndexAt(since), e.cfg.WindowAt(since))
+	}
 	for i := range pr.jobs {
 		pr.seq++
 		id := pr.prefix + strconv.FormatInt(pr.seq, 10)
-		jr := jobRand(e.cfg.Seed, id, -1)
+		jw, retries := w, cfg.MaxRetries
+		if len(e.cfg.Jobs) > 0 || len(e.cfg.FailWindows) > 0 {
+			// The job's kind (its id's draw) sets its workload.
+			kind, _ := e.cfg.Class(id)
+			if kind >= 0 {
+				jw = e.cfg.Jobs[kind].Workload()
+			}
+			retries = e.cfg.MaxRetriesOf(kind, since)
+		}
+		jr := conditions.JobRand(e.cfg.Seed, id, -1)
 		var runAt time.Time
-		if w.Delayed > 0 && jr.float() < w.Delayed {
+		if jw.Delayed > 0 && jr.Float() < jw.Delayed {
 			// The store keeps milliseconds: ask for a whole millisecond, so
 			// "started before RunAt" is judged on what the store was told.
-			runAt = e.align(intended.Add(w.Delay.Sample(jr.float(), jr.float()))).Truncate(time.Millisecond)
+			runAt = e.align(intended.Add(jw.Delay.Sample(jr.Float(), jr.Float()))).Truncate(time.Millisecond)
 		}
-		pr.jobs[i] = jobstore.NewJob{ID: id, Name: name, Payload: payload, RunAt: runAt, MaxRetries: cfg.MaxRetries}
+		payload := e.payload[:min(jw.Payload, len(e.payload))]
+		pr.jobs[i] = jobstore.NewJob{ID: id, Name: name, Payload: payload, RunAt: runAt, MaxRetries: retries}
 		pr.planned[i] = ledger.PlannedJob{ID: id, Intended: intended, RunAt: runAt, Measured: measured}
 		pr.ids[i] = id
 	}

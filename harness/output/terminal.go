@@ -223,6 +223,7 @@ func (t *terminal) printTables(w io.Writer) {
 			fmt.Fprintln(w)
 			t.latencyTable(w, runs)
 			t.phaseTable(w, runs)
+			t.mixTable(w, runs)
 			ledgerNotes(w, runs, t.s.Repeats)
 			t.recoveryTable(w, runs)
 			ackTable(w, runs, t.s.Repeats)

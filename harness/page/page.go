@@ -103,6 +103,9 @@ type data struct {
 	CensusNote string
 	Drift      *phasesView
 	DriftNote  string
+	// Mix: the job mix's tables (kinds, tenants, storm), MixNote above them.
+	Mix     []*phasesView
+	MixNote string
 }
 
 // phasesView is the per-phase table of runs with a load profile.
@@ -188,6 +191,7 @@ func build(s *verdict.Set, base *verdict.Set, plots []Plot) data {
 	d.Phases = phasesOf(s)
 	d.Census, d.CensusNote = censusOf(s), analysis.CensusNote
 	d.Drift, d.DriftNote = driftOf(s), analysis.DriftNote
+	d.Mix, d.MixNote = mixOf(s), analysis.MixNote
 	if base != nil {
 		d.Compare = compareSection(base, s)
 		d.Compare.Overlay = overlayCharts(base, s, ff)
@@ -415,4 +419,34 @@ func phasesOf(s *verdict.Set) *phasesView {
 		return nil
 	}
 	return pv
+}
+
+// mixOf is the job mix's tables of s's runs: kinds, tenants, storm, each
+// left out when no run has it (nil: no run has a mix).
+func mixOf(s *verdict.Set) []*phasesView {
+	kinds := &phasesView{Header: analysis.KindHeader()}
+	tenants := &phasesView{Header: analysis.TenantHeader()}
+	storm := &phasesView{Header: analysis.StormHeader()}
+	for _, r := range s.Runs {
+		if r.Record == nil || r.Record.Mix == nil {
+			continue
+		}
+		m := r.Record.Mix
+		kinds.Rows = append(kinds.Rows, analysis.KindRows(r.ID, m)...)
+		if row, ok := analysis.TenantRow(r.ID, m); ok {
+			tenants.Rows = append(tenants.Rows, row)
+		}
+		rows, line := analysis.StormRows(r.ID, m)
+		storm.Rows = append(storm.Rows, rows...)
+		if line != "" {
+			storm.Notes = append(storm.Notes, line)
+		}
+	}
+	var out []*phasesView
+	for _, v := range []*phasesView{kinds, tenants, storm} {
+		if len(v.Rows) > 0 {
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -45,6 +45,7 @@ func (pr *planRunner) fill(rs *summary.RunSummary, res *engine.Result) {
 	rs.Recovery = res.Recovery
 	rs.TimeBase = summary.NewTimeBase(rs.Config.Speed(), rs.Config.Redis.HZ, rs.ResolutionNs, rs.LatencyNs)
 	rs.Phases = phaseResults(rs.Config, res)
+	rs.Mix = mixResult(rs.Config, res.Mix)
 	var baseline int64
 	if res.Cost != nil {
 		baseline = res.Cost.BaselineMemory

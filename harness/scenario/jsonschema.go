@@ -57,6 +57,17 @@ func JSONSchema(reg *registry.Registry) ([]byte, error) {
 				props[f] = map[string]any{"description": "the phase's " + f}
 			}
 			leaf["items"] = map[string]any{"type": "object", "required": []any{"name", "duration", "rate"}, "additionalProperties": false, "properties": props}
+		case "jobs", "failure_windows":
+			names, required := kindFieldNames(), []any{"name", "share"}
+			if path == "failure_windows" {
+				names, required = []string{"from", "for", "share", "class"}, []any{"from", "for", "share"}
+			}
+			props := map[string]any{}
+			for _, f := range names {
+				props[f] = map[string]any{"description": f}
+			}
+			leaf["type"] = "array"
+			leaf["items"] = map[string]any{"type": "object", "required": required, "additionalProperties": false, "properties": props}
 		}
 		parent["properties"].(map[string]any)[parts[len(parts)-1]] = leaf
 	}

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -192,7 +191,12 @@ type parser struct {
 	// value), in order.
 	phaseWork [][][2]string
 	pnode     *yaml.Node
-	warnings  []string
+	// jobs: the job mix as written; failWindows the retry storms; jnode
+	// and wnode where each was written.
+	jobs         []kindSpec
+	failWindows  []conditions.FailWindow
+	jnode, wnode *yaml.Node
+	warnings     []string
 	// traces: the parsed producers.trace files, by name.
 	traces map[string]*trace.Trace
 	// zip: matrix zip (the lists vary together) instead of their cross product.
@@ -338,25 +342,19 @@ func (p *parser) walk(root *yaml.Node, s *Scenario) error {
 			}
 			p.backends, p.bnode = bs, v
 		case key == "faults":
-			fs, err := faults.Parse(v)
-			if err != nil {
-				var fe *faults.Error
-				if errors.As(err, &fe) {
-					at := &yaml.Node{Line: fe.Line, Column: fe.Column}
-					if o, ok := p.origin[v]; ok {
-						return &ConfigError{File: o, Field: fe.Field, Msg: fe.Msg}
-					}
-					return p.errAt(at, fe.Field, fe.Msg)
-				}
-				return p.errAt(v, key, err.Error())
+			if err := p.parseFaults(v); err != nil {
+				return err
 			}
-			p.faults, p.fnode = fs, v
 		case key == "phases":
 			ph, err := p.parsePhases(v)
 			if err != nil {
 				return err
 			}
 			p.phases, p.pnode = ph, v
+		case key == "jobs" || key == "failure_windows":
+			if err := p.parseMixKey(key, v); err != nil {
+				return err
+			}
 		case key == "thresholds":
 			ths, err := p.parseThresholds(v)
 			if err != nil {
@@ -377,6 +375,24 @@ func (p *parser) walk(root *yaml.Node, s *Scenario) error {
 			}
 		}
 	}
+	return nil
+}
+
+// parseFaults reads faults:, its errors placed in the scenario's file.
+func (p *parser) parseFaults(v *yaml.Node) error {
+	fs, err := faults.Parse(v)
+	if err != nil {
+		var fe *faults.Error
+		if errors.As(err, &fe) {
+			at := &yaml.Node{Line: fe.Line, Column: fe.Column}
+			if o, ok := p.origin[v]; ok {
+				return &ConfigError{File: o, Field: fe.Field, Msg: fe.Msg}
+			}
+			return p.errAt(at, fe.Field, fe.Msg)
+		}
+		return p.errAt(v, "faults", err.Error())
+	}
+	p.faults, p.fnode = fs, v
 	return nil
 }
 
@@ -549,6 +565,9 @@ func (p *parser) cell(s *Scenario, dims []dim, idx []int) (Cell, error) {
 	if err := p.applyTrace(&cfg); err != nil {
 		return Cell{}, err
 	}
+	if err := p.applyMix(&cfg); err != nil {
+		return Cell{}, err
+	}
 	if err := p.sizeMaxMemory(&cfg); err != nil {
 		return Cell{}, err
 	}
@@ -564,26 +583,4 @@ func (p *parser) cell(s *Scenario, dims []dim, idx []int) (Cell, error) {
 		return Cell{}, err
 	}
 	return Cell{Vary: vary, Base: cfg, Backends: withOptions(p.backends, optSet)}, nil
-}
-
-// FieldDocs lists every scenario field with its default, allowed values and
-// meaning, for `aebench list --fields` and the README test.
-func FieldDocs(reg *registry.Registry) [][4]string {
-	out := [][4]string{
-		{"name", "file name", "letters, digits, - _ .", "scenario name, used in the results folder name"},
-		{"description", "", "text", "shown by aebench list"},
-		{"repeats", "1", "an integer 1..100", "runs of each backend per matrix cell"},
-		{"calibration", "on", "off, on, or a duration", "run the in-process null backend first in each cell to measure the harness's own overhead (on: as long as duration)"},
-		{"matrix", "cross", "cross, zip", "cross: one cell per combination of the list-valued fields; zip: the lists (all of one length) vary together, cell i taking the i-th value of each"},
-		{"backends", "(required)", strings.Join(reg.Names(), ", "), "list of names, or mappings {name, label, options}"},
-		{"thresholds", "none", "a list of METRIC OP VALUE (e2e.p99 < 20ms, throughput > 10000, e2e.p99 < +10%)", "k6-style gates checked over the repeats' medians once every run has ended; a crossed one exits 4 (relative ones, in %, are checked by aebench compare against a baseline); aebench compare --metrics lists the metrics"},
-		{"phases", "none", "a list of {name, duration, rate, ramp} (rate in jobs/s; ramp: true reaches it in a straight line from the previous phase's)", "an open loop's load profile over the measured window (duration is their sum; the warm-up runs at the first phase's rate); each phase gets its own results (offered, completed, backlog, latencies, catch-up)"},
-		{"faults", "none", "a list of faults (the kinds and their fields: Faults, below)", "the fault schedule every run (but calibration) gets: worker crashes and kills at crash points, recoverer/mover crashes, Redis restarts and pauses, network faults"},
-	}
-	fs := fields()
-	sort.SliceStable(fs, func(i, j int) bool { return strings.Count(fs[i].Path, ".") < strings.Count(fs[j].Path, ".") })
-	for _, f := range fs {
-		out = append(out, [4]string{f.Path, f.Default, f.Allowed, f.Doc})
-	}
-	return out
 }

@@ -3,10 +3,12 @@ package scenario
 import (
 	"fmt"
 	"net"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/jobstore"
 )
@@ -425,7 +427,7 @@ func workerPlaceFields() []field {
 }
 
 // topLevel are the keys that are neither fields nor sections.
-var topLevel = []string{"name", "description", "repeats", "calibration", "matrix", "backends", "faults", "phases"}
+var topLevel = []string{"name", "description", "repeats", "calibration", "matrix", "backends", "faults", "phases", "jobs", "failure_windows"}
 
 // setDur sets a duration field, bounded: a typo of years (8760h for 8h)
 // must not start a run that never ends.
@@ -515,4 +517,28 @@ func setEnum(dst *string, v string, allowed ...string) error {
 		}
 	}
 	return fmt.Errorf("%q is not one of %s", v, strings.Join(allowed, ", "))
+}
+
+// FieldDocs lists every scenario field with its default, allowed values and
+// meaning, for `aebench list --fields` and the README test.
+func FieldDocs(reg *registry.Registry) [][4]string {
+	out := [][4]string{
+		{"name", "file name", "letters, digits, - _ .", "scenario name, used in the results folder name"},
+		{"description", "", "text", "shown by aebench list"},
+		{"repeats", "1", "an integer 1..100", "runs of each backend per matrix cell"},
+		{"calibration", "on", "off, on, or a duration", "run the in-process null backend first in each cell to measure the harness's own overhead (on: as long as duration)"},
+		{"matrix", "cross", "cross, zip", "cross: one cell per combination of the list-valued fields; zip: the lists (all of one length) vary together, cell i taking the i-th value of each"},
+		{"backends", "(required)", strings.Join(reg.Names(), ", "), "list of names, or mappings {name, label, options}"},
+		{"thresholds", "none", "a list of METRIC OP VALUE (e2e.p99 < 20ms, throughput > 10000, e2e.p99 < +10%)", "k6-style gates checked over the repeats' medians once every run has ended; a crossed one exits 4 (relative ones, in %, are checked by aebench compare against a baseline); aebench compare --metrics lists the metrics"},
+		{"phases", "none", "a list of {name, duration, rate, ramp} (rate in jobs/s; ramp: true reaches it in a straight line from the previous phase's)", "an open loop's load profile over the measured window (duration is their sum; the warm-up runs at the first phase's rate); each phase gets its own results (offered, completed, backlog, latencies, catch-up)"},
+		{"jobs", "none", "a list of kinds {name, share, payload, handler, fail, fail_class, delayed, delay, max_retries, tenants}, shares summing to 1; tenants " + conditions.TenantsAllowed, "the job mix: each job's kind and tenant are drawn from its id, so every backend runs the same mix; figures are split by kind and tenant (noisy/quiet p95, Jain's index, shares)"},
+		{"failure_windows", "none", "a list of {from, for, share, class} (class rate_limit or fatal)", "retry storms: a share of the attempts of the jobs intended in the window fail; first-attempt latency before and during is reported"},
+		{"faults", "none", "a list of faults (the kinds and their fields: Faults, below)", "the fault schedule every run (but calibration) gets: worker crashes and kills at crash points, recoverer/mover crashes, Redis restarts and pauses, network faults"},
+	}
+	fs := fields()
+	sort.SliceStable(fs, func(i, j int) bool { return strings.Count(fs[i].Path, ".") < strings.Count(fs[j].Path, ".") })
+	for _, f := range fs {
+		out = append(out, [4]string{f.Path, f.Default, f.Allowed, f.Doc})
+	}
+	return out
 }

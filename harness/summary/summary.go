@@ -184,6 +184,9 @@ type RunSummary struct {
 	// Phases are the load profile's phases, each with its own figures
 	// (phases:; absent without one).
 	Phases []PhaseResult `json:"phases,omitempty"`
+	// Mix is the jobs split by kind, tenant and failure window (absent
+	// without jobs: or failure_windows:).
+	Mix *MixResult `json:"mix,omitempty"`
 	// Drift is the run cut into drift.windows windows and the drift
 	// verdict (absent without drift.windows).
 	Drift *Drift `json:"drift,omitempty"`

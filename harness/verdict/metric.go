@@ -60,6 +60,8 @@ type Metric struct {
 	// phase reads a phase's value, for a phase-scoped threshold's metric
 	// (phasegate.go); nil for the run metrics.
 	phase func(p summary.PhaseResult) (float64, bool)
+	// mix reads a run's job-mix figure (mixgate.go); nil elsewhere.
+	mix func(m *summary.MixResult) (float64, bool)
 	// Unit of the value as stored: ns, jobs/s, µs, cmds, B, jobs.
 	Unit   string
 	Kind   Kind

@@ -127,7 +127,7 @@ func parsePhaseThreshold(expr string, f []string) (Threshold, error) {
 func EvaluatePhases(ths []Threshold, runs []summary.RunSummary) []Crossing {
 	var out []Crossing
 	for _, t := range ths {
-		if t.Phase == "" {
+		if t.Phase == "" && !t.Mix {
 			continue
 		}
 		vals, limits := map[stats.Key][]float64{}, map[stats.Key]float64{}
@@ -144,8 +144,11 @@ func EvaluatePhases(ths []Threshold, runs []summary.RunSummary) []Crossing {
 			vals[k], limits[k] = append(vals[k], v), limit
 		}
 		if len(order) == 0 {
-			out = append(out, Crossing{Threshold: t.Expr, Metric: t.Metric.Name, Unchecked: true,
-				Message: fmt.Sprintf("threshold %q cannot be checked: no job store's run has a phase %s with %s", t.Expr, t.Phase, t.Metric.Name)})
+			msg := fmt.Sprintf("threshold %q cannot be checked: no job store's run has a phase %s with %s", t.Expr, t.Phase, t.Metric.Name)
+			if t.Mix {
+				msg = fmt.Sprintf("threshold %q cannot be checked: no job store's run measured %s (its jobs: or failure_windows: give it)", t.Expr, t.Metric.Name)
+			}
+			out = append(out, Crossing{Threshold: t.Expr, Metric: t.Metric.Name, Unchecked: true, Message: msg})
 			continue
 		}
 		for _, k := range order {
@@ -155,8 +158,12 @@ func EvaluatePhases(ths []Threshold, runs []summary.RunSummary) []Crossing {
 			if lt.holds(med) {
 				continue
 			}
+			scope := "phase " + t.Phase + ": "
+			if t.Mix {
+				scope = ""
+			}
 			out = append(out, Crossing{Threshold: t.Expr, Group: k, Metric: t.Metric.Name, Value: Num(med), N: len(vals[k]),
-				Message: fmt.Sprintf("threshold %q crossed: %s: phase %s: %s is %s against %s (median of %d)", t.Expr, groupName(k), t.Phase,
+				Message: fmt.Sprintf("threshold %q crossed: %s: %s%s is %s against %s (median of %d)", t.Expr, groupName(k), scope,
 					t.Metric.Name, formatPhase(t.Metric, med), formatPhase(t.Metric, limits[k]), len(vals[k]))})
 		}
 	}
@@ -168,6 +175,13 @@ func EvaluatePhases(ths []Threshold, runs []summary.RunSummary) []Crossing {
 func (t Threshold) phaseValue(r summary.RunSummary) (v, limit float64, ok bool) {
 	if Reference(r.Kind) || r.Calibration || r.Status == summary.StatusNotApplicable || r.Status == summary.StatusError {
 		return 0, 0, false
+	}
+	if t.Mix {
+		if r.Mix == nil {
+			return 0, 0, false
+		}
+		v, ok = t.Metric.mix(r.Mix)
+		return v, t.Limit, ok
 	}
 	i := slices.IndexFunc(r.Phases, func(p summary.PhaseResult) bool { return p.Name == t.Phase })
 	if i < 0 {

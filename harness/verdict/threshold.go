@@ -29,6 +29,9 @@ type Threshold struct {
 	// metric. OfCapacity: Limit is a multiple of the run's capacity.
 	Phase      string
 	OfCapacity bool
+	// Mix: the metric is one of the job mix's (runs[].mix, mixgate.go),
+	// checked per run like a phase's.
+	Mix bool
 }
 
 const (
@@ -36,7 +39,7 @@ const (
 		"(higher is better, e.g. throughput:-5%)"
 	thresholdAllowed = "METRIC OP VALUE with OP one of <, <=, >, >= and VALUE a duration for latencies " +
 		"(e2e.p99 < 20ms), a number otherwise (throughput > 10000, redis_cpu_us_per_job < 40), " +
-		"or a signed percentage relative to a baseline (e2e.p99 < +10%); or scoped to a phase, " + phaseAllowed
+		"or a signed percentage relative to a baseline (e2e.p99 < +10%); or scoped to a phase, " + phaseAllowed + "; or on the job mix, " + mixAllowed
 )
 
 // ParseFailOn parses a --fail-on flag: `e2e.p99:+10%` fails a comparison
@@ -92,6 +95,9 @@ func ParseThreshold(expr string) (Threshold, error) {
 	}
 	if len(f) != 3 {
 		return bad("want three parts, METRIC OP VALUE, separated by spaces; got %d", len(f))
+	}
+	if isMixName(f[0]) {
+		return parseMixThreshold(expr, f)
 	}
 	m, err := Lookup(f[0])
 	if err != nil {
@@ -189,7 +195,7 @@ type Crossing struct {
 func Evaluate(ths []Threshold, b *stats.Block) []Crossing {
 	var out []Crossing
 	for _, t := range ths {
-		if t.Relative || t.Phase != "" {
+		if t.Relative || t.Phase != "" || t.Mix {
 			continue
 		}
 		seen := false
