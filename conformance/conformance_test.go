@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aebench/aebench/backends/queues"
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/conformance"
 	"github.com/aebench/aebench/jobstore"
@@ -106,4 +107,36 @@ func TestConformanceSharded(t *testing.T) {
 		}
 	}
 	conformance.Run(t, sharded, onCluster, clients[:1])
+}
+
+// TestConformanceQueues runs the suite on every job store split into two
+// queues (package backends/queues, "high:3 low:1") under the weighted
+// policy, and on zset under strict and round_robin too, on the standalone
+// target: the queue cases (QueueRouting, QueuePolicy) run there, and every
+// other case proves the split keeps the contract.
+func TestConformanceQueues(t *testing.T) {
+	qs := []queues.Queue{{Name: "high", Weight: 3}, {Name: "low", Weight: 1}}
+	var stores []conformance.Backend
+	for _, b := range jobStores() {
+		be, err := registry.Builtin().Lookup(b.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, policy := range queues.Policies() {
+			if policy != queues.Weighted && b.Name != "zset" {
+				continue
+			}
+			stores = append(stores, conformance.Backend{Name: b.Name + "-queues-" + policy,
+				New: func(ctx context.Context, c rclient.Client, o jobstore.Options) (jobstore.Store, error) {
+					return be.BuildQueues(ctx, c, o, nil, 1, qs, policy)
+				}})
+		}
+	}
+	var single []conformance.Target
+	for _, tg := range targets(t) {
+		if tg.Name == "single" {
+			single = append(single, tg)
+		}
+	}
+	conformance.Run(t, stores, single, clients[:1])
 }

@@ -42,7 +42,7 @@ type testCase struct {
 // which pauses the target, runs last.
 func suite() []testCase {
 	var all []testCase
-	for _, theme := range [][]testCase{claimCases(), recordCases(), leaseCases(), adminCases(), transportCases()} {
+	for _, theme := range [][]testCase{claimCases(), recordCases(), leaseCases(), adminCases(), queueCases(), transportCases()} {
 		all = append(all, theme...)
 	}
 	return all

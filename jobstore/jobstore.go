@@ -80,8 +80,10 @@ func (s Status) String() string {
 // Job is a job record: the fields of seed 001 (AsyncEndpoints' Job) plus
 // RunAt, the lease token and the lease deadline. Zero times mean "not set".
 type Job struct {
-	ID          string
-	Name        string
+	ID   string
+	Name string
+	// Queue is the queue the job sits in, from a store with CapQueues.
+	Queue       string
 	Status      Status
 	Headers     map[string][]string
 	RouteParams map[string]string
@@ -124,6 +126,9 @@ type NewJob struct {
 	Headers     map[string][]string
 	RouteParams map[string]string
 	QueryParams map[string][]string
+	// Queue names the job's queue in a store with CapQueues ("": its
+	// first); a store without it has one queue and ignores it.
+	Queue string
 }
 
 // Lease is a worker's claim on one job. It is a value: Extend returns a new one.

@@ -217,6 +217,10 @@ const (
 	// a scenario with crashes applies to it though it does not declare
 	// CapLeaseRecovery, and a run needs no recoverer for it.
 	CapSelfRecovery Capability = "self-recovery"
+	// CapQueues: the store holds several queues and claims across them by a
+	// policy (strict priority, weighted, round-robin; backends/queues):
+	// NewJob.Queue picks a job's queue, Job.Queue says where it sits.
+	CapQueues Capability = "queues"
 )
 
 // CoreCapabilities lists the core capabilities, in a fixed order.
@@ -228,7 +232,7 @@ func CoreCapabilities() []Capability {
 // KnownCapabilities lists every capability the contract defines, in a fixed order.
 func KnownCapabilities() []Capability {
 	return append([]Capability{CapBlockingClaim, CapNativeDelay, CapStoreClockLeases, CapStrictFIFO,
-		CapExactStats, CapMover, CapMoverLoop, CapBatchComplete, CapSeedVariant, CapClaimConflicts, CapSelfRecovery}, CoreCapabilities()...)
+		CapExactStats, CapMover, CapMoverLoop, CapBatchComplete, CapSeedVariant, CapClaimConflicts, CapSelfRecovery, CapQueues}, CoreCapabilities()...)
 }
 
 // Capabilities is the set a backend declares.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/aebench/aebench/backends/driver"
+	"github.com/aebench/aebench/backends/queues"
 	"github.com/aebench/aebench/backends/shard"
 	"github.com/aebench/aebench/backends/spec"
 	"github.com/aebench/aebench/jobstore"
@@ -101,6 +102,27 @@ func (b Backend) BuildShards(ctx context.Context, c rclient.Client, o jobstore.O
 			so.Queue = queue
 			return b.New(ctx, c, so, extra)
 		})
+}
+
+// BuildQueues builds the store as BuildShards does with no queues, and as
+// one store per queue under a claim policy (package queues) with two or
+// more: each queue is Build's store on its own queue, <o.Queue>.<name>.
+// What can be sharded can be split into queues.
+func (b Backend) BuildQueues(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string, shards int, qs []queues.Queue, policy string) (jobstore.Store, error) {
+	if len(qs) == 0 {
+		return b.BuildShards(ctx, c, o, extra, shards)
+	}
+	if !b.Shardable() || shards > 1 {
+		return nil, fmt.Errorf("%w: backend %s (%s): store.queues: only job stores and the reference, unsharded, split into queues", jobstore.ErrInvalid, b.Name, b.Kind)
+	}
+	if err := CheckKeys(b.Name, extra, b.Options); err != nil {
+		return nil, err
+	}
+	return queues.New(ctx, o.Queue, qs, policy, o.Clock, func(ctx context.Context, _ int, queue string) (jobstore.Store, error) {
+		so := o
+		so.Queue = queue
+		return b.New(ctx, c, so, extra)
+	})
 }
 
 // Shardable is the one rule of what store.shards may split: job stores and

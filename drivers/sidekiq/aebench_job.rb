@@ -139,7 +139,11 @@ module Aebench
   # configure_server blocks only in a server process).
   def self.configure_server!
     Sidekiq.configure_server do |config|
-      config.redis = {url: redis_url} # Sidekiq sizes the pool to its concurrency
+      # Sidekiq sizes its pool from the concurrency it knows when the pool is
+      # made, which is before the CLI parses -c: at -c 16 the default pool
+      # (10 + 5) is refused as too small, so give Sidekiq's own rule
+      # (concurrency + 5) the concurrency aebench asks for.
+      config.redis = {url: redis_url, size: CFG.fetch("concurrency", 1).to_i + 5}
       config.server_middleware { |chain| chain.add Events }
       config.on(:startup) do
         start_flusher

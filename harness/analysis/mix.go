@@ -98,3 +98,35 @@ func StormRows(name string, m *summary.MixResult) (rows [][]string, line string)
 		name, strings.Join(s.Windows, ", "), ratio, dup, lost)
 	return rows, line
 }
+
+// QueueHeader heads the queues' table (QueueRows).
+func QueueHeader() []string {
+	return []string{"backend", "policy", "queue", "weight", "offered", "planned", "done in window", "share of done", "unfinished", "first wait p50", "first wait p95", "first wait p99", "longest first wait", "e2e p99"}
+}
+
+// QueueRows is one run's queues: what each was offered, how much of the
+// work done in the window was its, and how long its first attempts
+// waited (the longest: starvation).
+func QueueRows(name string, m *summary.MixResult) [][]string {
+	var done int64
+	for _, q := range m.Queues {
+		done += q.CompletedInWindow
+	}
+	var rows [][]string
+	for _, q := range m.Queues {
+		lat := func(tag, p string) string {
+			if v, ok := q.LatencyNs[tag][p]; ok {
+				return verdict.FormatNs(v)
+			}
+			return "-"
+		}
+		share := "-"
+		if done > 0 {
+			share = fmt.Sprintf("%.0f%%", float64(q.CompletedInWindow)/float64(done)*100)
+		}
+		rows = append(rows, []string{name, m.QueuePolicy, q.Name, strconv.Itoa(q.Weight), fmt.Sprintf("%.0f%%", q.OfferedShare*100), i64(q.Planned),
+			i64(q.CompletedInWindow), share, i64(q.Jobs.Acknowledged - q.Completed - q.DeadLettered),
+			lat("queue_wait", "p50"), lat("queue_wait", "p95"), lat("queue_wait", "p99"), lat("queue_wait", "max"), lat("e2e", "p99")})
+	}
+	return rows
+}

@@ -254,6 +254,10 @@ type StoreConfig struct {
 	// Shards is how many shards one logical queue is split into
 	// (backends/shard); 1 is the backend itself.
 	Shards int `json:"shards,omitempty"`
+	// Queues (two or more) splits the store into queues claimed under
+	// QueuePolicy (backends/queues); a job's kind names its queue.
+	Queues      []QueueSpec `json:"queues,omitempty"`
+	QueuePolicy string      `json:"queue_policy,omitempty"`
 	// WaitReplicas and WaitTimeout: WAIT after each enqueue
 	// (jobstore.Options.WaitReplicas).
 	WaitReplicas int           `json:"wait_replicas,omitempty"`

@@ -31,6 +31,9 @@ type JobKind struct {
 	DelayText  string  `json:"delay"`
 	MaxRetries int     `json:"max_retries"`
 	Tenants    Tenants `json:"tenants"`
+	// Queue is the queue of store.queues the kind's jobs go to ("": the
+	// first).
+	Queue string `json:"queue,omitempty"`
 }
 
 // Failure classes.
@@ -278,16 +281,17 @@ func (c Config) MaxRetriesOf(kind int, since time.Duration) int {
 
 // MixLayout is how the groups of a run's job split are laid out
 // (ledger.Split): one per kind, one per tenant and the quiet tenants
-// pooled (every tenant but t0, the noisiest), then the jobs intended
-// before, during and after the failure windows.
+// pooled (every tenant but t0, the noisiest), one per queue of
+// store.queues, then the jobs intended before, during and after the
+// failure windows.
 type MixLayout struct {
-	Kinds, Tenants int
-	Storm          bool
+	Kinds, Tenants, Queues int
+	Storm                  bool
 }
 
 // MixLayout is c's layout; N() 0: no split.
 func (c Config) MixLayout() MixLayout {
-	m := MixLayout{Kinds: len(c.Jobs), Storm: len(c.FailWindows) > 0}
+	m := MixLayout{Kinds: len(c.Jobs), Queues: len(c.Store.Queues), Storm: len(c.FailWindows) > 0}
 	if t := c.Tenants(); t > 1 {
 		m.Tenants = t
 	}
@@ -296,14 +300,20 @@ func (c Config) MixLayout() MixLayout {
 
 // N is the number of groups.
 func (m MixLayout) N() int {
-	n := m.Kinds
-	if m.Tenants > 0 {
-		n += m.Tenants + 1
-	}
+	n := m.QueueGroup(0) + m.Queues
 	if m.Storm {
 		n += 3
 	}
 	return n
+}
+
+// QueueGroup is queue i's group (i indexes store.queues).
+func (m MixLayout) QueueGroup(i int) int {
+	base := m.Kinds
+	if m.Tenants > 0 {
+		base += m.Tenants + 1
+	}
+	return base + i
 }
 
 // TenantGroup is tenant t's group; QuietGroup the quiet tenants'.
@@ -314,19 +324,22 @@ func (m MixLayout) QuietGroup() int { return m.Kinds + m.Tenants }
 
 // StormGroup is the group of the jobs intended before (0), during (1) and
 // after (2) the failure windows.
-func (m MixLayout) StormGroup(i int) int {
-	base := m.Kinds
-	if m.Tenants > 0 {
-		base += m.Tenants + 1
-	}
-	return base + i
-}
+func (m MixLayout) StormGroup(i int) int { return m.QueueGroup(m.Queues) + i }
 
 // Classes is the classifier ledger.Split takes for c's layout, t0 the
 // run's start.
 func (c Config) Classes(t0 time.Time) func(id string, intended time.Time, dst []int) []int {
 	m := c.MixLayout()
 	var first, last time.Duration = math.MaxInt64, 0
+	// Each kind's queue, as an index into store.queues (0: the first).
+	queueIndex := make([]int, len(c.Jobs))
+	for k, kd := range c.Jobs {
+		for i, q := range c.Store.Queues {
+			if q.Name == kd.Queue {
+				queueIndex[k] = i
+			}
+		}
+	}
 	for _, w := range c.FailWindows {
 		first, last = min(first, c.Warmup+w.From), max(last, c.Warmup+w.From+w.For)
 	}
@@ -340,6 +353,9 @@ func (c Config) Classes(t0 time.Time) func(id string, intended time.Time, dst []
 			if tenant > 0 {
 				dst = append(dst, m.QuietGroup())
 			}
+		}
+		if m.Queues > 0 && kind >= 0 {
+			dst = append(dst, m.QueueGroup(queueIndex[kind]))
 		}
 		if m.Storm {
 			since := intended.Sub(t0)
@@ -392,4 +408,47 @@ func (c Config) WindowsText() string {
 // String states the window: "30% rate_limit from 1m for 1m".
 func (w FailWindow) String() string {
 	return fmt.Sprintf("%g%% %s from %s for %s", w.Share*100, w.Class, FormatBound(w.From), FormatBound(w.For))
+}
+
+// QueueSpec is one queue of store.queues: its name and its weight under
+// the weighted policy. The first queue is the highest priority.
+type QueueSpec struct {
+	Name   string `json:"name"`
+	Weight int    `json:"weight"`
+}
+
+// ParseQueues reads store.queues: names in priority order, each with an
+// optional weight ("critical:6 default:3 low:1"; default weight 1).
+func ParseQueues(s string) ([]QueueSpec, error) {
+	var out []QueueSpec
+	seen := map[string]bool{}
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' }) {
+		name, w, hasW := strings.Cut(f, ":")
+		q := QueueSpec{Name: name, Weight: 1}
+		if hasW {
+			n, err := strconv.Atoi(w)
+			if err != nil || n < 1 || n > 1000 {
+				return nil, fmt.Errorf("queue %q: weight %q: allowed: an integer 1..1000", name, w)
+			}
+			q.Weight = n
+		}
+		if name == "" || seen[name] || strings.ContainsAny(name, "{}") {
+			return nil, fmt.Errorf("queue %q: each queue needs a name of its own, without braces", name)
+		}
+		seen[name] = true
+		out = append(out, q)
+	}
+	if len(out) == 1 {
+		return nil, fmt.Errorf("%q: one queue is the store itself: name two or more, or none", s)
+	}
+	return out, nil
+}
+
+// QueueOf is the queue name a job of kind is enqueued to ("": the store's
+// only queue, or the first).
+func (c Config) QueueOf(kind int) string {
+	if kind < 0 || len(c.Store.Queues) == 0 {
+		return ""
+	}
+	return c.Jobs[kind].Queue
 }

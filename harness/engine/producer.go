@@ -150,14 +150,14 @@ func (pr *producer) call(ctx context.Context, intended time.Time) bool {
 	for i := range pr.jobs {
 		pr.seq++
 		id := pr.prefix + strconv.FormatInt(pr.seq, 10)
-		jw, retries := w, cfg.MaxRetries
+		jw, retries, queue := w, cfg.MaxRetries, ""
 		if len(e.cfg.Jobs) > 0 || len(e.cfg.FailWindows) > 0 {
-			// The job's kind (its id's draw) sets its workload.
+			// The job's kind (its id's draw) sets its workload and queue.
 			kind, _ := e.cfg.Class(id)
 			if kind >= 0 {
 				jw = e.cfg.Jobs[kind].Workload()
 			}
-			retries = e.cfg.MaxRetriesOf(kind, since)
+			retries, queue = e.cfg.MaxRetriesOf(kind, since), e.cfg.QueueOf(kind)
 		}
 		jr := conditions.JobRand(e.cfg.Seed, id, -1)
 		var runAt time.Time
@@ -167,7 +167,7 @@ func (pr *producer) call(ctx context.Context, intended time.Time) bool {
 			runAt = e.align(intended.Add(jw.Delay.Sample(jr.Float(), jr.Float()))).Truncate(time.Millisecond)
 		}
 		payload := e.payload[:min(jw.Payload, len(e.payload))]
-		pr.jobs[i] = jobstore.NewJob{ID: id, Name: name, Payload: payload, RunAt: runAt, MaxRetries: retries}
+		pr.jobs[i] = jobstore.NewJob{ID: id, Name: name, Payload: payload, RunAt: runAt, MaxRetries: retries, Queue: queue}
 		pr.planned[i] = ledger.PlannedJob{ID: id, Intended: intended, RunAt: runAt, Measured: measured}
 		pr.ids[i] = id
 	}

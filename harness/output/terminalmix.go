@@ -12,7 +12,7 @@ import (
 // mixTable prints each run's job mix: its kinds, its tenants' fairness
 // and its retry storm (nothing for runs without jobs: or failure_windows:).
 func (t *terminal) mixTable(w io.Writer, runs []summary.RunSummary) {
-	var kinds, tenants, storm [][]string
+	var kinds, queues, tenants, storm [][]string
 	var lines []string
 	for _, r := range runs {
 		if r.Mix == nil {
@@ -20,6 +20,7 @@ func (t *terminal) mixTable(w io.Writer, runs []summary.RunSummary) {
 		}
 		name := runName(r, t.s.Repeats)
 		kinds = append(kinds, analysis.KindRows(name, r.Mix)...)
+		queues = append(queues, analysis.QueueRows(name, r.Mix)...)
 		if row, ok := analysis.TenantRow(name, r.Mix); ok {
 			tenants = append(tenants, row)
 		}
@@ -29,7 +30,7 @@ func (t *terminal) mixTable(w io.Writer, runs []summary.RunSummary) {
 			lines = append(lines, line)
 		}
 	}
-	if len(kinds)+len(tenants)+len(storm) == 0 {
+	if len(kinds)+len(queues)+len(tenants)+len(storm) == 0 {
 		return
 	}
 	fmt.Fprintln(w)
@@ -37,7 +38,7 @@ func (t *terminal) mixTable(w io.Writer, runs []summary.RunSummary) {
 	for _, tb := range []struct {
 		head []string
 		rows [][]string
-	}{{analysis.KindHeader(), kinds}, {analysis.TenantHeader(), tenants}, {analysis.StormHeader(), storm}} {
+	}{{analysis.KindHeader(), kinds}, {analysis.QueueHeader(), queues}, {analysis.TenantHeader(), tenants}, {analysis.StormHeader(), storm}} {
 		if len(tb.rows) > 0 {
 			_ = report.Table(w, tb.head, tb.rows)
 		}

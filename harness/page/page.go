@@ -421,10 +421,11 @@ func phasesOf(s *verdict.Set) *phasesView {
 	return pv
 }
 
-// mixOf is the job mix's tables of s's runs: kinds, tenants, storm, each
+// mixOf is the job mix's tables of s's runs: kinds, queues, tenants, storm, each
 // left out when no run has it (nil: no run has a mix).
 func mixOf(s *verdict.Set) []*phasesView {
 	kinds := &phasesView{Header: analysis.KindHeader()}
+	queues := &phasesView{Header: analysis.QueueHeader()}
 	tenants := &phasesView{Header: analysis.TenantHeader()}
 	storm := &phasesView{Header: analysis.StormHeader()}
 	for _, r := range s.Runs {
@@ -433,6 +434,7 @@ func mixOf(s *verdict.Set) []*phasesView {
 		}
 		m := r.Record.Mix
 		kinds.Rows = append(kinds.Rows, analysis.KindRows(r.ID, m)...)
+		queues.Rows = append(queues.Rows, analysis.QueueRows(r.ID, m)...)
 		if row, ok := analysis.TenantRow(r.ID, m); ok {
 			tenants.Rows = append(tenants.Rows, row)
 		}
@@ -443,7 +445,7 @@ func mixOf(s *verdict.Set) []*phasesView {
 		}
 	}
 	var out []*phasesView
-	for _, v := range []*phasesView{kinds, tenants, storm} {
+	for _, v := range []*phasesView{kinds, queues, tenants, storm} {
 		if len(v.Rows) > 0 {
 			out = append(out, v)
 		}

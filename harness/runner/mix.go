@@ -27,6 +27,16 @@ func mixResult(c conditions.Config, groups []ledger.Group) *summary.MixResult {
 	if m.Tenants > 0 {
 		out.Tenants = tenantFairness(c, m, groups)
 	}
+	for i, q := range c.Store.Queues {
+		g := groupResult(q.Name, groups[m.QueueGroup(i)])
+		g.Weight = q.Weight
+		for _, k := range c.Jobs {
+			if k.Queue == q.Name || k.Queue == "" && i == 0 {
+				g.OfferedShare += k.Share
+			}
+		}
+		out.Queues, out.QueuePolicy = append(out.Queues, g), c.Store.QueuePolicy
+	}
 	if m.Storm {
 		out.Storm = stormResult(c, m, groups)
 	}

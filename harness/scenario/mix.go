@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -118,8 +119,10 @@ func (p *parser) jobKind(item *yaml.Node, field string) (kindSpec, error) {
 			if ks.kind.Tenants, err = conditions.ParseTenants(v.Value); err != nil {
 				err = fmt.Errorf("%w; allowed: %s", err, conditions.TenantsAllowed)
 			}
-		case k.Value == "queue" || k.Value == "priority":
-			err = fmt.Errorf("no backend declares the queues or priorities capability yet: every strategy and peer runs one queue; remove %s (docs/results.md, issue 47's note, says what is missing)", k.Value)
+		case k.Value == "queue":
+			ks.kind.Queue = strings.TrimSpace(v.Value)
+		case k.Value == "priority":
+			err = fmt.Errorf("a priority is a queue's place in store.queues (the first is the highest under store.queue_policy strict): give the kind a queue instead")
 		default:
 			f, _ := fieldByPath(path)
 			var scratch Config
@@ -253,6 +256,9 @@ func (p *parser) applyMix(cfg *Config) error {
 		}
 		cfg.Jobs = append(cfg.Jobs, k)
 	}
+	if err := p.checkQueues(cfg); err != nil {
+		return err
+	}
 	cfg.FailWindows = p.failWindows
 	for i, w := range p.failWindows {
 		if w.From+w.For > cfg.Duration {
@@ -270,4 +276,35 @@ func hasPhaseWork(phases []conditions.Phase) bool {
 		}
 	}
 	return false
+}
+
+// checkQueues holds the kinds' queues to store.queues, and store.queues
+// to the backends that can be split into queues (job stores and the
+// floor: jobstore.CapQueues through backends/queues).
+func (p *parser) checkQueues(cfg *Config) error {
+	var names []string
+	for _, q := range cfg.Store.Queues {
+		names = append(names, q.Name)
+	}
+	for i, k := range cfg.Jobs {
+		switch {
+		case k.Queue != "" && len(names) == 0:
+			return p.errAt(p.jnode, fmt.Sprintf("jobs[%d].queue", i), fmt.Sprintf("%q: the store has one queue: name its queues in store.queues (\"high low\") to give kinds queues", k.Queue))
+		case k.Queue != "" && !slices.Contains(names, k.Queue):
+			return p.errAt(p.jnode, fmt.Sprintf("jobs[%d].queue", i), fmt.Sprintf("%q%s is not a queue of store.queues; allowed: %s", k.Queue, suggest.DidYouMean(k.Queue, names), strings.Join(names, ", ")))
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	if cfg.Store.Shards > 1 {
+		return p.errAt(p.nodes["store.queues"], "store.queues", "queues and store.shards do not combine: give one")
+	}
+	for _, b := range p.backends {
+		be, err := p.reg.Lookup(b.Name)
+		if err == nil && !be.Shardable() {
+			return p.errAt(p.nodes["store.queues"], "store.queues", fmt.Sprintf("backend %s (%s) does not declare the queues capability: only job stores and the floor are split into queues (backends/queues); run it in a scenario without store.queues", b.Name, be.Kind))
+		}
+	}
+	return nil
 }

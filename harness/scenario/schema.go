@@ -204,6 +204,22 @@ func storeFields() []field {
 			Doc: "shards of the queue: the backend as that many complete stores, each on its own hash tag (so on a cluster they spread over the masters), enqueue routed by job id, claims taken from every shard; ordering holds per shard only (package backends/shard). Job stores and the floor only",
 			set: func(c *Config, v string) error { return setInt(&c.Store.Shards, v, 1, 64) }},
 
+		{Path: "store.queues", Default: "none", Allowed: "two or more queue names in priority order, each with an optional weight (\"critical:6 default:3 low:1\")",
+			Doc: "split the store into queues claimed under store.queue_policy (package backends/queues); jobs: kinds name their queue. Job stores and the floor only",
+			set: func(c *Config, v string) error {
+				if strings.TrimSpace(v) == "" || v == "none" {
+					c.Store.Queues = nil
+					return nil
+				}
+				q, err := conditions.ParseQueues(v)
+				c.Store.Queues = q
+				return err
+			}},
+		{Path: "store.queue_policy", Default: "strict", Allowed: "strict, weighted, round_robin", Matrix: true,
+			Doc: "how a Claim visits store.queues: strict drains the first before the next; weighted draws the order by weight (asynq, Sidekiq); round_robin rotates",
+			set: func(c *Config, v string) error {
+				return setEnum(&c.Store.QueuePolicy, v, "strict", "weighted", "round_robin")
+			}},
 		{Path: "store.wait_replicas", Default: "0", Allowed: "an integer 0..2, at most redis.replicas", Matrix: true,
 			Doc: "WAIT for this many replicas after each enqueue, on the enqueue's connection (jobstore.Options.WaitReplicas): what a failover loses with and without it (redis.mode cluster with redis.replicas, or url)",
 			set: func(c *Config, v string) error { return setInt(&c.Store.WaitReplicas, v, 0, 2) }},

@@ -5,9 +5,13 @@ import "github.com/aebench/aebench/harness/ledger"
 // MixResult is a run's jobs split by kind, tenant and failure window
 // (jobs:, failure_windows:), from the ledger after the run.
 type MixResult struct {
-	Kinds   []GroupResult   `json:"kinds,omitempty"`
-	Tenants *TenantFairness `json:"tenants,omitempty"`
-	Storm   *StormResult    `json:"storm,omitempty"`
+	Kinds []GroupResult `json:"kinds,omitempty"`
+	// Queues: one per queue of store.queues, in priority order, under
+	// QueuePolicy (Weight set).
+	Queues      []GroupResult   `json:"queues,omitempty"`
+	QueuePolicy string          `json:"queue_policy,omitempty"`
+	Tenants     *TenantFairness `json:"tenants,omitempty"`
+	Storm       *StormResult    `json:"storm,omitempty"`
 }
 
 // GroupResult is one class of the run's jobs: the ledger's judgement of
@@ -20,6 +24,7 @@ type GroupResult struct {
 	Name         string  `json:"name"`
 	FailClass    string  `json:"fail_class,omitempty"`
 	OfferedShare float64 `json:"offered_share,omitempty"`
+	Weight       int     `json:"weight,omitempty"`
 	Planned      int64   `json:"planned"`
 	Completed    int64   `json:"completed"`
 	// CompletedInWindow: completed by the measured window's end.

@@ -10,8 +10,8 @@ import (
 )
 
 // mixAllowed is the form of a threshold on the job mix's figures.
-const mixAllowed = "tenant.FIGURE, storm.FIGURE or kind.NAME.FIGURE OP VALUE (tenant.quiet_noisy_p95 < 2, tenant.jain > 0.9, " +
-	"storm.first_attempt_p99_ratio < 3, kind.long.e2e.p99 < 2s)"
+const mixAllowed = "[POLICY:] tenant.FIGURE, storm.FIGURE, kind.NAME.FIGURE or queue.NAME.FIGURE OP VALUE (tenant.quiet_noisy_p95 < 2, tenant.jain > 0.9, " +
+	"storm.first_attempt_p99_ratio < 3, kind.long.e2e.p99 < 2s, strict: queue.low.queue_wait.max > 10s), a POLICY scope checking the runs under that store.queue_policy only"
 
 // mixMetrics are the figures of runs[].mix a threshold may name: the
 // tenants' fairness and the storm's, and (mixKindMetrics) each kind's.
@@ -38,7 +38,9 @@ func mixMetrics() []Metric {
 		}
 	}
 	sumStorm := func(v func(g summary.GroupResult) int64) func(s *summary.StormResult) (float64, bool) {
-		return func(s *summary.StormResult) (float64, bool) { return float64(v(s.Before) + v(s.During) + v(s.After)), true }
+		return func(s *summary.StormResult) (float64, bool) {
+			return float64(v(s.Before) + v(s.During) + v(s.After)), true
+		}
 	}
 	return []Metric{
 		num("tenant.noisy_quiet_p95", "tenants.noisy_quiet_p95", "the noisy tenant's e2e p95 over the quiet tenants'", LowerIsBetter,
@@ -50,7 +52,9 @@ func mixMetrics() []Metric {
 		num("tenant.min_share", "tenants.min_share", "the lowest tenant throughput share over its offered share", HigherIsBetter,
 			tenant(func(t *summary.TenantFairness) float64 { return t.MinShare })),
 		num("storm.first_attempt_p99_ratio", "storm.first_attempt_p99_ratio", "first attempts' queue-wait p99 during the failure windows over before", LowerIsBetter,
-			storm(func(s *summary.StormResult) (float64, bool) { return s.FirstAttemptP99Ratio, s.FirstAttemptP99Ratio > 0 })),
+			storm(func(s *summary.StormResult) (float64, bool) {
+				return s.FirstAttemptP99Ratio, s.FirstAttemptP99Ratio > 0
+			})),
 		num("storm.duplicate_completions", "storm.*.duplicate_completions", "jobs completed more than once, around the storm", LowerIsBetter,
 			storm(sumStorm(func(g summary.GroupResult) int64 { return g.DuplicateCompletions }))),
 		num("storm.lost", "storm.*.jobs.lost", "jobs lost, around the storm", LowerIsBetter,
@@ -58,50 +62,72 @@ func mixMetrics() []Metric {
 	}
 }
 
-// mixKindFigures are the figures kind.NAME.FIGURE may name.
-func mixKindFigures() []string {
-	return []string{"e2e.p50", "e2e.p95", "e2e.p99", "e2e.max", "queue_wait.p95", "queue_wait.p99", "queue_wait.max",
-		"lateness.p99", "lost", "duplicated", "dead_lettered"}
+// mixGroupFigures are the figures kind.NAME.FIGURE and queue.NAME.FIGURE
+// may name.
+func mixGroupFigures() []string {
+	return []string{"e2e.p50", "e2e.p95", "e2e.p99", "e2e.max", "queue_wait.p50", "queue_wait.p95", "queue_wait.p99", "queue_wait.max",
+		"lateness.p99", "lost", "duplicated", "dead_lettered", "share_of_done"}
 }
 
-// mixKindMetric is kind.NAME.FIGURE: one kind's figure.
-func mixKindMetric(name string) (Metric, bool) {
-	rest, ok := strings.CutPrefix(name, "kind.")
-	if !ok {
+// mixGroupMetric is kind.NAME.FIGURE or queue.NAME.FIGURE: one kind's or
+// one queue's figure. share_of_done is the group's share of the jobs its
+// run completed in the window, among the kinds or the queues.
+func mixGroupMetric(name string) (Metric, bool) {
+	prefix, rest, ok := strings.Cut(name, ".")
+	if !ok || prefix != "kind" && prefix != "queue" {
 		return Metric{}, false
 	}
-	for _, fig := range mixKindFigures() {
-		kind, ok := strings.CutSuffix(rest, "."+fig)
-		if !ok || kind == "" {
+	groups := func(m *summary.MixResult) []summary.GroupResult {
+		if prefix == "kind" {
+			return m.Kinds
+		}
+		return m.Queues
+	}
+	for _, fig := range mixGroupFigures() {
+		group, ok := strings.CutSuffix(rest, "."+fig)
+		if !ok || group == "" {
 			continue
 		}
-		get := func(g summary.GroupResult) (float64, bool) {
-			switch fig {
-			case "lost":
-				return float64(g.Jobs.Lost), true
-			case "duplicated":
-				return float64(g.Jobs.Duplicated), true
-			case "dead_lettered":
-				return float64(g.DeadLettered), true
-			}
-			tag, q, _ := strings.Cut(fig, ".")
-			v, ok := g.LatencyNs[tag][q]
-			return v, ok
-		}
-		m := Metric{Name: name, Field: "mix.kinds[name=" + kind + "]", Unit: "jobs", Kind: KindCount, Better: LowerIsBetter,
+		m := Metric{Name: name, Field: "mix." + prefix + "s[name=" + group + "]", Unit: "jobs", Kind: KindCount, Better: LowerIsBetter,
 			mix: func(m *summary.MixResult) (float64, bool) {
-				i := slices.IndexFunc(m.Kinds, func(g summary.GroupResult) bool { return g.Name == kind })
+				gs := groups(m)
+				i := slices.IndexFunc(gs, func(g summary.GroupResult) bool { return g.Name == group })
 				if i < 0 {
 					return 0, false
 				}
-				return get(m.Kinds[i])
+				return groupFigure(gs, i, fig)
 			}}
-		if strings.Contains(fig, ".") {
+		switch {
+		case fig == "share_of_done":
+			m.Unit, m.Kind, m.Better = "x", KindNumber, HigherIsBetter
+		case strings.Contains(fig, "."):
 			m.Unit, m.Kind = "ns", KindDuration
 		}
 		return m, true
 	}
 	return Metric{}, false
+}
+
+// groupFigure is figure fig of gs[i].
+func groupFigure(gs []summary.GroupResult, i int, fig string) (float64, bool) {
+	g := gs[i]
+	switch fig {
+	case "lost":
+		return float64(g.Jobs.Lost), true
+	case "duplicated":
+		return float64(g.Jobs.Duplicated), true
+	case "dead_lettered":
+		return float64(g.DeadLettered), true
+	case "share_of_done":
+		var done int64
+		for _, o := range gs {
+			done += o.CompletedInWindow
+		}
+		return float64(g.CompletedInWindow) / float64(max(done, 1)), done > 0
+	}
+	tag, q, _ := strings.Cut(fig, ".")
+	v, ok := g.LatencyNs[tag][q]
+	return v, ok
 }
 
 // MixMetricNames lists what a mix threshold may name.
@@ -111,24 +137,30 @@ func MixMetricNames() []string {
 		out = append(out, m.Name)
 	}
 	sort.Strings(out)
-	for _, f := range mixKindFigures() {
-		out = append(out, "kind.NAME."+f)
+	for _, f := range mixGroupFigures() {
+		out = append(out, "kind.NAME."+f, "queue.NAME."+f)
 	}
 	return out
 }
 
 // isMixName says a threshold's metric is one of the job mix's.
 func isMixName(name string) bool {
-	return strings.HasPrefix(name, "tenant.") || strings.HasPrefix(name, "storm.") || strings.HasPrefix(name, "kind.")
+	for _, p := range []string{"tenant.", "storm.", "kind.", "queue."} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // parseMixThreshold parses `tenant.jain > 0.9` and the like; f are the
-// expression's three fields.
-func parseMixThreshold(expr string, f []string) (Threshold, error) {
+// expression's three fields. policy scopes it to the runs under one
+// store.queue_policy ("": all).
+func parseMixThreshold(expr string, f []string, policy string) (Threshold, error) {
 	bad := func(format string, a ...any) (Threshold, error) {
 		return Threshold{}, fmt.Errorf("threshold %q: %s; allowed: %s", expr, fmt.Sprintf(format, a...), mixAllowed)
 	}
-	m, ok := mixKindMetric(f[0])
+	m, ok := mixGroupMetric(f[0])
 	if !ok {
 		i := slices.IndexFunc(mixMetrics(), func(m Metric) bool { return m.Name == f[0] })
 		if i < 0 {
@@ -136,7 +168,7 @@ func parseMixThreshold(expr string, f []string) (Threshold, error) {
 		}
 		m = mixMetrics()[i]
 	}
-	t := Threshold{Expr: expr, Metric: m, Op: f[1], Mix: true}
+	t := Threshold{Expr: expr, Metric: m, Op: f[1], Mix: true, Policy: policy}
 	switch t.Op {
 	case "<", "<=", ">", ">=":
 	default:

@@ -161,6 +161,9 @@ func EvaluatePhases(ths []Threshold, runs []summary.RunSummary) []Crossing {
 			scope := "phase " + t.Phase + ": "
 			if t.Mix {
 				scope = ""
+				if t.Policy != "" {
+					scope = "queue policy " + t.Policy + ": "
+				}
 			}
 			out = append(out, Crossing{Threshold: t.Expr, Group: k, Metric: t.Metric.Name, Value: Num(med), N: len(vals[k]),
 				Message: fmt.Sprintf("threshold %q crossed: %s: %s%s is %s against %s (median of %d)", t.Expr, groupName(k), scope,
@@ -177,7 +180,7 @@ func (t Threshold) phaseValue(r summary.RunSummary) (v, limit float64, ok bool) 
 		return 0, 0, false
 	}
 	if t.Mix {
-		if r.Mix == nil {
+		if r.Mix == nil || t.Policy != "" && r.Mix.QueuePolicy != t.Policy {
 			return 0, 0, false
 		}
 		v, ok = t.Metric.mix(r.Mix)

@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +33,9 @@ type Threshold struct {
 	// Mix: the metric is one of the job mix's (runs[].mix, mixgate.go),
 	// checked per run like a phase's.
 	Mix bool
+	// Policy scopes a mix threshold to the runs under one
+	// store.queue_policy (`strict: queue.low.queue_wait.max > 10s`).
+	Policy string
 }
 
 const (
@@ -90,6 +94,13 @@ func ParseThreshold(expr string) (Threshold, error) {
 		return Threshold{}, fmt.Errorf("threshold %q: %s; allowed: %s", expr, fmt.Sprintf(format, a...), thresholdAllowed)
 	}
 	f := strings.Fields(expr)
+	if len(f) == 4 && strings.HasSuffix(f[0], ":") && isMixName(f[1]) {
+		policy := strings.TrimSuffix(f[0], ":")
+		if !slices.Contains([]string{"strict", "weighted", "round_robin"}, policy) {
+			return bad("%q scopes a job-mix threshold: allowed scopes are the queue policies strict, weighted, round_robin", policy)
+		}
+		return parseMixThreshold(expr, f[1:], policy)
+	}
 	if len(f) > 0 && strings.HasSuffix(f[0], ":") {
 		return parsePhaseThreshold(expr, f)
 	}
@@ -97,7 +108,7 @@ func ParseThreshold(expr string) (Threshold, error) {
 		return bad("want three parts, METRIC OP VALUE, separated by spaces; got %d", len(f))
 	}
 	if isMixName(f[0]) {
-		return parseMixThreshold(expr, f)
+		return parseMixThreshold(expr, f, "")
 	}
 	m, err := Lookup(f[0])
 	if err != nil {
