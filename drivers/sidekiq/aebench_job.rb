@@ -140,10 +140,10 @@ module Aebench
   def self.configure_server!
     Sidekiq.configure_server do |config|
       # Sidekiq sizes its pool from the concurrency it knows when the pool is
-      # made, which is before the CLI parses -c: at -c 16 the default pool
-      # (10 + 5) is refused as too small, so give Sidekiq's own rule
-      # (concurrency + 5) the concurrency aebench asks for.
-      config.redis = {url: redis_url, size: CFG.fetch("concurrency", 1).to_i + 5}
+      # made, before the CLI parses -c (its default, 10), and checks it then
+      # and again at -c: at -c 16 the default pool (10 + 5) is refused. Its
+      # own rule (concurrency + 5) over the larger of the two passes both.
+      config.redis = {url: redis_url, size: [CFG.fetch("concurrency", 1).to_i, 10].max + 5}
       config.server_middleware { |chain| chain.add Events }
       config.on(:startup) do
         start_flusher

@@ -438,6 +438,9 @@ func (c Config) ShortConditions(redisVersion string) string {
 	s := fmt.Sprintf("%s, %s, %dx%d workers, handler %s fail %g%%, %s, %s, %s, poll %s, %s (+%s warm-up)",
 		load, delayedText(c.Producers), c.Workers.Count, c.Workers.Concurrency,
 		c.Workers.HandlerText, c.Workers.Fail*100, c.Client, redis, c.Encoding, c.Store.PollInterval.String()+shardsText(c.Store), c.Duration, c.Warmup)
+	if len(c.Jobs) > 0 {
+		s += fmt.Sprintf("; job mix of %d kinds (its handlers, delays and failures replace those above)", len(c.Jobs))
+	}
 	if c.Simulated() {
 		s += fmt.Sprintf(", simulated x%g", c.Speed())
 	}

@@ -498,7 +498,8 @@ func (e *engine) finish(res *Result, interrupted bool) {
 	res.Snapshot = e.snapshotCheck(res.Ledger.Lost)
 	res.PhaseTallies = e.led.Tallies(e.phaseEdges())
 	if m := e.cfg.MixLayout(); m.N() > 0 {
-		res.Mix = e.led.Split(m.N(), e.cfg.Speed(), time.Unix(0, e.windowEnd.Load()), e.cfg.Classes(e.t0))
+		timed := func(g int) bool { return g >= m.QueueGroup(0) && g < m.QueueGroup(m.Queues) }
+		res.Mix = e.led.Split(m.N(), ledger.SplitOptions{Speed: e.cfg.Speed(), WindowEnd: time.Unix(0, e.windowEnd.Load()), T0: e.t0, Timed: timed}, e.cfg.Classes(e.t0))
 	}
 	if e.ft != nil {
 		sum, h := e.ft.tracker.Finish(e.led.Outcome)

@@ -31,6 +31,23 @@ type Group struct {
 	// first-attempt latency). Lateness: a delayed job's first start minus
 	// its RunAt. nil: no such job.
 	E2E, QueueWait, Lateness *hdr.Histogram
+	// WaitMaxBySecond, for the groups SplitOptions.Timed names: the
+	// longest first-attempt queue-wait (ns, in the run's time base) of the
+	// attempts that started in each second from SplitOptions.T0; -1 where
+	// none started.
+	WaitMaxBySecond []int64
+}
+
+// SplitOptions say how Split measures: Speed turns the wall clock's
+// durations into the run's (simulated time; 1 in real time), as the run's
+// recorders do; WindowEnd is the measured window's end
+// (Group.CompletedInWindow); T0 the run's start and Timed the groups that
+// get a per-second wait line (Group.WaitMaxBySecond).
+type SplitOptions struct {
+	Speed     float64
+	WindowEnd time.Time
+	T0        time.Time
+	Timed     func(group int) bool
 }
 
 // splitDigits is the groups' histogram precision: two significant digits
@@ -39,13 +56,10 @@ type Group struct {
 const splitDigits = 2
 
 // Split judges the run's jobs by class: classes appends to dst the indexes
-// (into n groups) that job id, intended at intended, belongs to. speed
-// turns the wall clock's durations into the run's (simulated time; 1 in
-// real time), as the run's recorders do; windowEnd is the measured
-// window's end (Group.CompletedInWindow).
-func (l *Ledger) Split(n int, speed float64, windowEnd time.Time, classes func(id string, intended time.Time, dst []int) []int) []Group {
+// (into n groups) that job id, intended at intended, belongs to.
+func (l *Ledger) Split(n int, o SplitOptions, classes func(id string, intended time.Time, dst []int) []int) []Group {
 	out := make([]Group, n)
-	speed = max(speed, 1)
+	speed, windowEnd := max(o.Speed, 1), o.WindowEnd
 	var idx []int
 	l.each(func(id string, e *ledgerEntry) {
 		idx = classes(id, time.Unix(0, e.intended), idx[:0])
@@ -65,6 +79,9 @@ func (l *Ledger) Split(n int, speed float64, windowEnd time.Time, classes func(i
 			}
 			if e.measured {
 				g.record(e, speed)
+			}
+			if o.Timed != nil && o.Timed(i) {
+				g.timeWait(e, o.T0, speed)
 			}
 		}
 	})
@@ -104,4 +121,21 @@ func (g *Group) record(e *ledgerEntry, speed float64) {
 	if e.runAt == 0 && e.completions > 0 && e.retries == 0 && e.doneAt != 0 {
 		put(&g.E2E, e.doneAt-e.intended)
 	}
+}
+
+// timeWait adds a job's first wait to the second its first attempt
+// started in.
+func (g *Group) timeWait(e *ledgerEntry, t0 time.Time, speed float64) {
+	if e.runAt != 0 || len(e.attempts) == 0 || e.attempts[0].firstStart == 0 || e.attempts[0].due == 0 {
+		return
+	}
+	a := e.attempts[0]
+	sec := int(time.Duration(a.firstStart - t0.UnixNano()).Seconds())
+	if sec < 0 || sec > 7*24*3600 {
+		return
+	}
+	for len(g.WaitMaxBySecond) <= sec {
+		g.WaitMaxBySecond = append(g.WaitMaxBySecond, -1)
+	}
+	g.WaitMaxBySecond[sec] = max(g.WaitMaxBySecond[sec], int64(float64(a.firstStart-a.due)*speed))
 }

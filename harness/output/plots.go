@@ -18,6 +18,7 @@ import (
 	"github.com/aebench/aebench/harness/engine"
 	"github.com/aebench/aebench/harness/health"
 	"github.com/aebench/aebench/harness/hist"
+	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/harness/page"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/report"
@@ -35,6 +36,8 @@ type plots struct {
 	planView
 	hists       map[string]*hist.Set
 	seriesByRun map[string][]engine.SeriesPoint
+	// mixByRun: each run's job split (mixplots.go).
+	mixByRun map[string][]ledger.Group
 	// drawn are the SVGs drawn, handed to the page in memory.
 	drawn []page.Plot
 }
@@ -53,7 +56,7 @@ func (pl *plots) keep(pathNoExt string) func(svg []byte, err error) error {
 func (pl *plots) Drawn() []page.Plot { return pl.drawn }
 
 func newPlots(string) (Output, error) {
-	return &plots{hists: map[string]*hist.Set{}, seriesByRun: map[string][]engine.SeriesPoint{}}, nil
+	return &plots{hists: map[string]*hist.Set{}, seriesByRun: map[string][]engine.SeriesPoint{}, mixByRun: map[string][]ledger.Group{}}, nil
 }
 
 func (pl *plots) Start(p Plan) error {
@@ -64,6 +67,7 @@ func (pl *plots) Start(p Plan) error {
 func (pl *plots) RunDone(rs *summary.RunSummary, res *engine.Result) error {
 	pl.hists[rs.ID] = &res.Hists
 	pl.seriesByRun[rs.ID] = res.Series
+	pl.mixByRun[rs.ID] = res.Mix
 	return nil
 }
 
@@ -130,7 +134,7 @@ func (pl *plots) plots() error {
 				errs = append(errs, err)
 			}
 		}
-		errs = append(errs, pl.timePlots(runs, prefix, cond))
+		errs = append(errs, pl.timePlots(runs, prefix, cond), pl.mixPlots(runs, prefix, cond))
 	}
 	return errors.Join(errs...)
 }

@@ -30,6 +30,9 @@ func mixResult(c conditions.Config, groups []ledger.Group) *summary.MixResult {
 	for i, q := range c.Store.Queues {
 		g := groupResult(q.Name, groups[m.QueueGroup(i)])
 		g.Weight = q.Weight
+		for _, ns := range groups[m.QueueGroup(i)].WaitMaxBySecond {
+			g.WaitMaxMsBySecond = append(g.WaitMaxMsBySecond, float64(ns)/1e6)
+		}
 		for _, k := range c.Jobs {
 			if k.Queue == q.Name || k.Queue == "" && i == 0 {
 				g.OfferedShare += k.Share
@@ -91,7 +94,7 @@ func tenantFairness(c conditions.Config, m conditions.MixLayout, groups []ledger
 		tf.MinShare, tf.MaxShare = min(tf.MinShare, ratio), max(tf.MaxShare, ratio)
 		if t < summary.TenantsListed {
 			ts := summary.TenantShare{Tenant: "t" + strconv.Itoa(t), OfferedShare: c.TenantOffered(t), Planned: g.Planned,
-				CompletedInWindow: g.CompletedInWindow, ShareRatio: ratio}
+				CompletedInWindow: g.CompletedInWindow, ShareRatio: ratio, Lost: g.Lost, Duplicated: g.Duplicated, StartedEarly: g.StartedEarly}
 			if g.E2E != nil && g.E2E.TotalCount() > 0 {
 				ts.E2EP95Ns = float64(g.E2E.ValueAtQuantile(95))
 			}

@@ -34,6 +34,10 @@ type GroupResult struct {
 	DuplicateCompletions int64                         `json:"duplicate_completions"`
 	Jobs                 ledger.Tally                  `json:"jobs"`
 	LatencyNs            map[string]map[string]float64 `json:"latency_ns,omitempty"`
+	// WaitMaxMsBySecond (queues only): the longest first-attempt queue-wait
+	// among the attempts that started in each second of the run, from its
+	// start (-1: none started): how starvation grows and ends.
+	WaitMaxMsBySecond []float64 `json:"wait_max_ms_by_second,omitempty"`
 }
 
 // TenantFairness is how the run treated its tenants: the noisiest (t0,
@@ -74,6 +78,10 @@ type TenantShare struct {
 	// share of the jobs planned.
 	ShareRatio float64 `json:"share_ratio"`
 	E2EP95Ns   float64 `json:"e2e_p95_ns,omitempty"`
+	// The ledger's judgement of the tenant's jobs.
+	Lost         int64 `json:"lost"`
+	Duplicated   int64 `json:"duplicated_executions"`
+	StartedEarly int64 `json:"started_early"`
 }
 
 // StormResult is the jobs intended before, during and after the failure

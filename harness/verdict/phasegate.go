@@ -147,6 +147,9 @@ func EvaluatePhases(ths []Threshold, runs []summary.RunSummary) []Crossing {
 			msg := fmt.Sprintf("threshold %q cannot be checked: no job store's run has a phase %s with %s", t.Expr, t.Phase, t.Metric.Name)
 			if t.Mix {
 				msg = fmt.Sprintf("threshold %q cannot be checked: no job store's run measured %s (its jobs: or failure_windows: give it)", t.Expr, t.Metric.Name)
+				if t.Policy != "" {
+					msg = fmt.Sprintf("threshold %q cannot be checked: no job store's run under queue policy %s measured %s", t.Expr, t.Policy, t.Metric.Name)
+				}
 			}
 			out = append(out, Crossing{Threshold: t.Expr, Metric: t.Metric.Name, Unchecked: true, Message: msg})
 			continue
