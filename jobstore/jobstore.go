@@ -206,6 +206,16 @@ type Stats struct {
 	Completed int64
 }
 
+// Add adds o's counts to s: a store of several stores (shards, queues)
+// reports their sum.
+func (s *Stats) Add(o Stats) {
+	s.Due += o.Due
+	s.Delayed += o.Delayed
+	s.InProgress += o.InProgress
+	s.Dead += o.Dead
+	s.Completed += o.Completed
+}
+
 // Store is the JobStore contract. All methods are safe for concurrent use.
 type Store interface {
 	// Enqueue stores jobs atomically: all of them, or none when any is invalid

@@ -380,44 +380,19 @@ func (s *Store) Cancel(ctx context.Context, id string) error {
 
 // Stats adds up every queue's counts.
 func (s *Store) Stats(ctx context.Context) (jobstore.Stats, error) {
-	var out jobstore.Stats
-	for i, q := range s.qs {
-		st, err := q.Stats(ctx)
-		if err != nil {
-			return out, fmt.Errorf("queue %s: %w", s.names[i], err)
-		}
-		out.Due += st.Due
-		out.Delayed += st.Delayed
-		out.InProgress += st.InProgress
-		out.Dead += st.Dead
-		out.Completed += st.Completed
-	}
-	return out, nil
+	return jobstore.SumStats(ctx, s.qs, func(i int) string { return "queue " + s.names[i] })
 }
 
 // Capabilities are the queues' without queue-wide order and atomic bulk
-// enqueue, with batch completion and queues.
+// enqueue (jobstore.SplitCapabilities), with queues.
 func (s *Store) Capabilities() jobstore.Capabilities {
-	cs := jobstore.Capabilities{}
-	for c, on := range s.qs[0].Capabilities() {
-		cs[c] = on
-	}
-	delete(cs, jobstore.CapStrictFIFO)
-	delete(cs, jobstore.CapQueueOrder)
-	delete(cs, jobstore.CapAtomicBulk)
-	cs[jobstore.CapBatchComplete] = true
+	cs := jobstore.SplitCapabilities(s.qs[0].Capabilities())
 	cs[jobstore.CapQueues] = true
 	return cs
 }
 
 // Close closes every queue.
-func (s *Store) Close() error {
-	var errs []error
-	for _, q := range s.qs {
-		errs = append(errs, q.Close())
-	}
-	return errors.Join(errs...)
-}
+func (s *Store) Close() error { return jobstore.CloseAll(s.qs) }
 
 // QueueNames are the queues' names, highest priority first.
 func (s *Store) QueueNames() []string { return append([]string(nil), s.names...) }

@@ -29,7 +29,6 @@ package shard
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -301,44 +300,18 @@ func (s *Store) Cancel(ctx context.Context, id string) error { return s.of(id).C
 
 // Stats adds up every shard's counts.
 func (s *Store) Stats(ctx context.Context) (jobstore.Stats, error) {
-	var out jobstore.Stats
-	for i, sh := range s.shards {
-		st, err := sh.Stats(ctx)
-		if err != nil {
-			return out, fmt.Errorf("shard %d: %w", i, err)
-		}
-		out.Due += st.Due
-		out.Delayed += st.Delayed
-		out.InProgress += st.InProgress
-		out.Dead += st.Dead
-		out.Completed += st.Completed
-	}
-	return out, nil
+	return jobstore.SumStats(ctx, s.shards, func(i int) string { return fmt.Sprintf("shard %d", i) })
 }
 
 // Capabilities are the shards' without queue-wide order and atomic bulk
 // enqueue (see the package doc), with batch completion, which Store
-// implements over any shard.
+// implements over any shard (jobstore.SplitCapabilities).
 func (s *Store) Capabilities() jobstore.Capabilities {
-	cs := jobstore.Capabilities{}
-	for c, on := range s.shards[0].Capabilities() {
-		cs[c] = on
-	}
-	delete(cs, jobstore.CapStrictFIFO)
-	delete(cs, jobstore.CapQueueOrder)
-	delete(cs, jobstore.CapAtomicBulk)
-	cs[jobstore.CapBatchComplete] = true // CompleteMany, one call per shard
-	return cs
+	return jobstore.SplitCapabilities(s.shards[0].Capabilities())
 }
 
 // Close closes every shard.
-func (s *Store) Close() error {
-	var errs []error
-	for _, sh := range s.shards {
-		errs = append(errs, sh.Close())
-	}
-	return errors.Join(errs...)
-}
+func (s *Store) Close() error { return jobstore.CloseAll(s.shards) }
 
 // slots is Redis Cluster's hash slot count.
 const slots = 16384
