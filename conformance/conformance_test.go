@@ -115,7 +115,7 @@ func TestConformanceSharded(t *testing.T) {
 // target: the queue cases (QueueRouting, QueuePolicy) run there, and every
 // other case proves the split keeps the contract.
 func TestConformanceQueues(t *testing.T) {
-	qs := []queues.Queue{{Name: "high", Weight: 3}, {Name: "low", Weight: 1}}
+	qs := []jobstore.QueueWeight{{Name: "high", Weight: 3}, {Name: "low", Weight: 1}}
 	var stores []conformance.Backend
 	for _, b := range jobStores() {
 		be, err := registry.Builtin().Lookup(b.Name)

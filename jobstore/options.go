@@ -41,7 +41,20 @@ func (b Backoff) Delay(n int) time.Duration {
 
 // Options are the settings every backend shares, in go-redis's style: the zero
 // value of each field means its documented default.
+// QueueWeight is one queue of a store with several (CapQueues): its name
+// and its weight under a weighted claim policy.
+type QueueWeight struct {
+	Name   string
+	Weight int
+}
+
 type Options struct {
+	// Queues, for a store that keeps several queues natively (a peer with
+	// its own weighted or strict queues): their names, highest priority
+	// first, with weights; QueuePolicy how its workers take from them
+	// ("strict", "weighted"). Empty: one queue. Each is <Queue>.<name>.
+	Queues      []QueueWeight
+	QueuePolicy string
 	// Queue names the queue; its keys share the hash tag {Queue}, so one queue
 	// lives in one Cluster slot and several queues can share a Redis.
 	// Default "default". Letters, digits, '-', '_' and '.' only.

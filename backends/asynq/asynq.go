@@ -30,7 +30,12 @@
 //
 // Keys are asynq's own (asynq:{queue}:...), under the queue's hash tag, plus
 // asynq's global asynq:queues and asynq:servers sets. Options.Queue is the
-// asynq queue name. Job headers, route and query parameters and CreatedAt
+// asynq queue name; with Options.Queues (store.queues) each queue is an
+// asynq queue <Queue>.<name>, served by one server with asynq's weights
+// (Config.Queues) or, under the strict policy, StrictPriority: asynq's own
+// priority queues, so the peer declares jobstore.CapQueues (strict and
+// weighted; it has no round-robin). Get and Cancel look in each queue.
+// Job headers, route and query parameters and CreatedAt
 // travel in asynq's task headers; Name is the task type after "ae:".
 //
 // The Redis connection is asynq's own go-redis client, built from the
@@ -206,6 +211,9 @@ func NewWith(_ context.Context, c rclient.Client, o jobstore.Options, cfg Config
 	if c == nil {
 		return nil, fmt.Errorf("%w: asynq: no Redis client", jobstore.ErrInvalid)
 	}
+	if len(o.Queues) > 0 && o.QueuePolicy != "strict" && o.QueuePolicy != "weighted" {
+		return nil, fmt.Errorf("%w: asynq: queue policy %q: asynq claims strict (StrictPriority) or weighted", jobstore.ErrInvalid, o.QueuePolicy)
+	}
 	ro, ok := rclient.OptionsOf(c)
 	if !ok {
 		return nil, fmt.Errorf("%w: asynq: the %s client does not say where it connects (rclient.OptionsOf): build it with rclient.New", jobstore.ErrInvalid, c.Name())
@@ -220,10 +228,15 @@ func NewWith(_ context.Context, c rclient.Client, o jobstore.Options, cfg Config
 
 // serverConfig is the asynq server's configuration.
 func (s *Store) serverConfig() hq.Config {
-	cfg, o := s.cfg, s.o
+	cfg := s.cfg
+	queues := map[string]int{}
+	for i, n := range s.queueNames() {
+		queues[n] = max(s.weight(i), 1)
+	}
 	return hq.Config{
 		Concurrency:              cfg.Concurrency,
-		Queues:                   map[string]int{o.Queue: 1},
+		Queues:                   queues,
+		StrictPriority:           s.o.QueuePolicy == "strict",
 		TaskCheckInterval:        cfg.TaskCheckInterval,
 		DelayedTaskCheckInterval: cfg.DelayedTaskCheckInterval,
 		JanitorInterval:          cfg.JanitorInterval,
@@ -290,7 +303,68 @@ func (quiet) Error(...any) {}
 func (quiet) Fatal(...any) {}
 
 // Capabilities returns Caps().
-func (s *Store) Capabilities() jobstore.Capabilities { return Caps() }
+func (s *Store) Capabilities() jobstore.Capabilities {
+	cs := Caps()
+	if len(s.o.Queues) > 1 {
+		cs[jobstore.CapQueues] = true
+	}
+	return cs
+}
+
+// queueNames are asynq's queue names: Options.Queue, or with
+// Options.Queues one per queue, <Queue>.<name>, highest priority first.
+func (s *Store) queueNames() []string {
+	if len(s.o.Queues) == 0 {
+		return []string{s.o.Queue}
+	}
+	out := make([]string, len(s.o.Queues))
+	for i, q := range s.o.Queues {
+		out[i] = s.o.Queue + "." + q.Name
+	}
+	return out
+}
+
+func (s *Store) weight(i int) int {
+	if i < len(s.o.Queues) {
+		return s.o.Queues[i].Weight
+	}
+	return 1
+}
+
+// queueOf is asynq's queue for a job's NewJob.Queue ("": the first).
+func (s *Store) queueOf(name string) (string, error) {
+	if name == "" || len(s.o.Queues) == 0 {
+		return s.queueNames()[0], nil
+	}
+	for _, q := range s.o.Queues {
+		if q.Name == name {
+			return s.o.Queue + "." + name, nil
+		}
+	}
+	return "", fmt.Errorf("%w: queue %q is not one of the store's", jobstore.ErrInvalid, name)
+}
+
+// QueueNames, QueueWeights and QueuePolicy say the queues asynq runs
+// (conformance.QueueLister).
+func (s *Store) QueueNames() []string {
+	var out []string
+	for _, q := range s.o.Queues {
+		out = append(out, q.Name)
+	}
+	return out
+}
+
+// QueueWeights are the queues' weights.
+func (s *Store) QueueWeights() []int {
+	var out []int
+	for _, q := range s.o.Queues {
+		out = append(out, q.Weight)
+	}
+	return out
+}
+
+// QueuePolicy is strict (asynq's StrictPriority) or weighted.
+func (s *Store) QueuePolicy() string { return s.o.QueuePolicy }
 
 // Close stops the asynq server (held and prefetched tasks go back to
 // pending after Config.ShutdownTimeout) and closes asynq's connections.

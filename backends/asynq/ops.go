@@ -77,7 +77,11 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 }
 
 func (s *Store) enqueueOne(ctx context.Context, j jobstore.NewJob, t *hq.Task, now time.Time) error {
-	opts := []hq.Option{hq.TaskID(j.ID), hq.Queue(s.o.Queue), hq.MaxRetry(j.MaxRetries), hq.Retention(s.o.Retention)}
+	q, err := s.queueOf(j.Queue)
+	if err != nil {
+		return err
+	}
+	opts := []hq.Option{hq.TaskID(j.ID), hq.Queue(q), hq.MaxRetry(j.MaxRetries), hq.Retention(s.o.Retention)}
 	if j.RunAt.After(now) {
 		// asynq's forwarder compares with the machine's clock: the delay
 		// is carried over from the store's clock.
@@ -129,6 +133,9 @@ func (s *Store) task(j jobstore.NewJob, now time.Time) (*hq.Task, error) {
 // shutdown pushes the task back to pending instead of counting a failure.
 func (s *Store) handle(ctx context.Context, t *hq.Task) error {
 	j, token := taskJob(ctx, t)
+	if q, ok := hq.GetQueueName(ctx); ok {
+		j.Queue = s.nameOf(q)
+	}
 	d := &delivery{job: j, token: token, release: make(chan outcome, 1)}
 	select {
 	case s.deliveries <- d:
@@ -357,11 +364,12 @@ func (s *Store) Get(_ context.Context, id string) (jobstore.Job, error) {
 	if id == "" {
 		return jobstore.Job{}, fmt.Errorf("%w: Get: id must not be empty", jobstore.ErrInvalid)
 	}
-	ti, err := s.insp.GetTaskInfo(s.o.Queue, id)
+	ti, err := s.taskInfo(id)
 	if err != nil {
 		return jobstore.Job{}, mapInspectorError("Get", id, err)
 	}
 	j := jobFromTask(ti.ID, ti.Type, ti.Payload, ti.Headers)
+	j.Queue = s.nameOf(ti.Queue)
 	j.Status = status(ti)
 	j.Result, j.Error, j.RetryCount, j.MaxRetries = ti.Result, ti.LastErr, ti.Retried, ti.MaxRetry
 	j.CompletedAt, j.RunAt = ti.CompletedAt, ti.NextProcessAt
@@ -422,7 +430,7 @@ func (s *Store) Cancel(_ context.Context, id string) error {
 	if id == "" {
 		return fmt.Errorf("%w: Cancel: id must not be empty", jobstore.ErrInvalid)
 	}
-	ti, err := s.insp.GetTaskInfo(s.o.Queue, id)
+	ti, err := s.taskInfo(id)
 	if err != nil {
 		return mapInspectorError("Cancel", id, err)
 	}
@@ -431,7 +439,7 @@ func (s *Store) Cancel(_ context.Context, id string) error {
 	default:
 		return fmt.Errorf("%w: %s is %v", jobstore.ErrNotCancelable, id, ti.State)
 	}
-	if err := s.insp.DeleteTask(s.o.Queue, id); err != nil {
+	if err := s.insp.DeleteTask(ti.Queue, id); err != nil {
 		if strings.Contains(err.Error(), "active") {
 			return fmt.Errorf("%w: %s became active", jobstore.ErrNotCancelable, id)
 		}
@@ -445,14 +453,41 @@ func (s *Store) Stats(_ context.Context) (jobstore.Stats, error) {
 	if err := s.check(); err != nil {
 		return jobstore.Stats{}, err
 	}
-	qi, err := s.insp.GetQueueInfo(s.o.Queue)
-	// GetQueueInfo does not wrap ErrQueueNotFound; its message says NOT_FOUND.
-	if err != nil && (errors.Is(err, hq.ErrQueueNotFound) || strings.Contains(err.Error(), "NOT_FOUND")) {
-		return jobstore.Stats{}, nil
+	var out jobstore.Stats
+	for _, q := range s.queueNames() {
+		qi, err := s.insp.GetQueueInfo(q)
+		// GetQueueInfo does not wrap ErrQueueNotFound; its message says NOT_FOUND.
+		if err != nil && (errors.Is(err, hq.ErrQueueNotFound) || strings.Contains(err.Error(), "NOT_FOUND")) {
+			continue
+		}
+		if err != nil {
+			return jobstore.Stats{}, fmt.Errorf("asynq: Stats: %w", err)
+		}
+		out.Add(jobstore.Stats{Due: int64(qi.Pending), Delayed: int64(qi.Scheduled + qi.Retry), InProgress: int64(qi.Active),
+			Dead: int64(qi.Archived), Completed: int64(qi.ProcessedTotal - qi.FailedTotal)})
 	}
-	if err != nil {
-		return jobstore.Stats{}, fmt.Errorf("asynq: Stats: %w", err)
+	return out, nil
+}
+
+// taskInfo finds task id in the first of the store's queues that has it.
+func (s *Store) taskInfo(id string) (*hq.TaskInfo, error) {
+	var err error
+	for _, q := range s.queueNames() {
+		var ti *hq.TaskInfo
+		if ti, err = s.insp.GetTaskInfo(q, id); err == nil {
+			return ti, nil
+		}
+		if !errors.Is(err, hq.ErrTaskNotFound) && !errors.Is(err, hq.ErrQueueNotFound) {
+			return nil, err
+		}
 	}
-	return jobstore.Stats{Due: int64(qi.Pending), Delayed: int64(qi.Scheduled + qi.Retry), InProgress: int64(qi.Active),
-		Dead: int64(qi.Archived), Completed: int64(qi.ProcessedTotal - qi.FailedTotal)}, nil
+	return nil, err
+}
+
+// nameOf is the scenario's name of asynq queue q ("" with one queue).
+func (s *Store) nameOf(q string) string {
+	if len(s.o.Queues) == 0 {
+		return ""
+	}
+	return strings.TrimPrefix(q, s.o.Queue+".")
 }

@@ -8,6 +8,6 @@ import (
 // name, kind, doc, options, capabilities and constructor.
 func Spec() spec.Spec {
 	return spec.Spec{Name: "asynq", Kind: spec.KindPeer, Doc: Doc, Limits: Limits, Options: Options(),
-		Caps: Caps(),
-		New:  spec.Configured(ParseConfig, NewWith)}
+		Caps: Caps(), NativeQueues: []string{"strict", "weighted"},
+		New: spec.Configured(ParseConfig, NewWith)}
 }

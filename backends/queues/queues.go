@@ -54,12 +54,6 @@ func Policies() []string { return []string{Strict, Weighted, RoundRobin} }
 // before it looks at the others again.
 const waitSlice = 50 * time.Millisecond
 
-// Queue is one queue: its name and its weight under the weighted policy.
-type Queue struct {
-	Name   string
-	Weight int
-}
-
 // Store is several queues of one store seen as one jobstore.Store.
 type Store struct {
 	names   []string
@@ -77,7 +71,7 @@ type MoverStore struct{ *Store }
 
 // New builds one store per queue with build(ctx, i, name), name
 // <queue>.<queue's name>, and returns them as one store under policy.
-func New(ctx context.Context, queue string, qs []Queue, policy string, clk clock.Clock, build func(ctx context.Context, i int, name string) (jobstore.Store, error)) (jobstore.Store, error) {
+func New(ctx context.Context, queue string, qs []jobstore.QueueWeight, policy string, clk clock.Clock, build func(ctx context.Context, i int, name string) (jobstore.Store, error)) (jobstore.Store, error) {
 	if len(qs) < 2 {
 		return nil, fmt.Errorf("%w: queues: %d given, want 2 or more", jobstore.ErrInvalid, len(qs))
 	}

@@ -7,6 +7,7 @@ package registry
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -37,7 +38,7 @@ const (
 // FromSpec is the registry entry of a backend's own declaration.
 func FromSpec(s spec.Spec) Backend {
 	return Backend{Name: s.Name, Kind: s.Kind, Doc: s.Doc, Limits: s.Limits, Options: s.Options, Caps: s.Caps,
-		CountNoise: s.CountNoise, CountNoiseWhy: s.CountNoiseWhy, New: s.New}
+		CountNoise: s.CountNoise, CountNoiseWhy: s.CountNoiseWhy, NativeQueues: s.NativeQueues, New: s.New}
 }
 
 // Backend is one strategy.
@@ -66,6 +67,10 @@ type Backend struct {
 	// the jobs a fault catches in flight (jobstore.LossDeclarer): scenarios
 	// with only those faults apply to it although it does not recover.
 	Loses []string
+	// NativeQueues lists the claim policies (store.queue_policy) of a peer
+	// that keeps several queues itself (jobstore.Options.Queues): it runs
+	// store.queues natively instead of split by backends/queues.
+	NativeQueues []string
 	// New builds a store. extra holds the backend-specific settings by
 	// Option.Name, as strings ("1s", "claim"); a bad value is an error naming
 	// the key and what is allowed. Build also rejects unknown keys. The
@@ -108,9 +113,17 @@ func (b Backend) BuildShards(ctx context.Context, c rclient.Client, o jobstore.O
 // one store per queue under a claim policy (package queues) with two or
 // more: each queue is Build's store on its own queue, <o.Queue>.<name>.
 // What can be sharded can be split into queues.
-func (b Backend) BuildQueues(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string, shards int, qs []queues.Queue, policy string) (jobstore.Store, error) {
+func (b Backend) BuildQueues(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string, shards int, qs []jobstore.QueueWeight, policy string) (jobstore.Store, error) {
 	if len(qs) == 0 {
 		return b.BuildShards(ctx, c, o, extra, shards)
+	}
+	if len(b.NativeQueues) > 0 && shards <= 1 {
+		// A peer with queues of its own runs them natively.
+		if !slices.Contains(b.NativeQueues, policy) {
+			return nil, fmt.Errorf("%w: backend %s: store.queue_policy %s: it claims %s only", jobstore.ErrInvalid, b.Name, policy, strings.Join(b.NativeQueues, ", "))
+		}
+		o.Queues, o.QueuePolicy = qs, policy
+		return b.Build(ctx, c, o, extra)
 	}
 	if !b.Shardable() || shards > 1 {
 		return nil, fmt.Errorf("%w: backend %s (%s): store.queues: only job stores and the reference, unsharded, split into queues", jobstore.ErrInvalid, b.Name, b.Kind)

@@ -50,6 +50,9 @@ type Spec struct {
 	// counted per-job costs, and why (registry.Backend says more).
 	CountNoise    float64
 	CountNoiseWhy string
+	// NativeQueues: the claim policies of a peer that keeps several queues
+	// itself (registry.Backend.NativeQueues).
+	NativeQueues []string
 	// New builds a store from the scenario's options for it, by name.
 	New func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/aebench/aebench/backends/queues"
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/clock"
 	"github.com/aebench/aebench/faults"
@@ -99,9 +98,9 @@ func runStoreOptions(cfg conditions.Config, queue string) jobstore.Options {
 // the maintenance loops' own under faults, the option check before the
 // first run and a worker process's all come from it.
 func newStore(ctx context.Context, be registry.Backend, c rclient.Client, cfg conditions.Config, o jobstore.Options) (jobstore.Store, error) {
-	var qs []queues.Queue
+	var qs []jobstore.QueueWeight
 	for _, q := range cfg.Store.Queues {
-		qs = append(qs, queues.Queue{Name: q.Name, Weight: q.Weight})
+		qs = append(qs, jobstore.QueueWeight{Name: q.Name, Weight: q.Weight})
 	}
 	st, err := be.BuildQueues(ctx, c, o, cfg.Backend.Options, cfg.Store.Shards, qs, cfg.Store.QueuePolicy)
 	if err != nil {

@@ -302,8 +302,12 @@ func (p *parser) checkQueues(cfg *Config) error {
 	}
 	for _, b := range p.backends {
 		be, err := p.reg.Lookup(b.Name)
-		if err == nil && !be.Shardable() {
-			return p.errAt(p.nodes["store.queues"], "store.queues", fmt.Sprintf("backend %s (%s) does not declare the queues capability: only job stores and the floor are split into queues (backends/queues); run it in a scenario without store.queues", b.Name, be.Kind))
+		switch {
+		case err != nil || be.Shardable():
+		case len(be.NativeQueues) == 0:
+			return p.errAt(p.nodes["store.queues"], "store.queues", fmt.Sprintf("backend %s (%s) does not declare the queues capability: only job stores, the floor (split by backends/queues) and peers with queues of their own (asynq) take store.queues; run it in a scenario without store.queues", b.Name, be.Kind))
+		case !slices.Contains(be.NativeQueues, cfg.Store.QueuePolicy):
+			return p.errAt(p.nodes["store.queue_policy"], "store.queue_policy", fmt.Sprintf("backend %s claims from its queues %s only, not %s", b.Name, strings.Join(be.NativeQueues, " or "), cfg.Store.QueuePolicy))
 		}
 	}
 	return nil
