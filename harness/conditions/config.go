@@ -415,6 +415,13 @@ func (c Config) Conditions(redisVersion string) string {
 	if len(c.FailWindows) > 0 {
 		parts = append(parts, "failure windows "+c.WindowsText())
 	}
+	if len(c.Store.Queues) > 0 {
+		var qs []string
+		for _, q := range c.Store.Queues {
+			qs = append(qs, fmt.Sprintf("%s:%d", q.Name, q.Weight))
+		}
+		parts = append(parts, fmt.Sprintf("queues %s claimed %s", strings.Join(qs, " "), c.Store.QueuePolicy))
+	}
 	if t := c.timeText(); t != "" {
 		parts = append(parts, t)
 	}

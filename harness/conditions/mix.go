@@ -391,6 +391,9 @@ func (c Config) MixText() string {
 		if k.Tenants.Count() > 1 {
 			s += ", tenants " + k.Tenants.String()
 		}
+		if k.Queue != "" {
+			s += ", queue " + k.Queue
+		}
 		parts = append(parts, s+")")
 	}
 	return strings.Join(parts, "; ")
