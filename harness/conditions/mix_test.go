@@ -1,6 +1,7 @@
 package conditions
 
 import (
+	"encoding/json"
 	"math"
 	"strconv"
 	"testing"
@@ -63,6 +64,38 @@ func TestFormatBound(t *testing.T) {
 	for d, want := range map[time.Duration]string{10 * time.Second: "10s", time.Minute: "1m", 24 * time.Hour: "24h", 90 * time.Second: "1m30s", 0: "0s"} {
 		if got := FormatBound(d); got != want {
 			t.Errorf("FormatBound(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// TestKindsSurviveJSON: a worker process gets the run's Config as JSON,
+// which keeps a kind's handler and delay as text only; rebuilt, they draw
+// what the coordinator's do (a zero handler would run every job in no time).
+func TestKindsSurviveJSON(t *testing.T) {
+	h, _ := ParseDist("uniform(2ms, 4ms)")
+	d, _ := ParseDist("exponential(1s)")
+	ten, _ := ParseTenants("zipf(50, 1.2)")
+	c := Config{Seed: 3, Jobs: []JobKind{{Name: "k", Share: 1, Handler: h, HandlerText: h.String(), Delay: d, DelayText: d.String(), Tenants: ten}}}
+	c.PrepareMix()
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Config
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := got.RebuildPhaseHandlers(); err != nil {
+		t.Fatal(err)
+	}
+	if got.Jobs[0].Handler != h || got.Jobs[0].Delay != d {
+		t.Errorf("rebuilt handler %v delay %v, want %v and %v", got.Jobs[0].Handler, got.Jobs[0].Delay, h, d)
+	}
+	for i := range 100 {
+		id := "p1-" + strconv.Itoa(i)
+		k1, t1 := c.Class(id)
+		if k2, t2 := got.Class(id); k1 != k2 || t1 != t2 {
+			t.Fatalf("%s: class (%d, %d) after JSON, (%d, %d) before", id, k2, t2, k1, t1)
 		}
 	}
 }

@@ -273,7 +273,7 @@ func (w Workload) text() string {
 	return strings.Join(parts, ", ")
 }
 
-// RebuildPhaseHandlers rebuilds the phases' handler samplers from their
+// RebuildPhaseHandlers rebuilds the phases' and the job kinds' samplers from their
 // text, after a Config travelled as JSON (to a worker process), as the
 // run's own handler is. The phases' workloads are copied, not shared.
 func (c *Config) RebuildPhaseHandlers() error {
@@ -290,5 +290,27 @@ func (c *Config) RebuildPhaseHandlers() error {
 		w.Handler = h
 		c.Phases[i].Work = &w
 	}
+	return c.rebuildKinds()
+}
+
+// rebuildKinds parses the job kinds' handler and delay again (a Config
+// read from JSON, as a worker process gets it, keeps only their text) and
+// builds the Zipf tables.
+func (c *Config) rebuildKinds() error {
+	c.Jobs = slices.Clone(c.Jobs)
+	for i := range c.Jobs {
+		k := &c.Jobs[i]
+		h, err := ParseDist(k.HandlerText)
+		if err != nil {
+			return fmt.Errorf("job kind %s handler %q: %w", k.Name, k.HandlerText, err)
+		}
+		k.Handler = h
+		if k.DelayText != "" {
+			if k.Delay, err = ParseDist(k.DelayText); err != nil {
+				return fmt.Errorf("job kind %s delay %q: %w", k.Name, k.DelayText, err)
+			}
+		}
+	}
+	c.PrepareMix()
 	return nil
 }

@@ -51,9 +51,13 @@ func (e *engine) external() error {
 // drawn after the kind's own, so a run without windows draws what it
 // always drew.
 func (e *engine) handlerPlan(id, name string, attempt int) (time.Duration, bool) {
-	w := e.cfg.WorkloadOf(conditions.PhaseOfName(name))
-	if kind, _ := e.cfg.Class(id); kind >= 0 {
+	var w conditions.Workload
+	if len(e.cfg.Jobs) > 0 {
+		// The job's kind, drawn from its id (conditions.Config.Class).
+		kind, _ := e.cfg.Class(id)
 		w = e.cfg.Jobs[kind].Workload()
+	} else {
+		w = e.cfg.WorkloadOf(conditions.PhaseOfName(name))
 	}
 	jr := conditions.JobRand(e.cfg.Seed, id, attempt)
 	d := w.Handler.Sample(jr.Float(), jr.Float())
