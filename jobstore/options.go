@@ -39,8 +39,6 @@ func (b Backoff) Delay(n int) time.Duration {
 	return d
 }
 
-// Options are the settings every backend shares, in go-redis's style: the zero
-// value of each field means its documented default.
 // QueueWeight is one queue of a store with several (CapQueues): its name
 // and its weight under a weighted claim policy.
 type QueueWeight struct {
@@ -48,6 +46,8 @@ type QueueWeight struct {
 	Weight int
 }
 
+// Options are the settings every backend shares, in go-redis's style: the zero
+// value of each field means its documented default.
 type Options struct {
 	// Queues, for a store that keeps several queues natively (a peer with
 	// its own weighted or strict queues): their names, highest priority

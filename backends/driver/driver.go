@@ -80,6 +80,18 @@ type Config struct {
 	// event as it happens rather than gathering a millisecond's worth
 	// (jobstore.WorkerSpec.Faults).
 	EventsAtOnce bool `json:"events_at_once,omitempty"`
+	// Queues, with store.queues: the scenario's queues, highest priority
+	// first, with their weights, and QueuePolicy, how workers take from
+	// them (one of the hello's caps.queues). The driver maps them onto the
+	// system's own queues or priorities; each job names its queue (q).
+	Queues      []QueueConf `json:"queues,omitempty"`
+	QueuePolicy string      `json:"queue_policy,omitempty"`
+}
+
+// QueueConf is one of the scenario's queues.
+type QueueConf struct {
+	Name   string `json:"name"`
+	Weight int    `json:"weight"`
 }
 
 // RedisAddr is the Redis a driver connects to.
@@ -105,6 +117,9 @@ type Hello struct {
 		Recovery     string `json:"recovery"`
 		BatchEnqueue bool   `json:"batch_enqueue"`
 		Inspect      bool   `json:"inspect"`
+		// Queues: the claim policies (store.queue_policy) the system
+		// serves natively over several queues; none: one queue only.
+		Queues []string `json:"queues,omitempty"`
 	} `json:"caps"`
 	// Loses lists the fault kinds under which the system, by its own
 	// documents, loses the jobs a fault catches in flight.

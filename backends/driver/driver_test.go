@@ -31,6 +31,9 @@ func TestHelloMatchesDeclared(t *testing.T) {
 			if !slices.Equal(h.Loses, d.Loses) && len(h.Loses)+len(d.Loses) > 0 {
 				t.Errorf("hello loses %v, DeclaredBy %v", h.Loses, d.Loses)
 			}
+			if !slices.Equal(h.Caps.Queues, d.Queues) {
+				t.Errorf("hello caps.queues %v, DeclaredBy Queues %v", h.Caps.Queues, d.Queues)
+			}
 			if recovers := h.Caps.Recovery != "none"; recovers != d.Recovers {
 				t.Errorf("hello recovery %q, DeclaredBy Recovers %v", h.Caps.Recovery, d.Recovers)
 			}

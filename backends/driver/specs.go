@@ -28,13 +28,17 @@ type Declared struct {
 	Doc      string
 	Loses    []string // fault kinds under which it declares losing in-flight jobs
 	Recovers bool     // it takes back a killed worker's jobs itself
+	// Queues: the claim policies it serves over several queues (its
+	// hello's caps.queues; registry.Backend.NativeQueues).
+	Queues []string
 }
 
 // DeclaredBy holds each driver's declaration by name.
 var DeclaredBy = map[string]Declared{
-	"bullmq": {Doc: "BullMQ (Node): Queue.addBulk, Worker with concurrency, delayed jobs, attempts with backoff, stalled-job recovery", Recovers: true},
-	"sidekiq": {Doc: "Sidekiq (Ruby): push_bulk, the open-source BasicFetch, perform_at, retries; a SIGKILL loses the jobs a process holds",
-		Loses: []string{"worker_kill"}},
-	"rq": {Doc: "RQ (Python): enqueue_many and enqueue_at, SimpleWorker processes with the scheduler, Retry; a killed worker's job, or one whose worker quit on a Redis restart, goes to the failed registry",
-		Loses: []string{"worker_kill", "redis_restart"}},
+	"bullmq": {Doc: "BullMQ (Node): Queue.addBulk, Worker with concurrency, delayed jobs, attempts with backoff, stalled-job recovery; store.queues as job priorities (strict)", Recovers: true,
+		Queues: []string{"strict"}},
+	"sidekiq": {Doc: "Sidekiq (Ruby): push_bulk, the open-source BasicFetch, perform_at, retries; a SIGKILL loses the jobs a process holds; store.queues as Sidekiq queues, ordered (strict) or weighted",
+		Loses: []string{"worker_kill"}, Queues: []string{"strict", "weighted"}},
+	"rq": {Doc: "RQ (Python): enqueue_many and enqueue_at, SimpleWorker processes with the scheduler, Retry; a killed worker's job, or one whose worker quit on a Redis restart, goes to the failed registry; store.queues as RQ queues, in order (strict) or RoundRobinWorker's rotation (round_robin)",
+		Loses: []string{"worker_kill", "redis_restart"}, Queues: []string{"strict", "round_robin"}},
 }

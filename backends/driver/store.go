@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,6 +90,10 @@ func New(ctx context.Context, c rclient.Client, o jobstore.Options, spec Spec) (
 	if err := s.start(ctx); err != nil {
 		return nil, err
 	}
+	if err := s.checkQueues(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -105,8 +110,35 @@ func redisAddr(hostport, password string, db int) (RedisAddr, error) {
 }
 
 func (s *Store) config(role string) Config {
-	return Config{Role: role, Redis: s.addr, Queue: s.o.Queue, BackoffMs: s.o.Backoff.Base.Milliseconds(),
+	c := Config{Role: role, Redis: s.addr, Queue: s.o.Queue, BackoffMs: s.o.Backoff.Base.Milliseconds(),
 		RetentionMs: s.o.Retention.Milliseconds()}
+	for _, q := range s.o.Queues {
+		c.Queues = append(c.Queues, QueueConf{Name: q.Name, Weight: q.Weight})
+	}
+	if len(c.Queues) > 0 {
+		c.QueuePolicy = s.o.QueuePolicy
+	}
+	return c
+}
+
+// checkQueues holds the store's queues and policy to what the driver's
+// hello declares it serves (caps.queues).
+func (s *Store) checkQueues() error {
+	if len(s.o.Queues) == 0 {
+		return nil
+	}
+	if !slices.Contains(s.hello.Caps.Queues, s.o.QueuePolicy) {
+		return fmt.Errorf("%w: driver %s: store.queue_policy %s: its hello declares queues %v", jobstore.ErrInvalid, s.spec.Name, s.o.QueuePolicy, s.hello.Caps.Queues)
+	}
+	return nil
+}
+
+// queueOf checks a job's queue: "" (the first) or one of the store's.
+func (s *Store) queueOf(j jobstore.NewJob) (string, error) {
+	if j.Queue == "" || slices.ContainsFunc(s.o.Queues, func(q jobstore.QueueWeight) bool { return q.Name == j.Queue }) {
+		return j.Queue, nil
+	}
+	return "", fmt.Errorf("%w: job %s: queue %q is not one of the store's", jobstore.ErrInvalid, j.ID, j.Queue)
 }
 
 // start runs the client process and waits for its hello and ready.
@@ -240,8 +272,9 @@ type wireJob struct {
 	ID    string     `json:"id"`
 	At    int64      `json:"at,omitempty"` // RunAt, unix ms; 0: now
 	P     string     `json:"p"`
-	H     [][2]int64 `json:"h"` // per attempt: handler µs, fail 0/1
-	Retry int        `json:"r"` // retries after the first attempt
+	H     [][2]int64 `json:"h"`           // per attempt: handler µs, fail 0/1
+	Retry int        `json:"r"`           // retries after the first attempt
+	Q     string     `json:"q,omitempty"` // the job's queue (Config.Queues); "": the first
 }
 
 // Enqueue sends the jobs to the driver in one request (the system's batch
@@ -258,7 +291,11 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 		if !utf8.Valid(j.Payload) {
 			return fmt.Errorf("%w: job %s: driver payloads travel as JSON strings and must be UTF-8", jobstore.ErrInvalid, j.ID)
 		}
-		w[i] = wireJob{ID: j.ID, P: string(j.Payload), H: s.planFor(j.ID, j.MaxRetries), Retry: j.MaxRetries}
+		q, err := s.queueOf(j)
+		if err != nil {
+			return err
+		}
+		w[i] = wireJob{ID: j.ID, P: string(j.Payload), H: s.planFor(j.ID, j.MaxRetries), Retry: j.MaxRetries, Q: q}
 		if !j.RunAt.IsZero() {
 			w[i].At = j.RunAt.UnixMilli()
 		}
@@ -393,8 +430,15 @@ func (s *Store) Recover(context.Context, int) (jobstore.RecoverResult, error) {
 // Cancel is not part of protocol 1.
 func (s *Store) Cancel(context.Context, string) error { return s.own("Cancel") }
 
-// Capabilities maps the driver's declared capabilities.
-func (s *Store) Capabilities() jobstore.Capabilities { return CapsOf(s.hello) }
+// Capabilities maps the driver's declared capabilities; it holds several
+// queues (CapQueues) when the run gave it store.queues.
+func (s *Store) Capabilities() jobstore.Capabilities {
+	cs := CapsOf(s.hello)
+	if len(s.o.Queues) > 1 {
+		cs[jobstore.CapQueues] = true
+	}
+	return cs
+}
 
 // CapsOf maps a hello's capabilities onto aebench's.
 func CapsOf(h Hello) jobstore.Capabilities {

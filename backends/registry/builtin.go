@@ -65,7 +65,7 @@ func driverPeer(ds driver.Spec) Backend {
 	if d.Recovers {
 		caps[jobstore.CapSelfRecovery] = true
 	}
-	return Backend{Name: ds.Name, Kind: KindPeer, Doc: d.Doc, Driver: &ds, Loses: d.Loses,
+	return Backend{Name: ds.Name, Kind: KindPeer, Doc: d.Doc, Driver: &ds, Loses: d.Loses, NativeQueues: d.Queues,
 		Limits: "runs its jobs in its own worker processes (workers.processes = workers.count); one Redis server, no cluster; no Cancel; records are the system's",
 		Caps:   caps,
 		New: func(ctx context.Context, c rclient.Client, o jobstore.Options, _ map[string]string) (jobstore.Store, error) {

@@ -14,7 +14,11 @@
 // to the scenario's lease, so a killed worker's jobs come back at the next
 // stalled check; maxStalledCount 1 (BullMQ's default); finished jobs kept
 // for retention_ms (removeOnComplete/removeOnFail by age), as aebench's
-// stores keep finished records for Options.Retention.
+// stores keep finished records for Options.Retention. With the
+// scenario's queues (cfg.queues, store.queues) a job's queue is a BullMQ
+// priority, its queue's place in the list (1, the highest, first):
+// BullMQ's prioritized jobs are served strictly by priority, FIFO within
+// one, so the driver declares the strict policy only.
 const { Queue, Worker } = require('bullmq');
 const fs = require('fs');
 const readline = require('readline');
@@ -77,9 +81,13 @@ function connection() {
     maxRetriesPerRequest: null };
 }
 
+// PRIORITY maps a queue's name to its BullMQ priority (1 highest).
+const PRIORITY = new Map((cfg.queues || []).map((q, i) => [q.name, i + 1]));
+
 function jobOpts(j) {
   const keep = { age: Math.max(1, Math.ceil((cfg.retention_ms || 3600000) / 1000)) };
   const o = { jobId: j.id, attempts: (j.r || 0) + 1, removeOnComplete: keep, removeOnFail: keep };
+  if (PRIORITY.size > 0) o.priority = PRIORITY.get(j.q) || 1;
   if (cfg.backoff_ms > 0) o.backoff = { type: 'fixed', delay: cfg.backoff_ms };
   const delay = j.at ? j.at - Date.now() : 0;
   if (delay > 0) o.delay = delay;
@@ -89,7 +97,8 @@ function jobOpts(j) {
 function hello() {
   out({ e: 'hello', protocol: PROTOCOL, driver: 'bullmq', driver_version: '1.0.0', system: 'bullmq',
     system_version: require('bullmq/package.json').version, runtime: 'node ' + process.version,
-    caps: { delayed: true, retries: 'fixed backoff', recovery: 'stalled-check', batch_enqueue: true, inspect: true },
+    caps: { delayed: true, retries: 'fixed backoff', recovery: 'stalled-check', batch_enqueue: true, inspect: true,
+      queues: ['strict'] },
     loses: [],
     guarantees: 'at least once: a killed worker\'s active job goes back to wait at the next stalled check ' +
       '(stalledInterval = the lease) and runs again; a job stalled more than maxStalledCount (1) times fails' });

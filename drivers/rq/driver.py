@@ -16,6 +16,10 @@ retention. Worker names carry the process id, so inspect can tell a job
 held by a live worker from one a killed worker abandoned: RQ retries such a
 job while it has retries left, once its started-registry entry expires and
 a cleanup runs (LATER), and moves it to the failed registry otherwise.
+The scenario's queues (store.queues) are RQ queues <queue>.<name>, which a
+worker listens to in order (strict: RQ's Worker takes from the first queue
+that has a job) or rotated after each job (round_robin: RQ's own
+RoundRobinWorker.reorder_queues); RQ has no weighted policy.
 """
 import concurrent.futures
 import datetime
@@ -29,7 +33,7 @@ import time
 import redis
 import rq
 from rq.job import Job, JobStatus, Retry
-from rq.worker import SimpleWorker
+from rq.worker import RoundRobinWorker, SimpleWorker
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import aebench_rq_job  # noqa: E402
@@ -50,6 +54,17 @@ def connect():
                        password=r.get("password") or None, db=r.get("db", 0))
 
 
+def queue_names():
+    """RQ's queue names, highest priority first: one per scenario queue,
+    or the one queue."""
+    qs = CFG.get("queues") or []
+    return ["%s.%s" % (CFG["queue"], q["name"]) for q in qs] or [CFG["queue"]]
+
+
+def queue_of(name):
+    return "%s.%s" % (CFG["queue"], name) if name and CFG.get("queues") else queue_names()[0]
+
+
 def keep_s():
     return max(1, math.ceil(CFG.get("retention_ms", 3600000) / 1000))
 
@@ -62,7 +77,7 @@ def hello():
     out({"e": "hello", "protocol": PROTOCOL, "driver": "rq", "driver_version": "1.0.0", "system": "rq",
          "system_version": rq.__version__, "runtime": "python " + sys.version.split()[0],
          "caps": {"delayed": True, "retries": "fixed interval (whole seconds)", "recovery": "none",
-                  "batch_enqueue": True, "inspect": True},
+                  "batch_enqueue": True, "inspect": True, "queues": ["strict", "round_robin"]},
          "loses": ["worker_kill", "redis_restart"],
          "early": {"max_ms": 1000, "why": "rq/registry.py ScheduledJobRegistry.schedule scores a job "
                    "calendar.timegm(utctimetuple()), whole seconds: a delayed job can start up to 1 s early"},
@@ -77,7 +92,15 @@ def hello():
                        "starts or runs its maintenance (rq/worker.py run_maintenance_tasks, every 10 minutes)"})
 
 
-def enqueue(q, jobs):
+def enqueue(queues, jobs):
+    by_queue = {}
+    for j in jobs:
+        by_queue.setdefault(queue_of(j.get("q")), []).append(j)
+    for name, js in by_queue.items():
+        enqueue_on(queues[name], js)
+
+
+def enqueue_on(q, jobs):
     now = time.time() * 1000
     kw = dict(result_ttl=keep_s(), failure_ttl=keep_s())
     with q.connection.pipeline() as pipe:
@@ -152,25 +175,32 @@ def client():
     them concurrently: one thread would cap enqueues at its round trips."""
     hello()
     conn = connect()
-    q = rq.Queue(CFG["queue"], connection=conn)
+    queues = {name: rq.Queue(name, connection=conn) for name in queue_names()}
     out({"e": "ready"})
     with concurrent.futures.ThreadPoolExecutor(max_workers=CLIENT_THREADS) as pool:
         for line in sys.stdin:
-            pool.submit(serve, conn, q, json.loads(line))
+            pool.submit(serve, conn, queues, json.loads(line))
 
 
-def serve(conn, q, req):
+def stats(queues):
+    """The counts summed over the queues (RQ keeps registries per queue)."""
+    qs = queues.values()
+    return {"due": sum(q.count for q in qs), "delayed": sum(q.scheduled_job_registry.count for q in qs),
+            "active": sum(q.started_job_registry.count for q in qs),
+            "completed": sum(q.finished_job_registry.count for q in qs),
+            "dead": sum(q.failed_job_registry.count for q in qs)}
+
+
+def serve(conn, queues, req):
     seq = req.get("seq")
     try:
         if req["op"] == "enqueue":
-            enqueue(q, req["jobs"])
+            enqueue(queues, req["jobs"])
             out({"e": "ack", "seq": seq})
         elif req["op"] == "inspect":
             out({"e": "states", "seq": seq, "states": inspect(conn, req["ids"])})
         elif req["op"] == "stats":
-            out({"e": "stats", "seq": seq, "due": q.count, "delayed": q.scheduled_job_registry.count,
-                 "active": q.started_job_registry.count, "completed": q.finished_job_registry.count,
-                 "dead": q.failed_job_registry.count})
+            out(dict(e="stats", seq=seq, **stats(queues)))
         else:
             out({"e": "refused", "seq": seq, "msg": "unknown op %r" % req.get("op")})
     except Exception as err:  # a refusal names the cause; the process goes on
@@ -197,6 +227,13 @@ class EventWorker(SimpleWorker):
         out({"e": "failed", "id": job.id, "a": attempt, "t": time.time_ns(), "dead": dead, "ra": ra})
 
 
+class RoundRobinEventWorker(EventWorker):
+    """EventWorker rotating its queues after each job, with RQ's own
+    RoundRobinWorker rotation (round_robin)."""
+
+    reorder_queues = RoundRobinWorker.reorder_queues
+
+
 def die_with_parent():
     try:
         import ctypes
@@ -214,7 +251,8 @@ def run_worker(n, burst=False):
     die_with_parent()
     for generation in range(1000):
         conn = connect()
-        w = EventWorker([rq.Queue(CFG["queue"], connection=conn)], connection=conn,
+        cls = RoundRobinEventWorker if CFG.get("queue_policy") == "round_robin" else EventWorker
+        w = cls([rq.Queue(name, connection=conn) for name in queue_names()], connection=conn,
                         name="ae-%d-%d-%d-%d" % (os.getpid(), start_ticks(os.getpid()), n, generation))
         try:
             w.work(with_scheduler=True, burst=burst, logging_level="WARNING")

@@ -81,6 +81,23 @@ module Aebench
 
   def self.now_ns = Process.clock_gettime(Process::CLOCK_REALTIME, :nanosecond)
 
+  # The scenario's queues (store.queues), highest priority first: each is
+  # the Sidekiq queue <queue>.<name>; without them, the one queue.
+  QUEUES = (CFG["queues"] || []).map { |q| ["#{CFG["queue"]}.#{q["name"]}", q["weight"].to_i] }
+  def self.queue_names = QUEUES.empty? ? [CFG["queue"]] : QUEUES.map(&:first)
+  def self.queue_of(name) = name.to_s.empty? || QUEUES.empty? ? queue_names.first : "#{CFG["queue"]}.#{name}"
+
+  # queue_args are the CLI's -q options: in order without weights, which
+  # Sidekiq fetches strictly (BRPOP over the list as given), or with
+  # them, which it fetches weighted (a shuffle by weight per fetch:
+  # sidekiq/fetch.rb queues_cmd).
+  def self.queue_args
+    return ["-q", CFG["queue"]] if QUEUES.empty?
+
+    weighted = CFG["queue_policy"] == "weighted"
+    QUEUES.flat_map { |name, w| ["-q", weighted ? "#{name},#{[w, 1].max}" : name] }
+  end
+
   def self.redis_url
     r = CFG["redis"] || {}
     pw = r["password"].to_s.empty? ? "" : ":#{r["password"]}@"

@@ -15,7 +15,9 @@
 # as push_bulk makes its own jids); perform_at through push_bulk's "at";
 # retry: the job's retries with sidekiq_retry_in = backoff in whole seconds (Sidekiq
 # adds its jitter of rand(10) * (count + 1) s); the scheduled poller at
-# Sidekiq's default average_scheduled_poll_interval (5 s).
+# Sidekiq's default average_scheduled_poll_interval (5 s). The scenario's
+# queues (store.queues) are Sidekiq queues, fetched in order (strict) or
+# by weight (weighted), as Sidekiq's -q queue[,weight] options give them.
 $stdout.sync = true
 require_relative "aebench_job"
 $stdout = $stderr # Sidekiq and Ruby print to stdout; only events go there
@@ -26,7 +28,8 @@ module Aebench
   def self.hello
     emit({e: "hello", protocol: PROTOCOL, driver: "sidekiq", driver_version: "1.0.0", system: "sidekiq",
           system_version: Sidekiq::VERSION, runtime: "ruby #{RUBY_VERSION}",
-          caps: {delayed: true, retries: "sidekiq_retry_in + jitter", recovery: "none", batch_enqueue: true, inspect: true},
+          caps: {delayed: true, retries: "sidekiq_retry_in + jitter", recovery: "none", batch_enqueue: true, inspect: true,
+                 queues: %w[strict weighted]},
           loses: ["worker_kill"], holds_extra: 1,
           guarantees: "at most once under a crash: BasicFetch takes a job off the queue with BRPOP, so a killed " \
                       "process loses the jobs it holds (reliable fetch is Sidekiq Pro's); delayed jobs and retries " \
@@ -35,9 +38,9 @@ module Aebench
 
   def self.enqueue(jobs)
     now = Time.now.to_f
-    jobs.group_by { |j| j["r"].to_i }.each do |retries, js|
+    jobs.group_by { |j| [j["r"].to_i, j["q"].to_s] }.each do |(retries, q), js|
       due, later = js.partition { |j| j["at"].to_i.zero? || j["at"] / 1000.0 <= now }
-      item = {"class" => Job, "retry" => retries}
+      item = {"class" => Job, "retry" => retries, "queue" => queue_of(q)}
       Sidekiq::Client.push_bulk(item.merge("args" => due.map { |j| [j["id"], j["p"], j["h"]] })) unless due.empty?
       next if later.empty?
       Sidekiq::Client.push_bulk(item.merge("args" => later.map { |j| [j["id"], j["p"], j["h"]] },
@@ -55,9 +58,9 @@ module Aebench
   # where maps aebench ids to [state, reachable] from what Sidekiq keeps:
   # the queue, the scheduled, retry and dead sets, and the busy jobs of
   # live processes. A finished job leaves no record in Sidekiq.
-  def self.where(queue)
+  def self.where
     w = {}
-    Sidekiq::Queue.new(queue).each { |j| w[j.args[0]] = ["waiting", true] }
+    queue_names.each { |q| Sidekiq::Queue.new(q).each { |j| w[j.args[0]] = ["waiting", true] } }
     Sidekiq::ScheduledSet.new.each { |j| w[j.args[0]] = ["delayed", true] }
     Sidekiq::RetrySet.new.each { |j| w[j.args[0]] = ["delayed", true] }
     Sidekiq::DeadSet.new.each { |j| w[j.args[0]] = ["failed", true] }
@@ -69,17 +72,17 @@ module Aebench
     w
   end
 
-  def self.serve(queue, req)
+  def self.serve(req)
     case req["op"]
     when "enqueue"
       enqueue(req["jobs"])
       {e: "ack", seq: req["seq"]}
     when "inspect"
-      w = where(queue)
+      w = where
       {e: "states", seq: req["seq"], states: req["ids"].map { |id| s, r = w[id] || ["unknown", false]; {s: s, r: r} }}
     when "stats"
       st = Sidekiq::Stats.new
-      {e: "stats", seq: req["seq"], due: Sidekiq::Queue.new(queue).size, delayed: st.scheduled_size + st.retry_size,
+      {e: "stats", seq: req["seq"], due: queue_names.sum { |q| Sidekiq::Queue.new(q).size }, delayed: st.scheduled_size + st.retry_size,
        active: Sidekiq::Workers.new.size, completed: st.processed - st.failed, dead: st.dead_size}
     else
       {e: "refused", seq: req["seq"], msg: "unknown op #{req["op"].inspect}"}
@@ -98,7 +101,7 @@ module Aebench
     emit({e: "ready"})
     work = Queue.new
     threads = Array.new(CLIENT_THREADS) do
-      Thread.new { while (line = work.pop) do emit(serve(CFG["queue"], JSON.parse(line))) end }
+      Thread.new { while (line = work.pop) do emit(serve(JSON.parse(line))) end }
     end
     $stdin.each_line { |line| work << line }
     work.close
@@ -110,7 +113,7 @@ module Aebench
     require "sidekiq/cli"
     configure_server!
     cli = Sidekiq::CLI.instance
-    cli.parse(["-q", CFG["queue"], "-c", CFG.fetch("concurrency", 1).to_s, "-t", "25",
+    cli.parse([*queue_args, "-c", CFG.fetch("concurrency", 1).to_s, "-t", "25",
       "-r", File.join(__dir__, "aebench_job.rb")])
     Sidekiq.logger = Sidekiq::Logger.new($stderr)
     Sidekiq.logger.level = Logger::WARN

@@ -71,8 +71,6 @@ func (pr *planRunner) probeCapacity(ctx context.Context, spec conditions.RunSpec
 	cfg.Producers.MaxBacklog = min(cfg.Producers.MaxBacklog, max(4*slots, 100))
 	cfg.Drain = min(cfg.Drain, 10*time.Second)
 	probe := conditions.RunSpec{ID: spec.ID + "-capacity", Cell: spec.Cell, Repeat: spec.Repeat, Config: cfg}
-	fmt.Fprintf(pr.progress, "  capacity probe for %s: closed loop (backlog <= %d) for %s after %s warm-up\n",
-		spec.ID, cfg.Producers.MaxBacklog, cfg.Duration, cfg.Warmup)
 	be, err := pr.o.Registry.Lookup(cfg.Backend.Name)
 	if err != nil {
 		return 0, "", err
@@ -94,6 +92,8 @@ func (pr *planRunner) probeCapacity(ctx context.Context, spec conditions.RunSpec
 		return 0, "", fmt.Errorf("%w: %s", errProbeNotApplicable, rs.NotApplicable)
 	}
 	defer store.Close()
+	fmt.Fprintf(pr.progress, "  capacity probe for %s: closed loop (backlog <= %d) for %s after %s warm-up\n",
+		spec.ID, cfg.Producers.MaxBacklog, cfg.Duration, cfg.Warmup)
 	real := probe
 	real.Config = cfg.RealTime()
 	hooks := engine.Hooks{Label: cfg.Backend.Label, Status: pr.status.line, Mover: rs.MoverLoop, Speed: cfg.Speed()}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -396,6 +397,10 @@ func (pr *planRunner) buildStore(ctx context.Context, spec conditions.RunSpec, b
 	jopts := runStoreOptions(cfg, "aeb-"+spec.ID+"-"+randHex(3))
 	if cfg.Store.Shards > 1 && !be.Shardable() {
 		rs.Status, rs.NotApplicable = summary.StatusNotApplicable, fmt.Sprintf("store.shards %d: a %s cannot be sharded", cfg.Store.Shards, be.Kind)
+		return nil, jopts, nil
+	}
+	if len(cfg.Store.Queues) > 0 && len(be.NativeQueues) > 0 && !slices.Contains(be.NativeQueues, cfg.Store.QueuePolicy) {
+		rs.Status, rs.NotApplicable = summary.StatusNotApplicable, fmt.Sprintf("store.queue_policy %s: %s serves its queues %s only", cfg.Store.QueuePolicy, be.Name, strings.Join(be.NativeQueues, " or "))
 		return nil, jopts, nil
 	}
 	store, err := newStore(ctx, be, client, cfg, jopts)

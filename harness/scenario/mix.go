@@ -306,7 +306,10 @@ func (p *parser) checkQueues(cfg *Config) error {
 		case err != nil || be.Shardable():
 		case len(be.NativeQueues) == 0:
 			return p.errAt(p.nodes["store.queues"], "store.queues", fmt.Sprintf("backend %s (%s) does not declare the queues capability: only job stores, the floor (split by backends/queues) and peers with queues of their own (asynq) take store.queues; run it in a scenario without store.queues", b.Name, be.Kind))
-		case !slices.Contains(be.NativeQueues, cfg.Store.QueuePolicy):
+		case !slices.Contains(be.NativeQueues, cfg.Store.QueuePolicy) && !slices.ContainsFunc(p.vals["store.queue_policy"], func(v string) bool { return slices.Contains(be.NativeQueues, v) }):
+			// In a matrix of policies, a cell whose policy the peer does
+			// not serve is not applicable (the runner says why); a
+			// scenario none of whose policies it serves is refused.
 			return p.errAt(p.nodes["store.queue_policy"], "store.queue_policy", fmt.Sprintf("backend %s claims from its queues %s only, not %s", b.Name, strings.Join(be.NativeQueues, " or "), cfg.Store.QueuePolicy))
 		}
 	}

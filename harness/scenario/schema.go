@@ -205,7 +205,7 @@ func storeFields() []field {
 			set: func(c *Config, v string) error { return setInt(&c.Store.Shards, v, 1, 64) }},
 
 		{Path: "store.queues", Default: "none", Allowed: "two or more queue names in priority order, each with an optional weight (\"critical:6 default:3 low:1\")",
-			Doc: "split the store into queues claimed under store.queue_policy (package backends/queues); jobs: kinds name their queue. Job stores and the floor only",
+			Doc: "split the store into queues claimed under store.queue_policy (package backends/queues); jobs: kinds name their queue. Job stores and the floor split; asynq and the drivers use their own queues or priorities (store.queue_policy as each declares)",
 			set: func(c *Config, v string) error {
 				if strings.TrimSpace(v) == "" || v == "none" {
 					c.Store.Queues = nil
