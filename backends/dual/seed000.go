@@ -125,6 +125,10 @@ func Build(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[
 type Seed000 struct {
 	*Store
 	ahead bool // Promote runs approach 2 (OptionSeedMover)
+	// afterRead, when set, runs between a mover's read of the due ids and
+	// its first ZREM: the window in which a second mover reads the same
+	// ids (TestSeed000Fidelity runs one there).
+	afterRead func()
 }
 
 // Capabilities: the corrected dual's, minus blocking claims, strict FIFO
@@ -198,6 +202,9 @@ func (s *Seed000) move(ctx context.Context, ahead bool) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("dual seed000: read delayed: %w", err)
 	}
+	if s.afterRead != nil {
+		s.afterRead()
+	}
 	moved, dup, dropped := 0, int64(0), int64(0)
 	defer func() {
 		// Counted in Redis so every store instance of a run adds to one count.
@@ -224,13 +231,16 @@ func (s *Seed000) move(ctx context.Context, ahead bool) (int, error) {
 				dropped++ // lines 425-446: neither moved nor put back
 				continue
 			}
-		} else if base.Int(removed) == 0 {
-			dup++ // the seed adds it all the same (line 233)
 		}
 		if _, err := s.Run(ctx, scriptSeed000Add, []string{s.Ready, s.Keys.Job(id)}, []string{id, boolArg(ahead)}); err != nil {
 			return moved, fmt.Errorf("dual seed000: add %s: %w", id, err)
 		}
 		moved++
+		if !ahead && base.Int(removed) == 0 {
+			// Counted once the entry is added: another mover had removed
+			// the id, and the seed adds it all the same (line 233).
+			dup++
+		}
 	}
 	return moved, nil
 }

@@ -2,12 +2,14 @@ package dual
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/aebench/aebench/backends/internal/base"
 	"github.com/aebench/aebench/backends/internal/base/basetest"
 	"github.com/aebench/aebench/clock"
+	"github.com/aebench/aebench/faults"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
 )
@@ -71,6 +73,65 @@ func TestSeed000Fidelity(t *testing.T) {
 		}
 	})
 
+	t.Run("two movers add a job twice", func(t *testing.T) {
+		start := time.UnixMilli(1_700_000_000_000)
+		clk := clock.NewManual(start)
+		s := newSeed000(t, c, clk, "s0-twice", MoverClaim)
+		if err := s.Enqueue(ctx, jobstore.NewJob{ID: "t", RunAt: start.Add(time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+		clk.Set(start.Add(2 * time.Second))
+		// A second mover reads, removes and adds the job between the first
+		// one's read and its ZREM; the first then adds it again.
+		s.afterRead = func() {
+			s.afterRead = nil
+			if n, err := s.move(ctx, false); err != nil || n != 1 {
+				t.Errorf("second mover: %d, %v; want 1 moved", n, err)
+			}
+		}
+		if n, err := s.move(ctx, false); err != nil || n != 1 {
+			t.Fatalf("first mover: %d, %v; want 1 added though its ZREM removed nothing (line 233)", n, err)
+		}
+		if n := queuedEntries(t, c, s.Ready, "t"); n != 2 {
+			t.Fatalf("%d queued entries of the job in the stream; want 2", n)
+		}
+		if a := audit(t, s); a[AuditDuplicateEntries] != 1 {
+			t.Fatalf("audit %v: want 1 duplicate entry", a)
+		}
+	})
+
+	t.Run("a mover crash between ZREM and XADD drops the job", func(t *testing.T) {
+		start := time.UnixMilli(1_700_000_000_000)
+		clk := clock.NewManual(start)
+		cc := faults.NewCrashClient(c)
+		st, err := Build(ctx, cc, jobstore.Options{Queue: "s0-drop", Clock: clk, PollInterval: time.Millisecond},
+			map[string]string{base.OptionVariant: VariantSeed000, OptionMover: MoverBackground, OptionSeedMover: SeedApproach1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := st.(*Seed000)
+		if err := s.Enqueue(ctx, jobstore.NewJob{ID: "z", RunAt: start.Add(time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+		clk.Set(start.Add(2 * time.Second))
+		// The mover's process dies after two commands: its read and the
+		// ZREM (lines 207, 222); the XADD (233) never goes.
+		cc.Arm(2)
+		cc.Begin()
+		if n, err := s.Promote(ctx, 100); !errors.Is(err, faults.ErrCrashed) || n != 0 {
+			t.Fatalf("Promote: %d, %v; want the crash between the ZREM and the XADD", n, err)
+		}
+		if n, err := s.Promote(ctx, 100); err != nil || n != 0 {
+			t.Fatalf("the next mover: %d, %v; want nothing left to move", n, err)
+		}
+		if n := queuedEntries(t, c, s.Ready, "z"); n != 0 {
+			t.Fatalf("%d queued entries of the job; want none: it is in no queue", n)
+		}
+		if j, err := s.Get(ctx, "z"); err != nil || j.Status != jobstore.StatusScheduled {
+			t.Fatalf("record %v (%v): want Scheduled, stranded", j.Status, err)
+		}
+	})
+
 	t.Run("whole seconds, tracking entry, early promotion", func(t *testing.T) {
 		start := time.UnixMilli(1_700_000_000_200)
 		clk := clock.NewManual(start)
@@ -128,4 +189,27 @@ func TestSeed000Fidelity(t *testing.T) {
 			t.Fatalf("audit %v: want 1 dropped", a)
 		}
 	})
+}
+
+// queuedEntries counts the stream's entries of job id that are not its
+// tracking entry (status "delayed").
+func queuedEntries(t *testing.T, c rclient.Client, stream, id string) int {
+	t.Helper()
+	v, err := c.Do(context.Background(), rclient.Cmd("XRANGE", stream, "-", "+"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	entries, _ := v.([]any)
+	for _, e := range entries {
+		kv := base.Strings(e.([]any)[1])
+		f := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			f[kv[i]] = kv[i+1]
+		}
+		if f["id"] == id && f["status"] != "delayed" {
+			n++
+		}
+	}
+	return n
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -103,25 +105,27 @@ func TestSeedVariantFidelity(t *testing.T) {
 			if err := s.Complete(ctx, cl[0].Lease, nil); err != nil {
 				t.Fatal(err)
 			}
-			info, err := c.Do(ctx, rclient.Command{Head: []string{"INFO"}, Args: []string{"commandstats"}})
-			if err != nil || !strings.Contains(fmt.Sprint(info), "cmdstat_keys:") {
-				t.Fatalf("no KEYS call in commandstats (%v)", err)
-			}
+			before := cmdCalls(t, c, "keys")
 			if st, _ = s.Stats(ctx); st.InProgress != 1 {
 				t.Fatalf("after one Complete: %d in progress, want 1", st.InProgress)
 			}
+			if n := cmdCalls(t, c, "keys") - before; n < 1 {
+				t.Fatalf("Stats made %d KEYS calls; want the seed's KEYS processing:*", n)
+			}
 		}},
-		{VariantSeed002, "recovery SCANs the keyspace: it reads keys that are not the queue's", func(t *testing.T, s jobstore.Store, clk *clock.Manual) {
+		{VariantSeed002, "recovery SCANs the whole keyspace, a step of COUNT 100 at a time until the cursor is 0 (seed 002 lines 260-263, 310): its steps grow with the keys that are not the queue's", func(t *testing.T, s jobstore.Store, clk *clock.Manual) {
 			_ = s.Enqueue(ctx, jobstore.NewJob{ID: "s", MaxRetries: 1})
 			mustClaim(t, s, 1)
 			clk.Advance(time.Hour)
+			const filler = 3000 // keys of no queue: 30 SCAN steps of COUNT 100
+			fill(t, c, "fid-filler:", filler)
+			before := cmdCalls(t, c, "scan")
 			r, err := s.Recover(ctx, 10)
 			if err != nil || len(r.Requeued) != 1 {
 				t.Fatalf("Recover: %+v, %v; want the job back", r, err)
 			}
-			info, err := c.Do(ctx, rclient.Command{Head: []string{"INFO"}, Args: []string{"commandstats"}})
-			if err != nil || !strings.Contains(fmt.Sprint(info), "cmdstat_scan:") {
-				t.Fatalf("no SCAN in commandstats (%v)", err)
+			if steps := cmdCalls(t, c, "scan") - before; steps < filler/100/2 {
+				t.Fatalf("Recover made %d SCAN steps over at least %d keys; want one per ~100 keys (the whole keyspace walked)", steps, filler)
 			}
 		}},
 		{VariantUnfenced, "a worker whose job was recovered still completes it (no fencing)", func(t *testing.T, s jobstore.Store, clk *clock.Manual) {
@@ -142,4 +146,46 @@ func TestSeedVariantFidelity(t *testing.T) {
 			tc.check(t, build(t, tc.variant, clk), clk)
 		})
 	}
+}
+
+// cmdCalls is how many times Redis ran cmd, from INFO commandstats: a
+// test reads it before and after the call it checks, as other tests share
+// the server.
+func cmdCalls(t *testing.T, c rclient.Client, cmd string) int64 {
+	t.Helper()
+	info, err := c.Do(context.Background(), rclient.Command{Head: []string{"INFO"}, Args: []string{"commandstats"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := info.(string)
+	_, rest, ok := strings.Cut(text, "cmdstat_"+cmd+":calls=")
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.ParseInt(rest[:strings.IndexAny(rest, ",\r\n")], 10, 64)
+	return n
+}
+
+// fill writes n keys under prefix, deleted when t ends.
+func fill(t *testing.T, c rclient.Client, prefix string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	var keys []string
+	for i := range n {
+		keys = append(keys, fmt.Sprintf("%s%d", prefix, i))
+	}
+	for b := range slices.Chunk(keys, 500) {
+		args := make([]string, 0, 2*len(b))
+		for _, k := range b {
+			args = append(args, k, "x")
+		}
+		if _, err := c.Do(ctx, rclient.Command{Head: []string{"MSET"}, Args: args}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for b := range slices.Chunk(keys, 500) {
+			_, _ = c.Do(ctx, rclient.Command{Head: []string{"DEL"}, Args: b})
+		}
+	})
 }
