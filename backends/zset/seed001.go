@@ -49,7 +49,13 @@ const isoLayout = "2006-01-02T15:04:05.0000000-07:00"
 // corrected store's: a claim is leased in the active index (the seed's
 // claim writes WorkerId and StartedAt only), so this variant shows the two
 // flaws above and nothing else.
-type Seed001 struct{ *Store }
+type Seed001 struct {
+	*Store
+	// afterRead, when set, runs between a claim's read of the head and its
+	// claim script: the window in which another claimer reads the same
+	// head (TestSeedVariantFidelity runs one there).
+	afterRead func()
+}
 
 // Capabilities: a seed variant whose delayed retries never run, whose
 // claims conflict, and that is not strict FIFO for retries.
@@ -67,6 +73,9 @@ func (s *Seed001) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobst
 			Args: []string{"-inf", base.Ms(now), "LIMIT", "0", strconv.Itoa(req.Max)}})
 		if err != nil {
 			return nil, time.Time{}, fmt.Errorf("zset seed001: read head: %w", err)
+		}
+		if s.afterRead != nil {
+			s.afterRead()
 		}
 		var got []jobstore.Claimed
 		var conflict error

@@ -84,6 +84,22 @@ func TestSeedVariantFidelity(t *testing.T) {
 				t.Fatalf("claim of an assigned job: %v, want ErrClaimConflict", err)
 			}
 		}},
+		{VariantSeed001, "claimers that read the same head collide: the head read outside Lua (seed 003 lines 37-44), the claim of that id refused (seed 001 lines 317-319)", func(t *testing.T, s jobstore.Store, clk *clock.Manual) {
+			_ = s.Enqueue(ctx, jobstore.NewJob{ID: "h1"}, jobstore.NewJob{ID: "h2"})
+			st := s.(*Seed001)
+			// A second claimer reads the head and claims it between this
+			// claimer's read and its script.
+			st.afterRead = func() {
+				st.afterRead = nil
+				if cl, err := s.Claim(ctx, jobstore.ClaimRequest{WorkerID: "w2", Max: 1, Lease: time.Second}); err != nil || len(cl) != 1 || cl[0].Job.ID != "h1" {
+					t.Errorf("second claimer: %+v, %v; want h1", cl, err)
+				}
+			}
+			cl, err := s.Claim(ctx, jobstore.ClaimRequest{WorkerID: "w", Max: 1, Lease: time.Second})
+			if !errors.Is(err, ErrClaimConflict) {
+				t.Fatalf("claim of the head another claimer took: %+v, %v; want ErrClaimConflict though h2 waits", cl, err)
+			}
+		}},
 		{VariantSeed004, "the pop takes the id out before work: after a crash nothing takes it back", func(t *testing.T, s jobstore.Store, clk *clock.Manual) {
 			_ = s.Enqueue(ctx, jobstore.NewJob{ID: "p"})
 			mustClaim(t, s, 1)
