@@ -4,7 +4,7 @@ GO ?= go
 # summary.json) where git can read the checkout, and is silent elsewhere.
 AEBENCH = $(GO) run -buildvcs=auto ./cmd/aebench
 
-.PHONY: test bench build vet baseline regress capacity claims example drivers peers peer-check
+.PHONY: test bench build vet baseline regress capacity claims mutants example drivers peers peer-check
 
 # test: every package's tests; they spawn their own redis-server processes.
 # The BullMQ driver's packages are installed first where npm is present (a
@@ -42,6 +42,11 @@ bench:
 # backlog claim's twelve loads of a million jobs).
 claims:
 	$(AEBENCH) claims --readme README.md
+
+# mutants: each flaw row's mutants (mutants/*.patch), applied one at a time to a copy of the tree:
+# the row's fidelity test must fail on every one and pass on the unchanged tree (about a minute).
+mutants:
+	mutants/run
 
 # build: every package, and the aebench binary in the checkout (./aebench).
 build:

@@ -103,6 +103,11 @@ func TestSeedVariantFidelity(t *testing.T) {
 		{VariantSeed004, "the pop takes the id out before work: after a crash nothing takes it back", func(t *testing.T, s jobstore.Store, clk *clock.Manual) {
 			_ = s.Enqueue(ctx, jobstore.NewJob{ID: "p"})
 			mustClaim(t, s, 1)
+			// The pop script removed the id before any work: the queue
+			// holds nothing a reclaim could find.
+			if n, err := c.Do(ctx, rclient.Cmd("ZCARD", s.(*Seed004).queue)); err != nil || base.Int(n) != 0 {
+				t.Fatalf("queue holds %v (%v) after the pop; want 0", n, err)
+			}
 			clk.Advance(time.Hour)
 			if r, err := s.Recover(ctx, 10); err != nil || len(r.Requeued) != 0 {
 				t.Fatalf("Recover: %+v, %v; want nothing", r, err)

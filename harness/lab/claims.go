@@ -66,27 +66,32 @@ type flawRow struct {
 	// Ratio, for a cost: reproduced when the variant's count is at least
 	// Ratio times the corrected one's; 0: when it is > 0 and the corrected 0.
 	Ratio float64
+	// Mutants name the patches (mutants/<name>.patch, `make mutants`)
+	// that each remove the mechanism the row shows: the row's fidelity
+	// test must fail on every one (TestFlawRowsHaveMutants holds the
+	// names to the files).
+	Mutants []string
 }
 
 // flawRows are the seeds' known flaws (shared/seeds/README.md) that a
 // scenario of scenarios/claims reproduces.
 var flawRows = []flawRow{
-	{"flaw-seed004.yaml", "004", "pop ids before processing (ZRANGEBYSCORE + ZREM): a crash between pop and finish loses the job", "lost", 0},
-	{"flaw-seed004-keys.yaml", "004", "jobs in progress counted with KEYS processing:* (line 332): every metrics call walks the whole keyspace", "keys_us", 0},
-	{"flaw-seed003-xack.yaml", "003/000", "XACK at claim time with no lease: a worker crash after the claim loses the job", "lost", 0},
-	{"flaw-seed003-maxlen.yaml", "003", "XADD MAXLEN, which seed 003 recommends, on a consumer group's stream: entries not yet read are trimmed and their jobs lost", "lost", 0},
-	{"flaw-seed000-mover.yaml", "000", "approach 1's mover reads due ids, then ZREM and XADD apart: concurrent movers add a job to the stream twice", "duplicate_entries", 0},
-	{"flaw-seed000-mover.yaml", "000", "the seed's claim refuses the second entry (ALREADY_ASSIGNED) and never acknowledges it: it stays in the PEL, a leak and a wasted claim (no job runs twice)", "pel_pending", 0},
-	{"flaw-seed000-drop.yaml", "000", "mover removes (ZREM), then adds (XADD) in another command: a mover crash between them drops the job", "lost", 0},
-	{"flaw-seed000-early.yaml", "000", "delayed jobs scored in whole seconds (ToUnixTimeSeconds): the mover promotes them up to 1s early and the claim puts them back until due", "early_promotions", 0},
-	{"flaw-seed000-early.yaml", "000", "every delayed job is also added to the stream \"for tracking\": an extra entry per job, read and put back by a claim", "tracking_entries", 0},
-	{"flaw-seed000-ahead.yaml", "000", "approach 2's mover reads up to now + 5 s, takes each job out (ZREM) and moves only those already due: the rest are in no queue", "lost", 0},
-	{"flaw-seed001-retry.yaml", "001", "UpdateJob re-adds a retry only when RetryDelayUntil <= now: a retry with a backoff ahead is in no queue and never runs (stranded)", "lost", 0},
-	{"flaw-seed001-retry.yaml", "001", "head read outside Lua, then a claim of that one id: claimers race for the head job", "claim_conflicts", 0},
-	{"flaw-seed002-timeout.yaml", "002", "timeout counted from StartedAt, no heartbeat: jobs longer than it run twice", "reruns", 0},
-	{"flaw-seed002-scan.yaml", "002", "recovery SCANs every key in Redis: its cost grows with the keyspace, not with the jobs to recover", "recover_p50_us", 10},
-	{"flaw-seed002-cluster.yaml", "002", "recovery script declares no keys: on a Redis Cluster each call runs on one master and SCANs only its keys, so it reaches the queue's slot on 1 call in M and recovery comes late", "recovery_max_ms", 1.5},
-	{"flaw-unfenced.yaml", "all", "updates after a claim not fenced: a worker whose job was recovered overwrites its state", "duplicate_completions", 0},
+	{"flaw-seed004.yaml", "004", "pop ids before processing (ZRANGEBYSCORE + ZREM): a crash between pop and finish loses the job", "lost", 0, []string{"seed004-pop-kept"}},
+	{"flaw-seed004-keys.yaml", "004", "jobs in progress counted with KEYS processing:* (line 332): every metrics call walks the whole keyspace", "keys_us", 0, []string{"seed004-stats-without-keys"}},
+	{"flaw-seed003-xack.yaml", "003/000", "XACK at claim time with no lease: a worker crash after the claim loses the job", "lost", 0, []string{"seed003-no-xack-at-claim"}},
+	{"flaw-seed003-maxlen.yaml", "003", "XADD MAXLEN, which seed 003 recommends, on a consumer group's stream: entries not yet read are trimmed and their jobs lost", "lost", 0, []string{"seed003-maxlen-removed"}},
+	{"flaw-seed000-mover.yaml", "000", "approach 1's mover reads due ids, then ZREM and XADD apart: concurrent movers add a job to the stream twice", "duplicate_entries", 0, []string{"seed000-mover-checks-zrem"}},
+	{"flaw-seed000-mover.yaml", "000", "the seed's claim refuses the second entry (ALREADY_ASSIGNED) and never acknowledges it: it stays in the PEL, a leak and a wasted claim (no job runs twice)", "pel_pending", 0, []string{"seed000-refused-acked", "seed000-workerid-guard-dropped"}},
+	{"flaw-seed000-drop.yaml", "000", "mover removes (ZREM), then adds (XADD) in another command: a mover crash between them drops the job", "lost", 0, []string{"seed000-zrem-xadd-fused"}},
+	{"flaw-seed000-early.yaml", "000", "delayed jobs scored in whole seconds (ToUnixTimeSeconds): the mover promotes them up to 1s early and the claim puts them back until due", "early_promotions", 0, []string{"seed000-ms-scores"}},
+	{"flaw-seed000-early.yaml", "000", "every delayed job is also added to the stream \"for tracking\": an extra entry per job, read and put back by a claim", "tracking_entries", 0, []string{"seed000-no-tracking-entry"}},
+	{"flaw-seed000-ahead.yaml", "000", "approach 2's mover reads up to now + 5 s, takes each job out (ZREM) and moves only those already due: the rest are in no queue", "lost", 0, []string{"seed000-no-lookahead"}},
+	{"flaw-seed001-retry.yaml", "001", "UpdateJob re-adds a retry only when RetryDelayUntil <= now: a retry with a backoff ahead is in no queue and never runs (stranded)", "lost", 0, []string{"seed001-retry-readded"}},
+	{"flaw-seed001-retry.yaml", "003/001", "head read outside Lua (seed 003 lines 37-44: ZRANGEBYSCORE take 1), then seed 001's claim of that one id, refused ALREADY_ASSIGNED once another claimer has it (seed 001 lines 317-319): claimers race for the head job", "claim_conflicts", 0, []string{"seed001-head-read-in-lua"}},
+	{"flaw-seed002-timeout.yaml", "002", "timeout counted from StartedAt, no heartbeat: jobs longer than it run twice", "reruns", 0, nil},
+	{"flaw-seed002-scan.yaml", "002", "recovery SCANs every key in Redis: its cost grows with the keyspace, not with the jobs to recover", "recover_p50_us", 10, []string{"seed002-one-scan-step"}},
+	{"flaw-seed002-cluster.yaml", "002", "recovery script declares no keys: on a Redis Cluster each call runs on one master and SCANs only its keys, so it reaches the queue's slot on 1 call in M and recovery comes late", "recovery_max_ms", 1.5, nil},
+	{"flaw-unfenced.yaml", "all", "updates after a claim not fenced: a worker whose job was recovered overwrites its state", "duplicate_completions", 0, []string{"unfenced-fenced-update"}},
 }
 
 // flawMetrics reads what a flaw causes from a run's summary.
