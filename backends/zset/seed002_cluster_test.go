@@ -10,6 +10,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/aebench/aebench/backends/internal/base"
+	"github.com/aebench/aebench/backends/zset"
+	"github.com/aebench/aebench/clock"
+	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/rclient"
 	"github.com/aebench/aebench/redisserver"
 	"github.com/aebench/aebench/redisserver/redistest"
 )
@@ -78,5 +83,51 @@ func TestSeed002ScriptOnCluster(t *testing.T) {
 	}
 	if stranded != len(refused) {
 		t.Errorf("stranded %d, want one job per refusing master (the script stops at its first write to the queue)", stranded)
+	}
+}
+
+// TestSeed002RecoverOnCluster: the seed variant's recovery (variant
+// seed002), like the seed's script, declares no keys (seed 002 lines
+// 315-322: ScriptEvaluateAsync with values only), so on a cluster each call
+// runs on a master the client picks at random and SCANs that master's keys
+// only: a call that lands on a master not owning the queue's slot finds
+// nothing, though a job's lease has expired. Thirty calls with a job due
+// each, on a 3-master cluster: some must find nothing (all thirty reach
+// the owner with odds (1/3)^30) and some must find their jobs.
+func TestSeed002RecoverOnCluster(t *testing.T) {
+	ctx := context.Background()
+	r := redistest.Start(t, redisserver.Options{Mode: redisserver.ModeCluster})
+	c, err := rclient.New(rclient.GoRedis, r.ClientOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
+	s, err := zset.Build(ctx, c, jobstore.Options{Queue: "s2-cluster", Clock: clk, PollInterval: time.Millisecond},
+		map[string]string{base.OptionVariant: zset.VariantSeed002})
+	if err != nil {
+		t.Fatal(err)
+	}
+	misses, hits := 0, 0
+	for i := range 30 {
+		if err := s.Enqueue(ctx, jobstore.NewJob{ID: fmt.Sprint("c", i), MaxRetries: 5}); err != nil {
+			t.Fatal(err)
+		}
+		if cl, err := s.Claim(ctx, jobstore.ClaimRequest{WorkerID: "w", Max: 1, Lease: time.Second}); err != nil || len(cl) != 1 {
+			t.Fatalf("claim %d: %d jobs, %v", i, len(cl), err)
+		}
+		clk.Advance(time.Minute)
+		res, err := s.Recover(ctx, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Requeued) == 0 {
+			misses++
+		} else {
+			hits++
+		}
+	}
+	if misses == 0 || hits == 0 {
+		t.Fatalf("%d calls found their due jobs, %d found nothing: want both (a keyless call lands on any of 3 masters)", hits, misses)
 	}
 }
