@@ -191,6 +191,5 @@ func TestFlawRowsHaveMutants(t *testing.T) {
 
 // mutantsPending are the flaw rows without a mutant yet, and why.
 var mutantsPending = map[string]string{
-	"flaw-seed002-timeout.yaml reruns":          "the timeout from StartedAt is a worker setting (workers.recovery_mode seed) with no fidelity test of its own yet",
-	"flaw-seed002-cluster.yaml recovery_max_ms": "the keyless script's mutant needs a spawned cluster in its fidelity test (TestSeed002ScriptOnCluster); not written yet",
+	"flaw-seed002-timeout.yaml reruns": "the timeout from StartedAt is a worker setting (workers.recovery_mode seed) with no fidelity test of its own yet",
 }
