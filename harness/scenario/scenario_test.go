@@ -679,3 +679,23 @@ phases:
 		}
 	}
 }
+
+// TestRecoveryModeSeedNeverRenews: workers.recovery_mode seed is seed
+// 002's recovery, a timeout counted from StartedAt with no heartbeat
+// (seed 002's RecoverStuckJobs compares StartedAtUnix with a timeout; no
+// worker renews it), so a job longer than the lease runs twice; lease
+// renews it. The flaw row flaw-seed002-timeout stands on this switch.
+func TestRecoveryModeSeedNeverRenews(t *testing.T) {
+	for _, tc := range []struct {
+		mode      string
+		heartbeat bool
+	}{{"seed", false}, {"lease", true}} {
+		s, err := ParseScenario("rm.yaml", []byte("backends: [zset]\nworkers:\n  recovery_mode: "+tc.mode+"\n  heartbeat: "+map[bool]string{true: "false", false: "true"}[tc.heartbeat]+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hb := s.Cells[0].Base.Workers.Heartbeat; hb != tc.heartbeat {
+			t.Errorf("recovery_mode %s: heartbeat %v, want %v whatever workers.heartbeat says", tc.mode, hb, tc.heartbeat)
+		}
+	}
+}
