@@ -190,6 +190,4 @@ func TestFlawRowsHaveMutants(t *testing.T) {
 }
 
 // mutantsPending are the flaw rows without a mutant yet, and why.
-var mutantsPending = map[string]string{
-	"flaw-seed002-timeout.yaml reruns": "the timeout from StartedAt is a worker setting (workers.recovery_mode seed) with no fidelity test of its own yet",
-}
+var mutantsPending = map[string]string{}
