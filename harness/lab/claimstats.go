@@ -30,7 +30,16 @@ import (
 // yes when the whole interval lies on the rule's side, no when it lies on
 // the other side, and unknown when it straddles the threshold. A claim's
 // parts combine into: holds (all yes), does not hold (all no), holds
-// partly (some yes, some no, none unknown) or inconclusive (any unknown).
+// partly (some yes and some no, whatever the unknown parts: it can no
+// longer hold, nor fail in full), does not hold in full (some no, none
+// yes, some unknown: it cannot hold; partly or not is undecided) or
+// inconclusive (otherwise, any unknown).
+//
+// Too few repeats decide nothing: outside --quick, a part whose interval
+// covers the median with less than coverageFloor (one pair: 0), or a rule
+// of several intervals whose joint coverage (Bonferroni: 1 minus the sum
+// of each interval's miss probability) is below it, is "inconclusive: too
+// few repeats", never a verdict read off a single value.
 
 // Verdicts of a claim.
 const (
@@ -38,6 +47,8 @@ const (
 	verdictNotHold      = "does not hold"
 	verdictPartly       = "holds partly"
 	verdictInconclusive = "inconclusive"
+	verdictTooFew       = "inconclusive: too few repeats"
+	verdictNotInFull    = "does not hold in full"
 	verdictNotMeasured  = "not measured"
 	// pointMark follows every verdict of a --quick run.
 	pointMark = " (point estimate)"
@@ -100,6 +111,10 @@ func fmtN(r float64) string {
 	return fmt.Sprintf("%.2f", r)
 }
 
+// coverageFloor is the least coverage, of one interval or jointly of a
+// rule's intervals, that decides a part outside --quick.
+const coverageFloor = 0.90
+
 // tri is one part of a rule: yes, no or unknown (the interval straddles
 // the threshold).
 type tri int
@@ -135,7 +150,7 @@ func (j judge) within(iv interval, lo, hi float64) tri {
 		return unknown
 	}
 	in := func(x float64) bool { return x >= lo && x <= hi }
-	if j.point || iv.Repeats == 1 {
+	if j.point {
 		return of(in(iv.Estimate))
 	}
 	switch {
@@ -151,7 +166,7 @@ func (j judge) side(iv interval, ok func(float64) bool) tri {
 	if iv.Repeats == 0 {
 		return unknown
 	}
-	if j.point || iv.Repeats == 1 {
+	if j.point {
 		return of(ok(iv.Estimate))
 	}
 	switch {
@@ -170,6 +185,27 @@ func of(b bool) tri {
 	return no
 }
 
+// verdict is the rule's verdict over its intervals ivs, each decided into
+// parts: "inconclusive: too few repeats" when their joint coverage (one
+// interval's own) is under coverageFloor (outside --quick; one pair's is
+// 0), else combine's.
+func (j judge) verdict(ivs []interval, parts ...tri) string {
+	if !j.point && len(ivs) > 0 && jointCoverage(ivs) < coverageFloor {
+		return verdictTooFew
+	}
+	return combine(parts...)
+}
+
+// jointCoverage is the probability that every interval of ivs holds its
+// median, at least (Bonferroni): 1 minus the sum of their misses.
+func jointCoverage(ivs []interval) float64 {
+	miss := 0.0
+	for _, iv := range ivs {
+		miss += 1 - iv.Coverage
+	}
+	return 1 - miss
+}
+
 // combine turns the parts of a rule into a verdict.
 func combine(parts ...tri) string {
 	var y, n, u int
@@ -186,14 +222,16 @@ func combine(parts ...tri) string {
 	switch {
 	case len(parts) == 0:
 		return verdictNotMeasured
+	case y > 0 && n > 0:
+		return verdictPartly
+	case n > 0 && u > 0:
+		return verdictNotInFull
 	case u > 0:
 		return verdictInconclusive
 	case n == 0:
 		return verdictHolds
-	case y == 0:
-		return verdictNotHold
 	}
-	return verdictPartly
+	return verdictNotHold
 }
 
 // side names one group of runs: a backend label in the cells whose varied

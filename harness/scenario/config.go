@@ -50,38 +50,48 @@ func (s *Scenario) registry() *registry.Registry {
 	return s.reg
 }
 
-// Runs lists every run in order: cell by cell, each repeat running every
-// backend once (backends interleaved, so slow drift of the machine does not
-// favour one), the calibration run first in each cell.
+// Runs lists every run in order, round by round: round r runs repeat r of
+// every cell, and in each cell every backend once, so that the runs a
+// paired ratio compares (backends of one cell, or one backend across cells,
+// as a claim's differential does) are taken side by side and slow drift of
+// the machine favours none. Each cell's calibration run comes first in the
+// first round.
 func (s *Scenario) Runs() []RunSpec {
 	var out []RunSpec
-	for _, c := range s.Cells {
-		// The cell prefix names files apart only where there are cells to
-		// tell apart: "zset.e2e.hgrm" in a one-cell scenario.
-		cell := ""
-		if len(s.Cells) > 1 {
-			cell = fmt.Sprintf("c%d-", c.Index)
+	for r := 1; r <= s.Repeats; r++ {
+		for _, c := range s.Cells {
+			out = append(out, s.cellRound(c, r)...)
 		}
-		if s.Calibration > 0 {
-			cfg := c.Base
-			cfg.Duration = s.Calibration
-			cfg.Backend = BackendSpec{Name: null.Name, Label: null.Name}
-			// The calibration measures the harness: no faults, no processes.
-			cfg.Faults, cfg.Workers.Processes = nil, 0
-			out = append(out, RunSpec{ID: cell + "calibration", Cell: c.Index, Repeat: 1,
-				Calibration: true, Config: cfg})
+	}
+	return out
+}
+
+// cellRound is cell c's runs of round r.
+func (s *Scenario) cellRound(c Cell, r int) []RunSpec {
+	var out []RunSpec
+	// The cell prefix names files apart only where there are cells to
+	// tell apart: "zset.e2e.hgrm" in a one-cell scenario.
+	cell := ""
+	if len(s.Cells) > 1 {
+		cell = fmt.Sprintf("c%d-", c.Index)
+	}
+	if s.Calibration > 0 && r == 1 {
+		cfg := c.Base
+		cfg.Duration = s.Calibration
+		cfg.Backend = BackendSpec{Name: null.Name, Label: null.Name}
+		// The calibration measures the harness: no faults, no processes.
+		cfg.Faults, cfg.Workers.Processes = nil, 0
+		out = append(out, RunSpec{ID: cell + "calibration", Cell: c.Index, Repeat: 1,
+			Calibration: true, Config: cfg})
+	}
+	for _, b := range c.Backends {
+		cfg := c.Base
+		cfg.Backend = b
+		id := cell + b.Label
+		if s.Repeats > 1 {
+			id = fmt.Sprintf("%sr%d-%s", cell, r, b.Label)
 		}
-		for r := 1; r <= s.Repeats; r++ {
-			for _, b := range c.Backends {
-				cfg := c.Base
-				cfg.Backend = b
-				id := cell + b.Label
-				if s.Repeats > 1 {
-					id = fmt.Sprintf("%sr%d-%s", cell, r, b.Label)
-				}
-				out = append(out, RunSpec{ID: id, Cell: c.Index, Repeat: r, Config: cfg})
-			}
-		}
+		out = append(out, RunSpec{ID: id, Cell: c.Index, Repeat: r, Config: cfg})
 	}
 	return out
 }

@@ -1,0 +1,128 @@
+package lab
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCombine: every way a rule's parts combine, and what each verdict
+// means: a missed part rules out "holds" whatever is undecided.
+func TestCombine(t *testing.T) {
+	for _, tc := range []struct {
+		parts []tri
+		want  string
+	}{
+		{nil, verdictNotMeasured},
+		{[]tri{yes}, verdictHolds},
+		{[]tri{yes, yes, yes}, verdictHolds},
+		{[]tri{no}, verdictNotHold},
+		{[]tri{no, no}, verdictNotHold},
+		{[]tri{yes, no}, verdictPartly},
+		{[]tri{yes, no, unknown}, verdictPartly},
+		{[]tri{no, unknown}, verdictNotInFull},
+		{[]tri{yes, unknown}, verdictInconclusive},
+		{[]tri{unknown}, verdictInconclusive},
+	} {
+		if got := combine(tc.parts...); got != tc.want {
+			t.Errorf("combine(%v) = %q, want %q", tc.parts, got, tc.want)
+		}
+	}
+}
+
+// TestCoverageFloor: a full run that lost repeats decides nothing below
+// the coverage floor. Six pairs give [min, max] at 96.9%, and two such
+// intervals 93.8% jointly: decided. Five pairs give 93.8% alone (decided)
+// but 87.5% for two intervals (too few), and one pair never decides
+// outside --quick, where it is a point estimate.
+func TestCoverageFloor(t *testing.T) {
+	pairs := func(n int, x float64) interval {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = x + float64(i)*0.01
+		}
+		return medianInterval("r", xs)
+	}
+	full, quick := judge{}, judge{point: true}
+	for _, tc := range []struct {
+		name string
+		j    judge
+		ivs  []interval
+		want string
+	}{
+		{"six pairs, one interval", full, []interval{pairs(6, 3)}, verdictHolds},
+		{"six pairs, two intervals", full, []interval{pairs(6, 3), pairs(6, 4)}, verdictHolds},
+		{"five pairs, one interval", full, []interval{pairs(5, 3)}, verdictHolds},
+		{"five pairs, two intervals", full, []interval{pairs(5, 3), pairs(5, 4)}, verdictTooFew},
+		{"five and six pairs, three intervals", full, []interval{pairs(6, 3), pairs(6, 4), pairs(5, 5)}, verdictTooFew},
+		{"one pair", full, []interval{pairs(1, 3)}, verdictTooFew},
+		{"one pair under --quick", quick, []interval{pairs(1, 3)}, verdictHolds},
+		{"two pairs", full, []interval{pairs(2, 3)}, verdictTooFew},
+		{"six pairs missing", full, []interval{pairs(6, 1)}, verdictNotHold},
+		{"five pairs missing, two intervals", full, []interval{pairs(5, 1), pairs(5, 1)}, verdictTooFew},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var parts []tri
+			for _, iv := range tc.ivs {
+				parts = append(parts, tc.j.atLeast(iv, 2))
+			}
+			if got := tc.j.verdict(tc.ivs, parts...); got != tc.want {
+				t.Errorf("verdict = %q, want %q (coverages %v, joint %.3f)", got, tc.want, coverages(tc.ivs), jointCoverage(tc.ivs))
+			}
+		})
+	}
+}
+
+func coverages(ivs []interval) []float64 {
+	var out []float64
+	for _, iv := range ivs {
+		out = append(out, iv.Coverage)
+	}
+	return out
+}
+
+// TestRuleDates: docs/claims.md's "Rules and their dates" lists every
+// claim with its rule's text as the code has it, the date it was fixed and
+// any earlier rule with its published verdict, as ruleHistory does.
+func TestRuleDates(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "claims.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(data), "## Rules and their dates")
+	if !ok {
+		t.Fatal("docs/claims.md has no section \"Rules and their dates\"")
+	}
+	rows := map[string][]string{}
+	for _, line := range strings.Split(table, "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) == 4 && strings.HasSuffix(cells[0], ".yaml") {
+			rows[cells[0]] = cells
+		}
+	}
+	for _, c := range claimChecks {
+		h, ok := ruleHistory[c.File]
+		if !ok || h.Fixed == "" {
+			t.Errorf("%s: no date in ruleHistory", c.File)
+			continue
+		}
+		row := rows[c.File]
+		if row == nil {
+			t.Errorf("%s: no row in docs/claims.md's rules table", c.File)
+			continue
+		}
+		earlier := h.Earlier
+		if earlier == "" {
+			earlier = "-"
+		}
+		for i, want := range []string{c.File, h.Fixed, c.Rule, earlier} {
+			if row[i] != want {
+				t.Errorf("%s: docs/claims.md says %q, the code %q", c.File, row[i], want)
+			}
+		}
+	}
+	if len(rows) != len(claimChecks) {
+		t.Errorf("docs/claims.md lists %d rules, the code %d", len(rows), len(claimChecks))
+	}
+}
