@@ -165,6 +165,8 @@ type flawResult struct {
 	Conditions     string `json:"conditions"`
 	Results        string `json:"results"`
 	Note           string `json:"note,omitempty"`
+	// Runs is how many runs of each side the counts are the median of.
+	Runs int `json:"runs"`
 }
 
 func Claims(ctx context.Context, args []string, opts Options, tty bool) int {
@@ -297,13 +299,58 @@ func (cr *claimsRun) judge(c claimCheck, oc *runner.Outcome) claimResult {
 			res.Repeats = iv.Repeats
 		}
 	}
+	var suspect int
+	res.Health, suspect = runsHealth(oc.Summary.Runs)
+	res.Verdict = healthVerdict(res.Verdict, suspect)
 	return res
+}
+
+// healthVerdict: a verdict that decides the claim stands only on healthy
+// runs; with suspect runs behind it, it is "inconclusive: suspect runs".
+func healthVerdict(v string, suspect int) string {
+	if suspect > 0 && decided(v) {
+		return verdictSuspect
+	}
+	return v
+}
+
+// runsHealth says how healthy the measured runs behind a verdict were:
+// how many the health check found suspect (the machine, not the store,
+// may have set their numbers) and the worst run-queue wait and producer
+// lateness among them.
+func runsHealth(runs []summary.RunSummary) (string, int) {
+	var n, suspect int
+	var wait, lag float64
+	for _, r := range runs {
+		if r.Calibration || r.Health == nil {
+			continue
+		}
+		n++
+		if r.Health.IsSuspect() {
+			suspect++
+		}
+		wait = max(wait, r.Health.RunQueueWaitMsPerS)
+		lag = max(lag, r.Health.ScheduleLagP99Ns)
+	}
+	if n == 0 {
+		return "", 0
+	}
+	h := fmt.Sprintf("%d of %d runs suspect; the harness's threads waited up to %.0f ms/s for a CPU", suspect, n, wait)
+	if lag > 0 {
+		h += fmt.Sprintf(", producers up to %s late at p99", verdict.FormatNs(lag))
+	}
+	return h, suspect
+}
+
+// decided says a verdict decides the claim one way or another.
+func decided(v string) bool {
+	return v == verdictHolds || v == verdictNotHold || v == verdictPartly || v == verdictNotInFull
 }
 
 // quickParallel is how many flaw scenarios --quick runs at a time. A flaw
 // is a count of lost, duplicated or early jobs, which the load of a
-// neighbour does not change; the claims, which are timings, always run
-// alone.
+// neighbour does not change; the claims and the timing flaws
+// (timingMetrics), which a neighbour would move, always run alone.
 const quickParallel = 2
 
 // prefetch runs the flaws' scenarios quickParallel at a time, so the
@@ -311,7 +358,7 @@ const quickParallel = 2
 func (cr *claimsRun) prefetch(flaws []flawRow) int {
 	var files []string
 	for _, fr := range flaws {
-		if !slices.Contains(files, fr.File) {
+		if !slices.Contains(files, fr.File) && !timingFile(fr.File) {
 			files = append(files, fr.File)
 		}
 	}
@@ -352,10 +399,15 @@ func (cr *claimsRun) scenario(file string) (*runner.Outcome, int) {
 	}
 	path := filepath.Join(cr.dir, file)
 	var over []scenario.Override
-	if !cr.noPlots && strings.HasPrefix(file, "claim-") {
+	switch {
+	case !cr.noPlots && strings.HasPrefix(file, "claim-"):
 		// The full run repeats each claim scenario enough for a 95% CI of
 		// every median (--quick keeps the file's few repeats: no CI).
 		over = append(over, scenario.Override{Path: "repeats", Value: strconv.Itoa(fullRepeats)})
+	case !cr.noPlots && timingFile(file):
+		// A timing row reads the median of timingRepeats runs (--quick:
+		// the file's one, said in the row).
+		over = append(over, scenario.Override{Path: "repeats", Value: strconv.Itoa(timingRepeats)})
 	}
 	sc, err := scenario.Load(cr.opts.Registry, path, over...)
 	if err != nil {
@@ -439,26 +491,28 @@ func flawOf(fr flawRow, oc *runner.Outcome) flawResult {
 	for _, rs := range oc.Summary.Runs {
 		bySeedMode = bySeedMode && !rs.Ledger.SeedVariant
 	}
-	var variant, corrected *summary.RunSummary
+	var variants, correcteds []*summary.RunSummary
 	for i := range oc.Summary.Runs {
 		rs := &oc.Summary.Runs[i]
 		if rs.Ledger.SeedVariant || bySeedMode && rs.Config.Workers.RecoveryMode == "seed" {
-			variant = rs
+			variants = append(variants, rs)
 		} else {
-			corrected = rs
+			correcteds = append(correcteds, rs)
 		}
 	}
-	if variant == nil || corrected == nil {
+	if len(variants) == 0 || len(correcteds) == 0 {
 		r.Note = "the scenario has no seed variant run or no corrected run"
 		return r
 	}
+	variant, corrected := variants[len(variants)-1], correcteds[len(correcteds)-1]
+	r.Runs = len(variants)
 	r.Variant, r.Corrected = variant.Label, corrected.Label
 	if bySeedMode {
 		r.Variant += " recovery_mode seed (seed 002's recovery)"
 		r.Corrected += " recovery_mode " + corrected.Config.Workers.RecoveryMode
 	}
 	r.Faults = faultList(variant)
-	r.VariantN, r.CorrectedN = metric(variant), metric(corrected)
+	r.VariantN, r.CorrectedN = runsMedian(variants, metric), runsMedian(correcteds, metric)
 	r.VariantLost, r.VariantDup, r.VariantEarly = variant.Ledger.Lost, variant.Ledger.DuplicatedExecutions, variant.Ledger.StartedEarly
 	r.CorrectedLost, r.CorrectedDup, r.CorrectedEarly = corrected.Ledger.Lost, corrected.Ledger.DuplicatedExecutions, corrected.Ledger.StartedEarly
 	r.Conditions = variant.Conditions
@@ -466,6 +520,9 @@ func flawOf(fr flawRow, oc *runner.Outcome) flawResult {
 	if fr.Ratio > 0 {
 		r.Reproduced = r.VariantN > 0 && float64(r.VariantN) >= fr.Ratio*float64(r.CorrectedN)
 		r.Note = fmt.Sprintf("a cost: reproduced when the seed variant's is at least %gx the corrected one's (%.0fx here)", fr.Ratio, float64(r.VariantN)/max(float64(r.CorrectedN), 1))
+	}
+	if timingMetrics[fr.Metric] {
+		r.Note = strings.TrimPrefix(r.Note+fmt.Sprintf("; a timing: the median of %d run(s) each (%d outside --quick), never run beside another scenario", r.Runs, timingRepeats), "; ")
 	}
 	if !r.Reproduced {
 		r.Note = "not reproduced: the seed variant must show a non-zero count and the corrected backend 0 (or the ratio written for a cost)"

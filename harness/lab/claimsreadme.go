@@ -26,8 +26,8 @@ func readmeBlock(verdicts []claimResult, flaws []flawResult, at time.Time, comma
 		"ratios within one run on one machine). Each line names the command that reproduces it; a line kept from another run says so.\n\n",
 		readmeBegin, command, at.UTC().Format("2006-01-02"), revision)
 	for _, v := range verdicts {
-		fmt.Fprintf(&b, "- **Seed %s: \"%s\" %s.** %s. %s: %s; decided by the %s. `aebench claims --claims %s`\n",
-			v.Seed, v.Claim, v.shownVerdict(), v.Measured, upperFirst(ruleNote(v.Scenario)), v.Rule, v.DecidedBy, strings.TrimSuffix(v.Scenario, ".yaml"))
+		fmt.Fprintf(&b, "- **Seed %s: \"%s\" %s.** %s. %s: %s; decided by the %s. Health: %s. `aebench claims --claims %s`\n",
+			v.Seed, v.Claim, v.shownVerdict(), v.Measured, upperFirst(ruleNote(v.Scenario)), v.Rule, v.DecidedBy, orNone(v.Health), strings.TrimSuffix(v.Scenario, ".yaml"))
 	}
 	for _, f := range flaws {
 		rep := "reproduced"

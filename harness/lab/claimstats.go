@@ -48,6 +48,7 @@ const (
 	verdictPartly       = "holds partly"
 	verdictInconclusive = "inconclusive"
 	verdictTooFew       = "inconclusive: too few repeats"
+	verdictSuspect      = "inconclusive: suspect runs"
 	verdictNotInFull    = "does not hold in full"
 	verdictNotMeasured  = "not measured"
 	// pointMark follows every verdict of a --quick run.

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aebench/aebench/harness/summary"
 )
 
 // TestCombine: every way a rule's parts combine, and what each verdict
@@ -124,5 +126,57 @@ func TestRuleDates(t *testing.T) {
 	}
 	if len(rows) != len(claimChecks) {
 		t.Errorf("docs/claims.md lists %d rules, the code %d", len(rows), len(claimChecks))
+	}
+}
+
+// TestSuspectRunsDecideNothing: a verdict over suspect runs is
+// "inconclusive: suspect runs"; undecided verdicts stay as they are; the
+// health line counts the suspect runs and the worst run-queue wait.
+func TestSuspectRunsDecideNothing(t *testing.T) {
+	for _, tc := range []struct {
+		v       string
+		suspect int
+		want    string
+	}{
+		{verdictHolds, 0, verdictHolds},
+		{verdictHolds, 1, verdictSuspect},
+		{verdictNotHold, 2, verdictSuspect},
+		{verdictPartly, 1, verdictSuspect},
+		{verdictNotInFull, 1, verdictSuspect},
+		{verdictInconclusive, 1, verdictInconclusive},
+		{verdictTooFew, 1, verdictTooFew},
+		{verdictNotMeasured, 1, verdictNotMeasured},
+	} {
+		if got := healthVerdict(tc.v, tc.suspect); got != tc.want {
+			t.Errorf("healthVerdict(%q, %d) = %q, want %q", tc.v, tc.suspect, got, tc.want)
+		}
+	}
+	sick := &summary.Health{RunQueueWaitMsPerS: 900}
+	sick.Suspect("threads waited")
+	runs := []summary.RunSummary{
+		{Health: &summary.Health{Status: summary.Healthy, RunQueueWaitMsPerS: 120}},
+		{Health: sick},
+		{Calibration: true, Health: sick},
+		{},
+	}
+	h, n := runsHealth(runs)
+	if n != 1 || !strings.Contains(h, "1 of 2 runs suspect") || !strings.Contains(h, "900 ms/s") {
+		t.Errorf("runsHealth = %q, %d; want 1 of 2 runs suspect, 900 ms/s", h, n)
+	}
+}
+
+// TestTimingFlaws: the flaw rows that are timings run alone and read the
+// median of timingRepeats runs; the counts' rows do not.
+func TestTimingFlaws(t *testing.T) {
+	for file, want := range map[string]bool{"flaw-seed004-keys.yaml": true, "flaw-seed002-scan.yaml": true,
+		"flaw-seed002-cluster.yaml": true, "flaw-seed004.yaml": false, "flaw-seed000-mover.yaml": false} {
+		if got := timingFile(file); got != want {
+			t.Errorf("timingFile(%s) = %v, want %v", file, got, want)
+		}
+	}
+	runs := []*summary.RunSummary{{Label: "a"}, {Label: "b"}, {Label: "c"}}
+	val := map[string]int64{"a": 900, "b": 100, "c": 300}
+	if got := runsMedian(runs, func(r *summary.RunSummary) int64 { return val[r.Label] }); got != 300 {
+		t.Errorf("runsMedian = %d, want 300", got)
 	}
 }

@@ -44,10 +44,13 @@ type claimResult struct {
 	// its coverage and repeats.
 	Intervals []interval `json:"intervals,omitempty"`
 	// Repeats is the fewest paired repeats behind any interval.
-	Repeats       int    `json:"repeats"`
-	PointEstimate bool   `json:"point_estimate"`
-	Conditions    string `json:"conditions"`
-	Results       string `json:"results"`
+	Repeats       int  `json:"repeats"`
+	PointEstimate bool `json:"point_estimate"`
+	// Health is how many of the runs behind the verdict were suspect, and
+	// their worst run-queue wait; a suspect run decides no verdict.
+	Health     string `json:"health,omitempty"`
+	Conditions string `json:"conditions"`
+	Results    string `json:"results"`
 }
 
 // claimChecks are the seeds' performance and behaviour claims
@@ -227,15 +230,16 @@ func verdictTable(rows []claimResult) string {
 		"order-statistics interval and that interval's coverage; ratios taken within one run on one machine), the rule, " +
 		"which interval decides it, and the verdict: holds (every part met), does not hold (every part missed), holds partly " +
 		"(some met and some missed), does not hold in full (some missed, the others undecided), inconclusive when an interval " +
-		"straddles the rule's threshold, or inconclusive: too few repeats when an interval's coverage, or the joint coverage " +
-		"of a rule's intervals (Bonferroni), is under 90%. A verdict marked (point estimate) read the medians alone (--quick).\n\n")
+		"straddles the rule's threshold, inconclusive: too few repeats when an interval's coverage, or the joint coverage " +
+		"of a rule's intervals (Bonferroni), is under 90%, or inconclusive: suspect runs when the health check found the " +
+		"machine may have set a run's numbers (its threads waiting for a CPU, its producers late; each scenario's health below). A verdict marked (point estimate) read the medians alone (--quick).\n\n")
 	b.WriteString("| seed | claim | measured | rule | decided by | verdict |\n| --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range rows {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s: %s | %s | **%s** |\n", r.Seed, r.Claim, r.Measured, ruleNote(r.Scenario), r.Rule, r.DecidedBy, r.shownVerdict())
 	}
 	b.WriteString("\nConditions (per scenario):\n\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "- %s: %s (results %s)\n", r.Scenario, r.Conditions, r.Results)
+		fmt.Fprintf(&b, "- %s: %s; health: %s (results %s)\n", r.Scenario, r.Conditions, orNone(r.Health), r.Results)
 	}
 	return b.String()
 }
@@ -247,4 +251,11 @@ func (r claimResult) shownVerdict() string {
 		return r.Verdict + pointMark
 	}
 	return r.Verdict
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "not judged"
+	}
+	return s
 }
