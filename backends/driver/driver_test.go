@@ -8,37 +8,31 @@ import (
 	"testing"
 
 	"github.com/aebench/aebench/backends/driver"
+	"github.com/aebench/aebench/backends/driver/drivertest"
 )
 
 // TestHelloMatchesDeclared: what each driver says in its hello is what
 // DeclaredBy lists for runs planned before any driver starts.
 func TestHelloMatchesDeclared(t *testing.T) {
-	for _, spec := range driver.Specs() {
-		t.Run(spec.Name, func(t *testing.T) {
-			if why, err := driver.Missing(context.Background(), spec); err != nil {
-				t.Fatal(err)
-			} else if why != "" {
-				t.Skip(why)
-			}
-			h, err := driver.ProbeHello(context.Background(), spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d := driver.DeclaredBy[spec.Name]
-			if h.Driver != spec.Name || h.System == "" || h.SystemVersion == "" || h.Guarantees == "" {
-				t.Errorf("hello %+v lacks its name, system, version or guarantees", h)
-			}
-			if !slices.Equal(h.Loses, d.Loses) && len(h.Loses)+len(d.Loses) > 0 {
-				t.Errorf("hello loses %v, DeclaredBy %v", h.Loses, d.Loses)
-			}
-			if !slices.Equal(h.Caps.Queues, d.Queues) {
-				t.Errorf("hello caps.queues %v, DeclaredBy Queues %v", h.Caps.Queues, d.Queues)
-			}
-			if recovers := h.Caps.Recovery != "none"; recovers != d.Recovers {
-				t.Errorf("hello recovery %q, DeclaredBy Recovers %v", h.Caps.Recovery, d.Recovers)
-			}
-		})
-	}
+	drivertest.Each(t, func(t *testing.T, spec driver.Spec) {
+		h, err := driver.ProbeHello(context.Background(), spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := driver.DeclaredBy[spec.Name]
+		if h.Driver != spec.Name || h.System == "" || h.SystemVersion == "" || h.Guarantees == "" {
+			t.Errorf("hello %+v lacks its name, system, version or guarantees", h)
+		}
+		if !slices.Equal(h.Loses, d.Loses) && len(h.Loses)+len(d.Loses) > 0 {
+			t.Errorf("hello loses %v, DeclaredBy %v", h.Loses, d.Loses)
+		}
+		if !slices.Equal(h.Caps.Queues, d.Queues) {
+			t.Errorf("hello caps.queues %v, DeclaredBy Queues %v", h.Caps.Queues, d.Queues)
+		}
+		if recovers := h.Caps.Recovery != "none"; recovers != d.Recovers {
+			t.Errorf("hello recovery %q, DeclaredBy Recovers %v", h.Caps.Recovery, d.Recovers)
+		}
+	})
 }
 
 // TestMissingDriver: a driver whose folder or runtime is missing is

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aebench/aebench/backends/driver"
+	"github.com/aebench/aebench/backends/driver/drivertest"
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
 	"github.com/aebench/aebench/redisserver"
@@ -38,38 +39,30 @@ var testQueues = []jobstore.QueueWeight{{Name: "high", Weight: 6}, {Name: "mid",
 //
 // A policy the hello does not declare is refused as ErrInvalid.
 func TestDriverQueues(t *testing.T) {
-	for _, spec := range driver.Specs() {
-		t.Run(spec.Name, func(t *testing.T) {
-			t.Parallel()
-			if why, err := driver.Missing(context.Background(), spec); err != nil {
-				t.Fatal(err)
-			} else if why != "" {
-				t.Skip(why)
+	drivertest.Each(t, func(t *testing.T, spec driver.Spec) {
+		r := redistest.Start(t, redisserver.Options{})
+		c, err := rclient.New(rclient.GoRedis, r.ClientOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		declared := driver.DeclaredBy[spec.Name].Queues
+		for _, policy := range []string{"strict", "weighted", "round_robin"} {
+			order, err := drainQueues(c, r.Addrs[0], spec, policy)
+			if !slices.Contains(declared, policy) {
+				if !errors.Is(err, jobstore.ErrInvalid) {
+					t.Errorf("%s: an undeclared policy gave %v; want ErrInvalid", policy, err)
+				}
+				continue
 			}
-			r := redistest.Start(t, redisserver.Options{})
-			c, err := rclient.New(rclient.GoRedis, r.ClientOptions())
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("%s: %v", policy, err)
 			}
-			defer c.Close()
-			declared := driver.DeclaredBy[spec.Name].Queues
-			for _, policy := range []string{"strict", "weighted", "round_robin"} {
-				order, err := drainQueues(c, r.Addrs[0], spec, policy)
-				if !slices.Contains(declared, policy) {
-					if !errors.Is(err, jobstore.ErrInvalid) {
-						t.Errorf("%s: an undeclared policy gave %v; want ErrInvalid", policy, err)
-					}
-					continue
-				}
-				if err != nil {
-					t.Fatalf("%s: %v", policy, err)
-				}
-				if why := checkOrder(policy, order); why != "" {
-					t.Errorf("%s: %s; completions by queue: %s", policy, why, strings.Join(order, " "))
-				}
+			if why := checkOrder(policy, order); why != "" {
+				t.Errorf("%s: %s; completions by queue: %s", policy, why, strings.Join(order, " "))
 			}
-		})
-	}
+		}
+	})
 }
 
 // checkOrder says how order (each completion's queue, in completion

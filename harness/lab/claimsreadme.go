@@ -34,8 +34,12 @@ func readmeBlock(verdicts []claimResult, flaws []flawResult, at time.Time, comma
 		if !f.Reproduced {
 			rep = "not reproduced"
 		}
-		fmt.Fprintf(&b, "- **Seed %s flaw, %s:** %s; %s: %d for the seed variant %s, %d for %s. `aebench claims --flaws %s`\n",
-			f.Seed, rep, f.Flaw, strings.ReplaceAll(f.Metric, "_", " "), f.VariantN, f.Variant, f.CorrectedN, f.Corrected,
+		runs := ""
+		if timingMetrics[f.Metric] {
+			runs = fmt.Sprintf(" (a timing: medians of %d runs each)", f.Runs)
+		}
+		fmt.Fprintf(&b, "- **Seed %s flaw, %s:** %s; %s: %d for the seed variant %s, %d for %s%s. `aebench claims --flaws %s`\n",
+			f.Seed, rep, f.Flaw, strings.ReplaceAll(f.Metric, "_", " "), f.VariantN, f.Variant, f.CorrectedN, f.Corrected, runs,
 			strings.TrimSuffix(f.Scenario, ".yaml"))
 	}
 	b.WriteString("\n" + readmeEnd)

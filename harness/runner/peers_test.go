@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/aebench/aebench/backends/driver"
+	"github.com/aebench/aebench/backends/driver/drivertest"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/redisserver"
@@ -24,25 +25,17 @@ import (
 // skipped with the way to install it, except under CI, which installs
 // them (.ci/run).
 func TestDriverPeers(t *testing.T) {
-	for _, spec := range driver.Specs() {
-		t.Run(spec.Name, func(t *testing.T) {
-			t.Parallel()
-			if why, err := driver.Missing(context.Background(), spec); err != nil {
-				t.Fatal(err)
-			} else if why != "" {
-				t.Skip(why)
-			}
-			for _, tc := range []struct {
-				name, faults string
-			}{
-				{"smoke", ""},
-				{"sigkill", "faults: [{kind: worker_kill, point: random, at: 2s, replace_after: 300ms}]"},
-			} {
-				r := runDriverScenario(t, spec.Name, tc.faults)
-				checkDriverRun(t, tc.name, r, tc.faults != "")
-			}
-		})
-	}
+	drivertest.Each(t, func(t *testing.T, spec driver.Spec) {
+		for _, tc := range []struct {
+			name, faults string
+		}{
+			{"smoke", ""},
+			{"sigkill", "faults: [{kind: worker_kill, point: random, at: 2s, replace_after: 300ms}]"},
+		} {
+			r := runDriverScenario(t, spec.Name, tc.faults)
+			checkDriverRun(t, tc.name, r, tc.faults != "")
+		}
+	})
 }
 
 func runDriverScenario(t *testing.T, name, faults string) summary.RunSummary {
