@@ -29,7 +29,8 @@ A regression is a gated metric (marked *) that got worse significantly AND
 by more than its limit. The gated metrics are throughput, e2e.p50, e2e.p99
 and redis_cpu_us_per_job, each at the noise floor, plus every metric a
 --fail-on names, at its own limit (a --fail-on on a gated metric sets that
-metric's limit; it never removes the other gates). The
+metric's limit, lower only unless --loosen, which the verdict then names;
+it never removes the other gates). The
 gated tests share the significance level (Bonferroni), so two result sets of
 the same code fail the gate at most alpha of the time. A metric with too few
 repeats for the test to reach its level says "too noisy", never "worse":
@@ -41,7 +42,10 @@ result sets are refused (exit 2) unless --force.
 
 Flags:
   --fail-on METRIC:±N%  also gate on this metric, at this limit (repeatable), e.g.
-                        --fail-on e2e.p99:+10% --fail-on throughput:-5%
+                        --fail-on e2e.p99:+10% --fail-on throughput:-5%; on a gated
+                        metric it only tightens (a limit above the default is refused)
+  --loosen              let a --fail-on loosen a gated metric's limit; the verdict
+                        names every gate loosened
   --noise-floor N%      smallest change called better or worse (default 10%)
   --alpha A             significance level of the gate (default 0.05)
   --format F            text (default), json, markdown, or html: one page,
@@ -161,6 +165,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	force := fs.Bool("force", false, "")
 	metrics := fs.Bool("metrics", false, "")
 	strict := fs.Bool("strict-health", false, "")
+	loosen := fs.Bool("loosen", false, "")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return usageErr(stderr, "compare", err)
@@ -184,6 +189,9 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 			return usageErr(stderr, "compare", err)
 		}
 		o.FailOn = append(o.FailOn, t)
+	}
+	if o.Loosened, err = verdict.CheckFailOn(o.FailOn, o.NoiseFloor, *loosen); err != nil {
+		return usageErr(stderr, "compare", err)
 	}
 	if len(pos) != 2 {
 		return usageErr(stderr, "compare", fmt.Errorf("want BASE and NEW, got %d arguments (%s)", len(pos), strings.Join(pos, " ")))

@@ -80,6 +80,7 @@ func TestVerdictUsageErrors(t *testing.T) {
 	}{
 		{[]string{"compare", "a"}, verdict.ExitUsage, "want BASE and NEW"},
 		{[]string{"compare", "--fail-on", "e2e.p99:10%", "a", "b"}, verdict.ExitUsage, "signed percentage"},
+		{[]string{"compare", "--fail-on", "e2e.p99:+20%", "a", "b"}, verdict.ExitUsage, "pass --loosen to loosen it"},
 		{[]string{"compare", "--noise-floor", "lots", "a", "b"}, verdict.ExitUsage, "--noise-floor"},
 		{[]string{"compare", "--alpha", "2", "a", "b"}, verdict.ExitUsage, "--alpha"},
 		// The help: "3 unreadable or missing results".

@@ -46,6 +46,9 @@ type CompareOptions struct {
 	// floor unless a threshold names them (a --fail-on adds a gate or
 	// sets one's limit; it never removes the defaults).
 	FailOn []Threshold
+	// Loosened lists the gates a --fail-on loosened under --loosen
+	// (CheckFailOn), for the verdict to print.
+	Loosened []string
 }
 
 // Comparison is what Compare found.
@@ -58,6 +61,8 @@ type Comparison struct {
 	GatedTests   int
 	PerTestAlpha float64
 	Pairs        []Pair
+	// Loosened: gates loosened under --loosen, printed with the verdict.
+	Loosened []string
 	// Refused: groups whose conditions differ (not compared unless Force).
 	Refused []Refusal
 	// OnlyBase, OnlyNew: groups with no partner.
@@ -123,7 +128,7 @@ func Compare(base, cand *Set, o CompareOptions) *Comparison {
 	if o.NoiseFloor <= 0 {
 		o.NoiseFloor = DefaultNoiseFloor
 	}
-	c := &Comparison{Base: base.Source, New: cand.Source, Alpha: o.Alpha, NoiseFloor: o.NoiseFloor, Forced: o.Force}
+	c := &Comparison{Base: base.Source, New: cand.Source, Alpha: o.Alpha, NoiseFloor: o.NoiseFloor, Forced: o.Force, Loosened: o.Loosened}
 	c.checkSets(base, cand)
 	matched := c.match(base, cand, o)
 	limits := gateLimits(o)
@@ -266,11 +271,8 @@ func (c *Comparison) checkSets(base, cand *Set) {
 func gateLimits(o CompareOptions) map[string]float64 {
 	out := map[string]float64{}
 	for _, m := range catalog {
-		switch {
-		case m.Gate && m.Deterministic():
-			out[m.Name] = m.Floor * 100
-		case m.Gate:
-			out[m.Name] = o.NoiseFloor * 100
+		if limit, gated := DefaultLimit(m, o.NoiseFloor); gated {
+			out[m.Name] = limit
 		}
 	}
 	for _, t := range o.FailOn {
@@ -392,8 +394,12 @@ func declaredNoise(sides ...[]Run) float64 {
 // beyond the limit (at least the metric's floor) is better or worse, with
 // no significance test, so one repeat a side decides.
 func deterministicVerdict(m Metric, row Row, limitPct, spread float64, metered bool) Row {
-	limit := math.Max(limitPct, m.FloorFor(metered)*100)
+	floor := m.FloorFor(metered) * 100
+	limit := math.Max(limitPct, floor)
 	row.Note = "deterministic (counted per job): decided on the medians"
+	if limitPct < floor {
+		row.Note += fmt.Sprintf("; the limit asked, %g%%, is below this metric's noise floor, so %g%% applies", limitPct, floor)
+	}
 	if spread > limit {
 		limit = spread
 		row.Note += fmt.Sprintf("; limit widened to %.1f%%: the spread its backend declares, or what either side's repeats vary by", spread)

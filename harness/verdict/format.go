@@ -101,6 +101,9 @@ func (c *Comparison) headline() string {
 		return fmt.Sprintf("REGRESSION (exit %d): %s", code, strings.Join(ms, "; "))
 	}
 	ok := fmt.Sprintf("OK (exit 0): %d groups compared, no gated metric got worse", len(c.Pairs))
+	if len(c.Loosened) > 0 {
+		ok += " (gates LOOSENED by --loosen: " + strings.Join(c.Loosened, "; ") + ")"
+	}
 	if c.Forced {
 		if why := c.refusals(); len(why) > 0 {
 			// --force compared what a plain compare refuses: say so, and why.
