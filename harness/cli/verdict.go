@@ -154,6 +154,21 @@ func loadErr(stderr io.Writer, cmd string, err error) int {
 	return verdict.ExitInfra
 }
 
+// addFailOns parses the --fail-on flags into o, holding each to
+// tightening a gated metric unless loosen (verdict.CheckFailOn).
+func addFailOns(o *verdict.CompareOptions, flags []string, loosen bool) error {
+	for _, f := range flags {
+		t, err := verdict.ParseFailOn(f)
+		if err != nil {
+			return err
+		}
+		o.FailOn = append(o.FailOn, t)
+	}
+	var err error
+	o.Loosened, err = verdict.CheckFailOn(o.FailOn, o.NoiseFloor, loosen)
+	return err
+}
+
 func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("aebench compare", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -183,14 +198,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	if *alpha <= 0 || *alpha >= 1 {
 		return usageErr(stderr, "compare", fmt.Errorf("--alpha %g is not between 0 and 1 (exclusive)", *alpha))
 	}
-	for _, f := range failOn {
-		t, err := verdict.ParseFailOn(f)
-		if err != nil {
-			return usageErr(stderr, "compare", err)
-		}
-		o.FailOn = append(o.FailOn, t)
-	}
-	if o.Loosened, err = verdict.CheckFailOn(o.FailOn, o.NoiseFloor, *loosen); err != nil {
+	if err := addFailOns(&o, failOn, *loosen); err != nil {
 		return usageErr(stderr, "compare", err)
 	}
 	if len(pos) != 2 {
