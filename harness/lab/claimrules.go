@@ -2,10 +2,10 @@ package lab
 
 // ruleDates is when each claim's rule took its present text, and what it
 // said before if it was changed after a verdict under it was published:
-// the claims were measured before some rules were changed (021538f, the
-// README published the run of 2026-11-25 verdicts under the earlier ones), and a
-// change after data reads as fitting the rule to the data unless it is
-// shown. docs/claims.md's "Rules and their dates" lists the same, and
+// the README published the verdicts of the run of 2026-11-25 under earlier
+// rules, three of which 021538f then changed (and the idle claim's was
+// changed on 2026-11-28), and a change after data reads as fitting the
+// rule to the data unless it is shown. docs/claims.md's "Rules and their dates" lists the same, and
 // TestRuleDates holds the two equal.
 type ruleDates struct {
 	// Fixed is the date the rule took its present text.

@@ -36,7 +36,7 @@ func readmeBlock(verdicts []claimResult, flaws []flawResult, at time.Time, comma
 		}
 		runs := ""
 		if timingMetrics[f.Metric] {
-			runs = fmt.Sprintf(" (a timing: medians of %d runs each)", f.Runs)
+			runs = fmt.Sprintf(" (a timing: the median of %d run(s) each)", f.Runs)
 		}
 		fmt.Fprintf(&b, "- **Seed %s flaw, %s:** %s; %s: %d for the seed variant %s, %d for %s%s. `aebench claims --flaws %s`\n",
 			f.Seed, rep, f.Flaw, strings.ReplaceAll(f.Metric, "_", " "), f.VariantN, f.Variant, f.CorrectedN, f.Corrected, runs,
