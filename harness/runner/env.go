@@ -34,16 +34,25 @@ func collectEnv(ctx context.Context, dir string) summary.Environment {
 	env.MemTotalBytes, env.MemAvailableBytes = memInfo()
 	b := ReadBuild()
 	env.Modules = b.Modules
-	// The binary's own stamp first: it names the code that ran, where the
-	// working directory may be another checkout (regress.sh --base-ref runs
-	// a base binary built elsewhere from the candidate's directory).
+	// Only the binary's own stamp names the code that ran: the working
+	// directory may be another checkout (regress.sh --base-ref runs a base
+	// binary built elsewhere from the candidate's directory), so an
+	// unstamped binary records "unknown" and says where it ran instead.
 	if b.Revision != "" {
 		env.GitRevision, env.GitDirty = b.Revision, b.Modified
-	} else if rev, dirty, ok := gitRevision(ctx, dir); ok {
-		env.GitRevision, env.GitDirty = rev, dirty
+	} else if rev, _, ok := gitRevision(ctx, dir); ok {
+		env.RevisionNote = "binary not stamped (build it with make or scripts/regress.sh); it ran in a checkout at " + rev
 	}
 	return env
 }
+
+// linkedRevision and linkedModified are stamped by the linker
+// (-ldflags "-X github.com/aebench/aebench/harness/runner.linkedRevision=REV"):
+// go run never stamps VCS information and GOFLAGS=-buildvcs=false turns
+// go build's off, so the Makefile and regress.sh stamp the revision this
+// way whatever the environment says. Package variables because the linker
+// can only set those.
+var linkedRevision, linkedModified string
 
 // Build is what the running binary says of itself (runtime/debug build
 // info): aebench's module version and VCS revision, and the versions of
@@ -58,6 +67,14 @@ type Build struct {
 // ReadBuild reads the binary's build info; fields are empty where the
 // binary carries none (go run without VCS stamping, tests).
 func ReadBuild() Build {
+	b := readBuildInfo()
+	if b.Revision == "" && linkedRevision != "" {
+		b.Revision, b.Modified = linkedRevision, linkedModified == "true"
+	}
+	return b
+}
+
+func readBuildInfo() Build {
 	b := Build{GoVersion: runtime.Version(), Modules: map[string]string{}}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
@@ -104,7 +121,7 @@ func (b Build) String() string {
 			s += " " + b.Time
 		}
 	} else {
-		s += " revision unknown (built without VCS stamping: go build -buildvcs=auto in a git checkout stamps it)"
+		s += " revision unknown (not stamped: make and scripts/regress.sh stamp it, as does go build in a git checkout)"
 	}
 	s += ", " + b.GoVersion
 	for _, m := range trackedModules {

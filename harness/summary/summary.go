@@ -541,8 +541,11 @@ type Environment struct {
 	Modules     map[string]string `json:"modules,omitempty"`
 	GitRevision string            `json:"git_revision"`
 	GitDirty    bool              `json:"git_dirty"`
-	Redis       []RedisInfo       `json:"redis"`
-	Clients     []string          `json:"clients"`
+	// RevisionNote says why GitRevision is unknown: the binary carried no
+	// stamp, and the checkout it ran in is named here, never taken for it.
+	RevisionNote string      `json:"revision_note,omitempty"`
+	Redis        []RedisInfo `json:"redis"`
+	Clients      []string    `json:"clients"`
 	// Note is the caveat every reader of these numbers needs.
 	Note string `json:"note"`
 }

@@ -320,7 +320,7 @@ func compareMetric(m Metric, base, cand []Run, alpha, limitPct float64, metered 
 		return row, true
 	}
 	if m.Deterministic() {
-		return deterministicVerdict(m, row, limitPct, math.Max(ownSpread(bv, nv), declaredNoise(base, cand)), metered), true
+		return deterministicVerdict(m, row, limitPct, math.Max(ownSpread(bv), declaredNoise(base)), metered), true
 	}
 	if minP := minUTestP(len(bv), len(nv)); minP > alpha {
 		row.Verdict = TooNoisy
@@ -347,8 +347,9 @@ func compareMetric(m Metric, base, cand []Run, alpha, limitPct float64, metered 
 	return row, true
 }
 
-// ownSpread is the limit, in percent, that either side's own repeats of a
-// counted metric allow: the floors hold for the strategies whose path per
+// ownSpread is the limit, in percent, that the base's own repeats of a
+// counted metric allow (only the base's: a candidate whose repeats spread
+// wider must not widen the limit it is judged by): the floors hold for the strategies whose path per
 // job timing does not change, but a strategy whose cost does depend on
 // timing (stream: how many deleted entries its reads walk past, 2-4% run
 // to run) shows it in its repeats, and a change within about two of its
@@ -378,8 +379,9 @@ func rangeFactor(n int) float64 {
 	return d2[min(n, 10)-2]
 }
 
-// declaredNoise is the larger spread, in percent, that either side's
-// backend declares in its counted metrics (registry.Backend.CountNoise).
+// declaredNoise is the spread, in percent, that the base side's backend
+// declares in its counted metrics (registry.Backend.CountNoise): the base
+// judges, so a candidate cannot declare itself noisier to pass.
 func declaredNoise(sides ...[]Run) float64 {
 	var n float64
 	for _, runs := range sides {

@@ -65,13 +65,20 @@ func TestCompareVerdicts(t *testing.T) {
 		{"counted +5%, repeats 4% apart", "cmds_per_job", []float64{19.6, 20.4}, []float64{21, 21}, CompareOptions{}, NoChange, ExitOK},
 		{"counted +4%, backend declares 5% noise", "cmds_per_job", []float64{20}, []float64{20.8}, CompareOptions{}, NoChange, ExitOK},
 		{"counted +6%, backend declares 5% noise", "cmds_per_job", []float64{20}, []float64{21.2}, CompareOptions{}, Worse, ExitThreshold},
+		// The base judges: a candidate that declares more noise, or whose
+		// own repeats spread wider, is held to the base's limit.
+		{"counted +4%, only the candidate declares 5% noise", "cmds_per_job", []float64{20}, []float64{20.8}, CompareOptions{}, Worse, ExitThreshold},
+		{"counted +5%, only the candidate's repeats 8% apart", "cmds_per_job", []float64{20, 20}, []float64{20.2, 21.8}, CompareOptions{}, Worse, ExitThreshold},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var mut func(*Run)
+			var baseMut, newMut func(*Run)
 			if strings.Contains(tc.name, "declares") {
-				mut = func(r *Run) { r.CountNoise = 0.05 }
+				newMut = func(r *Run) { r.CountNoise = 0.05 }
+				if !strings.Contains(tc.name, "only the candidate") {
+					baseMut = newMut
+				}
 			}
-			c := Compare(set(tc.metric, tc.base, mut), set(tc.metric, tc.new, mut), tc.opts)
+			c := Compare(set(tc.metric, tc.base, baseMut), set(tc.metric, tc.new, newMut), tc.opts)
 			if len(c.Pairs) != 1 || len(c.Pairs[0].Rows) != 1 {
 				t.Fatalf("pairs %+v", c.Pairs)
 			}
