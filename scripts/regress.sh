@@ -64,7 +64,11 @@ build() {
 	rev=$(git -C "$1" rev-parse HEAD 2>/dev/null || true)
 	dirty=
 	[ -z "$(git -C "$1" status --porcelain --untracked-files=no 2>/dev/null)" ] || dirty=true
-	(cd "$1" && $GO build -ldflags "-X $pkg.linkedRevision=$rev -X $pkg.linkedModified=$dirty" -o "$2" ./cmd/aebench)
+	# -buildvcs as well as the link stamp: a base older than the link stamp
+	# reads only the VCS stamp, which GOFLAGS=-buildvcs=false would drop.
+	vcs=false
+	[ -z "$rev" ] || vcs=true
+	(cd "$1" && $GO build -buildvcs=$vcs -ldflags "-X $pkg.linkedRevision=$rev -X $pkg.linkedModified=$dirty" -o "$2" ./cmd/aebench)
 	echo "regress.sh: built $2 at ${rev:-an unknown revision}${dirty:+ (modified)}"
 }
 build . "$out/bin/new"
