@@ -64,11 +64,14 @@ build() {
 	rev=$(git -C "$1" rev-parse HEAD 2>/dev/null || true)
 	dirty=
 	[ -z "$(git -C "$1" status --porcelain --untracked-files=no 2>/dev/null)" ] || dirty=true
-	# -buildvcs as well as the link stamp: a base older than the link stamp
-	# reads only the VCS stamp, which GOFLAGS=-buildvcs=false would drop.
+	# The VCS stamp as well as the link stamp: a base older than the link
+	# stamp reads only the VCS one. A -buildvcs=false in GOFLAGS (the
+	# environment or go env -w) wins over the command line's, so it is
+	# taken out of GOFLAGS for this build; the other flags stay.
 	vcs=false
 	[ -z "$rev" ] || vcs=true
-	(cd "$1" && $GO build -buildvcs=$vcs -ldflags "-X $pkg.linkedRevision=$rev -X $pkg.linkedModified=$dirty" -o "$2" ./cmd/aebench)
+	flags=$($GO env GOFLAGS | tr ' ' '\n' | grep -v '^-buildvcs' | tr '\n' ' ' || true)
+	(cd "$1" && GOFLAGS=$flags $GO build -buildvcs=$vcs -ldflags "-X $pkg.linkedRevision=$rev -X $pkg.linkedModified=$dirty" -o "$2" ./cmd/aebench)
 	echo "regress.sh: built $2 at ${rev:-an unknown revision}${dirty:+ (modified)}"
 }
 build . "$out/bin/new"
@@ -154,11 +157,14 @@ gate() {
 	code=$final
 }
 
-# base_build REV: the base binary from a clean checkout of REV.
+# base_build REV: the base binary from a clean checkout of REV: a shared
+# clone rather than a git worktree, whose .git file Go's VCS stamping does
+# not recognise.
 base_build() {
 	src=$(mktemp -d)
-	trap 'git worktree remove --force "$src" >/dev/null 2>&1 || rm -rf "$src"' EXIT
-	git worktree add --detach "$src" "$1" >/dev/null
+	trap 'rm -rf "$src"' EXIT
+	git clone --quiet --shared --no-checkout . "$src"
+	git -C "$src" checkout --quiet --detach "$1"
 	build "$src" "$out/bin/base"
 }
 if [ -z "$base_dir" ]; then
