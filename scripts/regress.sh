@@ -190,5 +190,9 @@ for s in "$@"; do
 	esac
 done
 [ "$worst" -ne 0 ] || [ "$regression" -eq 0 ] || worst=4
-echo "regress.sh: exit $worst"
+if [ -n "$no_cost_gate" ] && ! echo "$scenarios" | grep -q ci-cost; then
+	echo "regress.sh: exit $worst (scenarios/ci-cost.yaml NOT gated: --no-cost-gate)"
+else
+	echo "regress.sh: exit $worst"
+fi
 exit "$worst"
