@@ -55,6 +55,9 @@ type Seed001 struct {
 	// claim script: the window in which another claimer reads the same
 	// head (TestSeedVariantFidelity runs one there).
 	afterRead func()
+	// reply: variant seed001-reply, whose claims parse the seed's reply
+	// the seed's way (seed001reply.go) and fail, every one.
+	reply bool
 }
 
 // Capabilities: a seed variant whose delayed retries never run, whose
@@ -99,14 +102,26 @@ func (s *Seed001) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobst
 
 // claimOne is the seed's ClaimSingleJob of one member read.
 func (s *Seed001) claimOne(ctx context.Context, member, worker string, now, deadline time.Time) ([]jobstore.Claimed, error) {
+	mode := ""
+	if s.reply {
+		mode = "reply"
+	}
 	v, err := s.Run(ctx, scriptSeed001Claim, []string{s.queue, s.Keys.Active()},
-		[]string{member, base.Ms(now), base.Ms(deadline), s.TokenBase() + ".1", worker})
+		[]string{member, base.Ms(now), base.Ms(deadline), s.TokenBase() + ".1", worker, mode})
 	var re *rclient.RedisError
 	if errors.As(err, &re) && (strings.Contains(re.Msg, "ALREADY_ASSIGNED") || strings.Contains(re.Msg, "WRONG_STATUS") || strings.Contains(re.Msg, "RETRY_DELAY")) {
 		return nil, fmt.Errorf("%w: %s", ErrClaimConflict, re.Msg)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("zset seed001: %w", err)
+	}
+	if arr, ok := v.([]any); s.reply && ok && len(arr) == 4 {
+		// The job is claimed (InProgress, out of the queue, leased) whatever
+		// the parser makes of the reply: the seed returns only its error.
+		if _, err := parseSeed001Reply(arr[3]); err != nil {
+			return nil, err
+		}
+		v = arr[:3]
 	}
 	return base.DecodeClaimedRecords(v, worker, now, deadline)
 }

@@ -100,6 +100,21 @@ func TestSeedVariantFidelity(t *testing.T) {
 				t.Fatalf("claim of the head another claimer took: %+v, %v; want ErrClaimConflict though h2 waits", cl, err)
 			}
 		}},
+		{VariantSeed001Reply, "every claim fails after claiming: the reply holds WorkerId where the parser reads CreatedAt (lines 355-360 against 412-420)", func(t *testing.T, s jobstore.Store, clk *clock.Manual) {
+			_ = s.Enqueue(ctx, jobstore.NewJob{ID: "m", MaxRetries: 2})
+			cl, err := claim(t, s)
+			if !errors.Is(err, ErrJobConstruction) || len(cl) != 0 || !strings.Contains(err.Error(), "CreatedAt") {
+				t.Fatalf("claim: %d jobs, %v; want ErrJobConstruction on CreatedAt", len(cl), err)
+			}
+			// The script ran: the job is InProgress and out of the queue,
+			// claimed by a worker that never got it.
+			if l := locate(t, s, "m"); !l.Found || l.Status != jobstore.StatusInProgress {
+				t.Fatalf("Locate %+v: want InProgress", l)
+			}
+			if n, err := c.Do(ctx, rclient.Cmd("ZCARD", s.(*Seed001).queue)); err != nil || base.Int(n) != 0 {
+				t.Fatalf("queue holds %v (%v) after the failed claim; want 0", n, err)
+			}
+		}},
 		{VariantSeed004, "the pop takes the id out before work: after a crash nothing takes it back", func(t *testing.T, s jobstore.Store, clk *clock.Manual) {
 			_ = s.Enqueue(ctx, jobstore.NewJob{ID: "p"})
 			mustClaim(t, s, 1)

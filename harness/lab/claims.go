@@ -88,6 +88,7 @@ var flawRows = []flawRow{
 	{"flaw-seed000-ahead.yaml", "000", "approach 2's mover reads up to now + 5 s, takes each job out (ZREM) and moves only those already due: the rest are in no queue", "lost", 0, []string{"seed000-no-lookahead"}},
 	{"flaw-seed001-retry.yaml", "001", "UpdateJob re-adds a retry only when RetryDelayUntil <= now: a retry with a backoff ahead is in no queue and never runs (stranded)", "lost", 0, []string{"seed001-retry-readded"}},
 	{"flaw-seed001-retry.yaml", "003/001", "head read outside Lua (seed 003 lines 37-44: ZRANGEBYSCORE take 1), then seed 001's claim of that one id, refused ALREADY_ASSIGNED once another claimer has it (seed 001 lines 317-319): claimers race for the head job", "claim_conflicts", 0, []string{"seed001-head-read-in-lua"}},
+	{"flaw-seed001-reply.yaml", "001", "the claim script's reply and its parser one index apart (lines 355-360 against 412-420): CreatedAt is parsed from WorkerId, always empty, so every claim fails (JOB_CONSTRUCTION_ERROR) after the script set the job InProgress and took it out of the queue: no job completes", "not_completed", 0, []string{"seed001-reply-aligned"}},
 	{"flaw-seed002-timeout.yaml", "002", "timeout counted from StartedAt, no heartbeat: jobs longer than it run twice", "reruns", 0, []string{"seed002-timeout-renewed"}},
 	{"flaw-seed002-scan.yaml", "002", "recovery SCANs every key in Redis: its cost grows with the keyspace, not with the jobs to recover", "recover_p50_us", 10, []string{"seed002-one-scan-step"}},
 	{"flaw-seed002-cluster.yaml", "002", "recovery script declares no keys: on a Redis Cluster each call runs on one master and SCANs only its keys, so it reaches the queue's slot on 1 call in M and recovery comes late", "recovery_max_ms", 1.5, []string{"seed002-keys-declared"}},
@@ -96,7 +97,10 @@ var flawRows = []flawRow{
 
 // flawMetrics reads what a flaw causes from a run's summary.
 var flawMetrics = map[string]func(rs *summary.RunSummary) int64{
-	"lost":                  func(rs *summary.RunSummary) int64 { return rs.Ledger.Lost },
+	"lost": func(rs *summary.RunSummary) int64 { return rs.Ledger.Lost },
+	"not_completed": func(rs *summary.RunSummary) int64 {
+		return rs.Ledger.Acknowledged - rs.Ledger.Completed - rs.Ledger.Canceled
+	},
 	"early":                 func(rs *summary.RunSummary) int64 { return rs.Ledger.StartedEarly },
 	"claim_conflicts":       func(rs *summary.RunSummary) int64 { return rs.Counters.ClaimErrors },
 	"reruns":                func(rs *summary.RunSummary) int64 { return rs.Ledger.DuplicateReruns },
@@ -124,6 +128,7 @@ var flawMetrics = map[string]func(rs *summary.RunSummary) int64{
 // table's reader.
 var flawSources = map[string]string{
 	"lost":                  "ledger: acknowledged, never finished, confirmed by read-back",
+	"not_completed":         "ledger: acknowledged and never completed (dead-lettered, unfinished at the drain or lost)",
 	"early":                 "ledger: started before RunAt",
 	"claim_conflicts":       "claim calls that returned the seed's ALREADY_ASSIGNED",
 	"reruns":                "ledger: jobs run again while their first run was alive",

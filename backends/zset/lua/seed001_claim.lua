@@ -10,10 +10,20 @@
 -- claimers that passed the checks at once. The job taken is leased as the
 -- corrected store does.
 --
+-- With ARGV[6] = 'reply' (variant seed001-reply) it also returns the
+-- seed's own reply (lines 355-360): the seventeen values in the seed's
+-- order, currentWorkerId (empty: the check above refused any other) at
+-- index 12 between RetryDelayUntil and CreatedAt, where the seed's parser
+-- (lines 386-420) reads CreatedAt. Dates are the record's milliseconds
+-- where the seed writes ISO 8601 (the misalignment does not depend on it);
+-- RetryCount and MaxRetries read 0 where the record leaves them out, as the
+-- seed's HSET of every field would store them.
+--
 -- KEYS: [1] queue ZSET, [2] active index.
--- ARGV: member read, now, lease deadline, token, worker.
--- Returns: {id, token, record}, or an ALREADY_ASSIGNED / WRONG_STATUS /
---   RETRY_DELAY error.
+-- ARGV: member read, now, lease deadline, token, worker, reply mode ('' or
+--   'reply').
+-- Returns: {id, token, record}, with 'reply' {id, token, record, seed reply};
+--   or an ALREADY_ASSIGNED / WRONG_STATUS / RETRY_DELAY error.
 -- Complexity: O(log N + log A).
 local queue, active, member, now = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
 local id = seq_member_id(member)
@@ -34,4 +44,9 @@ local token = ARGV[4]
 lease_grant(active, id, token, ARGV[3])
 local rec = rec_snapshot(key)
 claim_record(key, token, ARGV[5], now, ARGV[3])
-return { id, token, rec }
+if ARGV[6] ~= 'reply' then return { id, token, rec } end
+local g = rec_get(key, 'Name', 'Payload', 'RetryCount', 'MaxRetries', 'CreatedAt', 'RunAt', 'CompletedAt')
+local created = g[5] or g[6]
+local reply = { id, g[1] or '', ST_INPROGRESS, '', '', '', g[2] or '', '', '', g[3] or '0', g[4] or '0',
+  retry_until_text or '', worker or '', created, now, g[7] or '', now }
+return { id, token, rec, reply }
