@@ -18,6 +18,7 @@ func Spec() spec.Spec {
 				Doc: "who promotes due buckets: each Claim before popping, or a background loop calling Promote"},
 			{Name: OptionWait, Allowed: base.WaitBlock + " or " + base.WaitPoll, Default: base.WaitBlock,
 				Doc: "how a waiting Claim waits: BZPOPMIN on a wake-up marker, or a move every store.poll_interval (the seeds' way)"},
+			{Name: base.OptionVariant, Allowed: VariantAllowed, Default: base.VariantOff, Doc: VariantDoc},
 		},
-		New: spec.Configured(ParseConfig, NewWith)}
+		New: Build}
 }
