@@ -37,9 +37,6 @@ func TestSeed000Fidelity(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if l, err := s.Locate(ctx, []string{"a", "c"}); err != nil || l[0].Reachable || !l[1].Reachable {
-			t.Fatalf("Locate a, c before the mover: %+v, %v; want a in no queue, c in the bucket's jobId", l, err)
-		}
 		clk.Advance(time.Minute)
 		if _, err := s.Promote(ctx, 100); err != nil {
 			t.Fatal(err)
@@ -71,6 +68,17 @@ func TestSeed000Fidelity(t *testing.T) {
 		}
 		if a, err := s.Audit(ctx); err != nil || a[AuditBucketOverwrites] != 2 {
 			t.Errorf("audit %v (%v): want %s 2", a, err, AuditBucketOverwrites)
+		}
+	})
+	t.Run("the job a bucket's jobId holds is reachable, the one it overwrote is not", func(t *testing.T) {
+		s, _ := build(t)
+		for i, id := range []string{"a", "c"} {
+			if err := s.Enqueue(ctx, jobstore.NewJob{ID: id, RunAt: start.Add(time.Duration(i+1) * time.Second)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if l, err := s.Locate(ctx, []string{"a", "c"}); err != nil || l[0].Reachable || !l[1].Reachable {
+			t.Fatalf("Locate a, c before the mover: %+v, %v; want a in no queue, c in the bucket's jobId", l, err)
 		}
 	})
 	t.Run("the mover adds every field's value, timestamps too (lines 518-527)", func(t *testing.T) {
