@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/aebench/aebench/harness/summary"
+	"github.com/aebench/aebench/harness/verdict"
 )
 
 // TestCombine: every way a rule's parts combine, and what each verdict
@@ -178,5 +179,52 @@ func TestTimingFlaws(t *testing.T) {
 	val := map[string]int64{"a": 900, "b": 100, "c": 300}
 	if got := runsMedian(runs, func(r *summary.RunSummary) int64 { return val[r.Label] }); got != 300 {
 		t.Errorf("runsMedian = %d, want 300", got)
+	}
+}
+
+func TestSplitModes(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		vs        []float64
+		low, high int
+		split     bool
+	}{
+		{"claim-dual's lateness at 48737f9", []float64{0.056, 0.956, 1.026, 0.94, 0.076, 0.867}, 2, 4, true},
+		{"one group", []float64{0.99, 1.01, 0.98, 1.02, 0.97, 1.0}, 0, 0, false},
+		{"spread under the gap", []float64{0.5, 0.9, 1.4}, 0, 0, false},
+		{"one outlier above", []float64{1, 1.1, 0.9, 4}, 3, 1, true},
+		{"too few", []float64{1}, 0, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			low, high, ok := splitModes(tc.vs)
+			if ok != tc.split || len(low) != tc.low || len(high) != tc.high {
+				t.Errorf("splitModes(%v) = %v, %v, %v; want %d low, %d high, split %v", tc.vs, low, high, ok, tc.low, tc.high, tc.split)
+			}
+		})
+	}
+}
+
+// TestEvalDualUpperGroup: a lateness measure in two groups is judged on
+// the upper one. Here dual's lateness is 1.25-1.35x the better alternative
+// in 8 repeats and 0.07x in 4 (bucket's stall): the median of all twelve
+// straddles 1.2 (inconclusive); the upper group misses it.
+func TestEvalDualUpperGroup(t *testing.T) {
+	s := &verdict.Set{}
+	for rep := 1; rep <= 12; rep++ {
+		dualLate, bucketLate := 1.25+0.01*float64(rep%8), 1.0
+		if rep%3 == 0 {
+			dualLate, bucketLate = 1, 14
+		}
+		for _, b := range []struct {
+			label string
+			late  float64
+		}{{"dual", dualLate}, {"dual-background", 100}, {"bucket", bucketLate}} {
+			s.Runs = append(s.Runs, verdict.Run{Label: b.label, Repeat: rep, Status: verdict.StatusOK,
+				Values: map[string]float64{"e2e.p99": 5, "lateness.p99": b.late, "redis_cpu_us_per_job": 100}})
+		}
+	}
+	ev := evalDual(s, nil, judge{})
+	if ev.Verdict != verdictPartly || !strings.Contains(ev.Measured, "lateness.p99 bimodal: 4 of 12 repeats") {
+		t.Errorf("verdict %q, measured %q; want %q on the upper group", ev.Verdict, ev.Measured, verdictPartly)
 	}
 }

@@ -3,6 +3,7 @@ package lab
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -78,7 +79,7 @@ var claimChecks = []claimCheck{
 		"holds if every backend's recovery max <= 1.2 x (lease + recovery_interval) in every run, with 0 lost; concurrent recoverers: conformance case ConcurrentRecoverers (make test)",
 		"each run's recovery maximum (a bound on every run, not an interval)", evalRecovery},
 	{"claim-dual.yaml", "000", "the dual queue is the recommended design (over a background mover and time buckets)",
-		"dual over the better of dual with a background mover (approach 2) and bucket (approach 3), per metric: e2e p99, lateness p99, Redis CPU per job; a metric is met if its interval lies at or below 1.2x, missed if it lies above; holds if all are met, partly if some",
+		"dual over the better of dual with a background mover (approach 2) and bucket (approach 3), per metric: e2e p99, lateness p99, Redis CPU per job; a metric is met if its interval lies at or below 1.2x, missed if it lies above; holds if all are met, partly if some; a metric whose paired ratios fall into two groups (a gap of 3x or more between sorted neighbours) is judged on the upper group alone, where dual fares worse (12 repeats in a full run, so that group keeps enough for the coverage floor)",
 		"paired-ratio intervals of dual over the better alternative of the same repeat, per metric", evalDual},
 }
 
@@ -204,6 +205,7 @@ var dualAlternatives = []string{"dual-background", "bucket"}
 func evalDual(s *verdict.Set, _ *summary.Summary, j judge) claimEval {
 	var ivs []interval
 	var parts []tri
+	var notes []string
 	for _, m := range []string{"e2e.p99", "lateness.p99", "redis_cpu_us_per_job"} {
 		sides := []side{{"dual", m, nil}}
 		for _, a := range dualAlternatives {
@@ -216,10 +218,48 @@ func evalDual(s *verdict.Set, _ *summary.Summary, j judge) claimEval {
 			}
 			return v[0] / best, best > 0
 		}, sides...)
+		if low, high, ok := splitModes(iv.Values); ok {
+			// Two groups: the median of both reads the mixture, and noise
+			// in which group a repeat falls into decides. The claim must
+			// hold where dual fares worse, so the upper group decides.
+			notes = append(notes, fmt.Sprintf("%s bimodal: %d of %d repeats near %.2fx, %d near %.2fx; judged on the upper group",
+				m, len(low), len(iv.Values), medianOf(low), len(high), medianOf(high)))
+			iv = medianInterval(iv.Name+" (upper group)", high)
+		}
 		ivs = append(ivs, iv)
+	}
+	ivs = jointIntervals(ivs)
+	for _, iv := range ivs {
 		parts = append(parts, j.atMost(iv, 1.2))
 	}
-	return claimEval{Measured: describe(ivs...), Verdict: j.verdict(ivs, parts...), Intervals: ivs}
+	measured := describe(ivs...)
+	if len(notes) > 0 {
+		measured += " (" + strings.Join(notes, "; ") + ")"
+	}
+	return claimEval{Measured: measured, Verdict: j.verdict(ivs, parts...), Intervals: ivs}
+}
+
+// modeGap is the ratio between two neighbouring sorted values that splits
+// a measure into two groups: claim-dual's lateness ratios sat near 0.07 and
+// near 1 (a 12x gap), while repeats of one mode spread by under 1.3x.
+const modeGap = 3
+
+// splitModes splits positive values at their widest gap between sorted
+// neighbours when that gap is at least modeGap: low and high, each
+// non-empty; ok false when there is no such gap (one group).
+func splitModes(vs []float64) (low, high []float64, ok bool) {
+	xs := slices.Clone(vs)
+	slices.Sort(xs)
+	at, widest := -1, 0.0
+	for i := 1; i < len(xs); i++ {
+		if xs[i-1] > 0 && xs[i]/xs[i-1] > widest {
+			at, widest = i, xs[i]/xs[i-1]
+		}
+	}
+	if at < 0 || widest < modeGap {
+		return nil, nil, false
+	}
+	return xs[:at], xs[at:], true
 }
 
 // verdictTable writes the claims' verdict table as Markdown.
