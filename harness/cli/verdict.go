@@ -212,11 +212,17 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return loadErr(stderr, "compare", err)
 	}
-	fromScenario, err := verdict.ScenarioFailOn(cand)
-	if err != nil {
-		return usageErr(stderr, "compare", err)
+	for _, side := range []*verdict.Set{base, cand} {
+		fromScenario, err := verdict.ScenarioFailOn(side)
+		if err != nil {
+			return usageErr(stderr, "compare", err)
+		}
+		kept, dropped := verdict.TightenOnly(fromScenario, o.NoiseFloor)
+		for _, d := range dropped {
+			fmt.Fprintf(stderr, "aebench compare: %s: scenario threshold %s not applied: a scenario's thresholds only tighten a gate\n", side.Source, d)
+		}
+		o.FailOn = append(o.FailOn, kept...)
 	}
-	o.FailOn = append(o.FailOn, fromScenario...)
 	c := verdict.Compare(base, cand, o)
 	if *format == "html" {
 		// One page: the verdict first, NEW's figures, and BASE's beside

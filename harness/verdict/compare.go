@@ -275,10 +275,17 @@ func gateLimits(o CompareOptions) map[string]float64 {
 			out[m.Name] = limit
 		}
 	}
+	// Several thresholds on one metric (a --fail-on and a scenario's):
+	// the tightest holds. A looser one got here only through --loosen.
+	set := map[string]bool{}
 	for _, t := range o.FailOn {
-		if t.Relative {
+		if !t.Relative {
+			continue
+		}
+		if l, ok := out[t.Metric.Name]; !set[t.Metric.Name] || !ok || t.Pct < l {
 			out[t.Metric.Name] = t.Pct
 		}
+		set[t.Metric.Name] = true
 	}
 	return out
 }

@@ -45,3 +45,21 @@ func CheckFailOn(ts []Threshold, noiseFloor float64, loosen bool) (loosened []st
 	}
 	return loosened, nil
 }
+
+// TightenOnly keeps the relative thresholds that tighten a gated metric's
+// limit or gate an ungated one, and names the others in dropped: a
+// scenario's thresholds block (either side's) may add or tighten a gate,
+// never loosen one, since a candidate could otherwise loosen the gate it is
+// judged by in its own scenario file. Loosening takes --fail-on with
+// --loosen.
+func TightenOnly(ts []Threshold, noiseFloor float64) (kept []Threshold, dropped []string) {
+	for _, t := range ts {
+		limit, gated := DefaultLimit(t.Metric, noiseFloor)
+		if t.Relative && gated && t.Pct > limit {
+			dropped = append(dropped, fmt.Sprintf("%s (would loosen %s's limit of %g%%)", t.Expr, t.Metric.Name, limit))
+			continue
+		}
+		kept = append(kept, t)
+	}
+	return kept, dropped
+}

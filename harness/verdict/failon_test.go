@@ -40,3 +40,29 @@ func TestFailOnTightensOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestScenarioThresholdsTightenOnly: a scenario's relative thresholds (the
+// candidate's own file) never loosen a gate, and the tightest of several
+// on one metric holds.
+func TestScenarioThresholdsTightenOnly(t *testing.T) {
+	var ts []Threshold
+	for _, e := range []string{"cmds_per_job < +50%", "e2e.p99 < +5%", "queue_wait.p99 < +30%", "throughput > -40%"} {
+		th, err := ParseThreshold(e)
+		if err != nil {
+			t.Fatalf("%s: %v", e, err)
+		}
+		ts = append(ts, th)
+	}
+	kept, dropped := TightenOnly(ts, DefaultNoiseFloor)
+	if len(kept) != 2 || len(dropped) != 2 || !strings.Contains(strings.Join(dropped, ";"), "cmds_per_job") {
+		t.Fatalf("kept %v, dropped %v; want e2e.p99 and queue_wait.p99 kept, cmds_per_job and throughput dropped", kept, dropped)
+	}
+	tight, err := ParseFailOn("e2e.p99:+3%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := gateLimits(CompareOptions{NoiseFloor: DefaultNoiseFloor, FailOn: append(kept, tight)})
+	if limits["e2e.p99"] != 3 || limits["cmds_per_job"] != 4 {
+		t.Errorf("limits e2e.p99 %g, cmds_per_job %g; want 3 (the tightest) and 4 (its floor)", limits["e2e.p99"], limits["cmds_per_job"])
+	}
+}
