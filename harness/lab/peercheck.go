@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -292,11 +293,31 @@ type plainResult struct {
 	CPU    float64 `json:"client_cpu_us_per_job"`
 }
 
+// gcEnv is this process's GC settings as environment variables, for the
+// plain programs: aebench runs with GOGC 2000 and a soft memory limit
+// (harness/cli's tuneGC), and a plain program at Go's default (100)
+// collected ten times as often, which the ratio would have charged to
+// aebench's side. GOGC and GOMEMLIMIT the user set pass through as they
+// are. (Go has no read-only getter for the GC percent: set and restore.)
+func gcEnv() []string {
+	var env []string
+	if _, set := os.LookupEnv("GOGC"); !set {
+		pct := debug.SetGCPercent(100)
+		debug.SetGCPercent(pct)
+		env = append(env, "GOGC="+strconv.Itoa(pct))
+	}
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		env = append(env, "GOMEMLIMIT="+strconv.FormatInt(debug.SetMemoryLimit(-1), 10))
+	}
+	return env
+}
+
 func runPlain(ctx context.Context, bin, addr, password, args string) (plainResult, error) {
 	argv := append([]string{"-addr", addr, "-password", password}, strings.Fields(args)...)
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin, argv...)
 	cmd.Stderr = &stderr
+	cmd.Env = append(os.Environ(), gcEnv()...)
 	out, err := cmd.Output()
 	if err != nil {
 		return plainResult{}, fmt.Errorf("%s: %w: %s", filepath.Base(bin), err, lastLineOf(stderr.Bytes()))

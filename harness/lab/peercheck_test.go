@@ -3,6 +3,7 @@ package lab
 import (
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -86,5 +87,18 @@ func TestPeerRoundsPrint(t *testing.T) {
 	}
 	if !strings.Contains(out, "fastest round of each side (not judged): plain 120, aebench 118 jobs/s: 0.98x") {
 		t.Errorf("no fastest-round line:\n%s", out)
+	}
+}
+
+// TestPlainProgramsGetHarnessGC: the plain programs run with the GC
+// settings aebench runs with, not Go's default.
+func TestPlainProgramsGetHarnessGC(t *testing.T) {
+	if _, set := os.LookupEnv("GOGC"); set {
+		t.Skip("GOGC is set in the environment: it passes through as it is")
+	}
+	old := debug.SetGCPercent(2000)
+	defer debug.SetGCPercent(old)
+	if env := strings.Join(gcEnv(), " "); !strings.Contains(env, "GOGC=2000") {
+		t.Errorf("gcEnv() = %q; want GOGC=2000", env)
 	}
 }
