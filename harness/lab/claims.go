@@ -532,8 +532,10 @@ func flawOf(fr flawRow, oc *runner.Outcome) flawResult {
 	}
 	r.Faults = faultList(variant)
 	r.VariantN, r.CorrectedN = runsMedian(variants, metric), runsMedian(correcteds, metric)
-	r.VariantLost, r.VariantDup, r.VariantEarly = variant.Ledger.Lost, variant.Ledger.DuplicatedExecutions, variant.Ledger.StartedEarly
-	r.CorrectedLost, r.CorrectedDup, r.CorrectedEarly = corrected.Ledger.Lost, corrected.Ledger.DuplicatedExecutions, corrected.Ledger.StartedEarly
+	// The books of every run, summed: a timing row runs its scenario
+	// several times, and a job lost in any of them must show.
+	r.VariantLost, r.VariantDup, r.VariantEarly = sumLedger(variants)
+	r.CorrectedLost, r.CorrectedDup, r.CorrectedEarly = sumLedger(correcteds)
 	r.Conditions = variant.Conditions
 	r.Reproduced = r.VariantN > 0 && r.CorrectedN == 0
 	if fr.Ratio > 0 {
@@ -587,8 +589,12 @@ func flawsTable(rows []flawResult) string {
 	for _, r := range rows {
 		if !seen[r.Scenario] {
 			seen[r.Scenario] = true
-			fmt.Fprintf(&b, "- %s: %s (lost/duplicated/early: seed variant %d/%d/%d, corrected %d/%d/%d; results %s)\n", r.Scenario, r.Conditions,
-				r.VariantLost, r.VariantDup, r.VariantEarly, r.CorrectedLost, r.CorrectedDup, r.CorrectedEarly, r.Results)
+			over := ""
+			if r.Runs > 1 {
+				over = fmt.Sprintf(", summed over %d runs", r.Runs)
+			}
+			fmt.Fprintf(&b, "- %s: %s (lost/duplicated/early%s: seed variant %d/%d/%d, corrected %d/%d/%d; results %s)\n", r.Scenario, r.Conditions,
+				over, r.VariantLost, r.VariantDup, r.VariantEarly, r.CorrectedLost, r.CorrectedDup, r.CorrectedEarly, r.Results)
 		}
 	}
 	b.WriteString("\nSeed 002's own script with its untagged key names on a Redis Cluster is a test, not a row (a store with those names " +

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aebench/aebench/harness/runner"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/harness/verdict"
 )
@@ -226,5 +227,24 @@ func TestEvalDualUpperGroup(t *testing.T) {
 	ev := evalDual(s, nil, judge{})
 	if ev.Verdict != verdictPartly || !strings.Contains(ev.Measured, "lateness.p99 bimodal: 4 of 12 repeats") {
 		t.Errorf("verdict %q, measured %q; want %q on the upper group", ev.Verdict, ev.Measured, verdictPartly)
+	}
+}
+
+// TestFlawBooksSumRuns: a timing row reads several runs of its scenario;
+// a job the corrected store lost in any of them shows in the row.
+func TestFlawBooksSumRuns(t *testing.T) {
+	sum := &summary.Summary{}
+	for rep := 1; rep <= 3; rep++ {
+		v := summary.RunSummary{Label: "zset-seed002"}
+		v.Ledger.SeedVariant = true
+		c := summary.RunSummary{Label: "zset"}
+		if rep == 1 {
+			c.Ledger.Lost = 1
+		}
+		sum.Runs = append(sum.Runs, v, c)
+	}
+	r := flawOf(flawRow{File: "flaw-seed002-scan.yaml", Metric: "recover_p50_us"}, &runner.Outcome{Summary: sum})
+	if r.CorrectedLost != 1 || r.Runs != 3 {
+		t.Errorf("corrected lost %d over %d runs; want 1 over 3 (the first run's)", r.CorrectedLost, r.Runs)
 	}
 }

@@ -39,3 +39,13 @@ func runsMedian(runs []*summary.RunSummary, metric func(*summary.RunSummary) int
 	slices.Sort(vs)
 	return vs[(len(vs)-1)/2]
 }
+
+// sumLedger is lost, duplicated and early jobs summed over runs.
+func sumLedger(runs []*summary.RunSummary) (lost, dup, early int64) {
+	for _, r := range runs {
+		lost += r.Ledger.Lost
+		dup += r.Ledger.DuplicatedExecutions
+		early += r.Ledger.StartedEarly
+	}
+	return lost, dup, early
+}
