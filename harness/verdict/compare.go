@@ -267,29 +267,6 @@ func (c *Comparison) checkSets(base, cand *Set) {
 	}
 }
 
-// gateLimits maps each gated metric to its limit in percent.
-func gateLimits(o CompareOptions) map[string]float64 {
-	out := map[string]float64{}
-	for _, m := range catalog {
-		if limit, gated := DefaultLimit(m, o.NoiseFloor); gated {
-			out[m.Name] = limit
-		}
-	}
-	// Several thresholds on one metric (a --fail-on and a scenario's):
-	// the tightest holds. A looser one got here only through --loosen.
-	set := map[string]bool{}
-	for _, t := range o.FailOn {
-		if !t.Relative {
-			continue
-		}
-		if l, ok := out[t.Metric.Name]; !set[t.Metric.Name] || !ok || t.Pct < l {
-			out[t.Metric.Name] = t.Pct
-		}
-		set[t.Metric.Name] = true
-	}
-	return out
-}
-
 func regression(k stats.Key, m Metric, r Row) Crossing {
 	c := Crossing{Threshold: fmt.Sprintf("%s:%s%g%%", m.Name, worseSign(m), math.Round(r.LimitPct*10)/10),
 		Group: k, Metric: m.Name, Value: r.DeltaPct, N: r.New.N}

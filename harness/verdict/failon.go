@@ -63,3 +63,26 @@ func TightenOnly(ts []Threshold, noiseFloor float64) (kept []Threshold, dropped 
 	}
 	return kept, dropped
 }
+
+// gateLimits maps each gated metric to its limit in percent.
+func gateLimits(o CompareOptions) map[string]float64 {
+	out := map[string]float64{}
+	for _, m := range catalog {
+		if limit, gated := DefaultLimit(m, o.NoiseFloor); gated {
+			out[m.Name] = limit
+		}
+	}
+	// Several thresholds on one metric (a --fail-on and a scenario's):
+	// the tightest holds. A looser one got here only through --loosen.
+	set := map[string]bool{}
+	for _, t := range o.FailOn {
+		if !t.Relative {
+			continue
+		}
+		if l, ok := out[t.Metric.Name]; !set[t.Metric.Name] || !ok || t.Pct < l {
+			out[t.Metric.Name] = t.Pct
+		}
+		set[t.Metric.Name] = true
+	}
+	return out
+}

@@ -13,6 +13,7 @@
 --   job's record.
 -- ARGV: [1] RunAt ms, [2] now ms.
 -- Returns: 1 when it overwrote another job's jobId field, else 0.
+-- Complexity: O(1) for the bucket, O(log B) for the index of B buckets.
 local bucket, index, rec = KEYS[1], KEYS[2], KEYS[4]
 local ref = rec_get(rec, 'Ref')[1]
 if not ref then return 0 end
