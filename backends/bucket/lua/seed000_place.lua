@@ -16,8 +16,10 @@
 -- Complexity: O(1) for the bucket, O(log B) for the index of B buckets.
 local bucket, index, rec = KEYS[1], KEYS[2], KEYS[4]
 local ref = rec_get(rec, 'Ref')[1]
-if not ref then return 0 end
-local member = ref:match('|(.*)$')
+-- Only a job the enqueue put in this bucket: one it found due by its own
+-- clock reading went to ready, and stays there.
+if not ref or ref:sub(1, #bucket + 1) ~= bucket .. '|' then return 0 end
+local member = ref:sub(#bucket + 2)
 redis.call('HDEL', bucket, member)
 local before = redis.call('HGET', bucket, 'jobId')
 redis.call('HSET', bucket, 'jobId', member, 'delayUntil', tostring(math.floor(tonumber(ARGV[1]) / 1000)),
