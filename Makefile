@@ -9,7 +9,7 @@ DIRTY := $(shell test -n "$$(git status --porcelain --untracked-files=no 2>/dev/
 STAMP = -ldflags "-X github.com/aebench/aebench/harness/runner.linkedRevision=$(REV) -X github.com/aebench/aebench/harness/runner.linkedModified=$(DIRTY)"
 AEBENCH = $(GO) run $(STAMP) ./cmd/aebench
 
-.PHONY: version test bench build vet baseline regress capacity claims mutants example drivers peers peer-check
+.PHONY: version test bench build vet baseline regress capacity claims mutants gate-mutants example drivers peers peer-check
 
 # test: every package's tests; they spawn their own redis-server processes.
 # The BullMQ driver's packages are installed first where npm is present (a
@@ -52,6 +52,13 @@ claims:
 # the row's fidelity test must fail on every one and pass on the unchanged tree (about a minute).
 mutants:
 	mutants/run
+
+# gate-mutants: each regression of mutants/gate/*.patch (an extra command on the hand-off, pop and
+# recovery paths, +3% Lua work in each claim and complete, +16 bytes a record, +1 allocation a
+# claimed job) built and run through ci-cost, which must catch it naming its metric; and an A/A
+# pair that must pass. Needs valgrind; about 25 minutes. Table: results/gate-mutants-*/table.md.
+gate-mutants:
+	GO=$(GO) mutants/gate-run
 
 # build: every package, and the aebench binary in the checkout (./aebench).
 build:

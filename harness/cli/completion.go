@@ -30,7 +30,7 @@ var commandFlags = map[string][]string{
 	"claims":     {"--quick", "--claims", "--flaws", "--dir", "--out", "--readme", "--help"},
 	"drivers":    {"--overhead", "--jobs", "--concurrency", "--rounds", "--help"},
 	"peer-check": {"--rounds", "--count", "--help"},
-	"compare":    {"--fail-on", "--noise-floor", "--alpha", "--format", "--force", "--metrics", "--strict-health", "--loosen", "--help"},
+	"compare":    {"--fail-on", "--noise-floor", "--alpha", "--format", "--force", "--backends", "--metrics", "--strict-health", "--loosen", "--help"},
 	"export":     {"--format", "--better", "--help"},
 	"report":     {"--out", "--help"},
 	"worker":     {"--coordinator", "--bind", "--help"},

@@ -51,6 +51,8 @@ Flags:
   --format F            text (default), json, markdown, or html: one page,
                         the verdict first, with BASE's charts beside NEW's
   --force               compare despite different conditions
+  --backends A,B        compare only these backends' runs (by name or label) on
+                        both sides, e.g. a run of every strategy with one of zset
   --metrics             list the metrics, their units and directions
   --strict-health       exit 5 when a compared run of either side is suspect
                         (its measurement health: docs/harness.md)
@@ -181,6 +183,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	metrics := fs.Bool("metrics", false, "")
 	strict := fs.Bool("strict-health", false, "")
 	loosen := fs.Bool("loosen", false, "")
+	only := fs.String("backends", "", "")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return usageErr(stderr, "compare", err)
@@ -212,16 +215,8 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return loadErr(stderr, "compare", err)
 	}
-	for _, side := range []*verdict.Set{base, cand} {
-		fromScenario, err := verdict.ScenarioFailOn(side)
-		if err != nil {
-			return usageErr(stderr, "compare", err)
-		}
-		kept, dropped := verdict.TightenOnly(fromScenario, o.NoiseFloor)
-		for _, d := range dropped {
-			fmt.Fprintf(stderr, "aebench compare: %s: scenario threshold %s not applied: a scenario's thresholds only tighten a gate\n", side.Source, d)
-		}
-		o.FailOn = append(o.FailOn, kept...)
+	if err := prepareSides(&o, base, cand, *only, stderr); err != nil {
+		return usageErr(stderr, "compare", err)
 	}
 	c := verdict.Compare(base, cand, o)
 	if *format == "html" {
@@ -248,6 +243,31 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	return verdict.ExitOK
+}
+
+// prepareSides keeps the runs of the backends only names (all when ""),
+// and adds each side's scenario thresholds that tighten a gate to o.
+func prepareSides(o *verdict.CompareOptions, base, cand *verdict.Set, only string, stderr io.Writer) error {
+	for _, side := range []*verdict.Set{base, cand} {
+		if only == "" {
+			continue
+		}
+		if err := side.OnlyBackends(strings.Split(only, ",")); err != nil {
+			return fmt.Errorf("--backends: %w", err)
+		}
+	}
+	for _, side := range []*verdict.Set{base, cand} {
+		fromScenario, err := verdict.ScenarioFailOn(side)
+		if err != nil {
+			return err
+		}
+		kept, dropped := verdict.TightenOnly(fromScenario, o.NoiseFloor)
+		for _, d := range dropped {
+			fmt.Fprintf(stderr, "aebench compare: %s: scenario threshold %s not applied: a scenario's thresholds only tighten a gate\n", side.Source, d)
+		}
+		o.FailOn = append(o.FailOn, kept...)
+	}
+	return nil
 }
 
 // parsePercent reads "10%" or "10" as 0.10.

@@ -343,6 +343,9 @@ type planRunner struct {
 	runAddr string
 	// capacity: the probes' results (producers.capacity: measure).
 	capacity map[capacityKey]conditions.Config
+	// paths: the current run's Redis under callgrind, which the path probe
+	// reuses after the run; nil when the run is not metered.
+	paths *pathTarget
 }
 
 func randHex(n int) string {
@@ -469,6 +472,9 @@ func (pr *planRunner) execute(ctx context.Context, spec conditions.RunSpec, be r
 	res := engine.Run(ctx, espec, store, hooks)
 	pr.status.end()
 	pr.fill(rs, res)
+	if pr.paths != nil && !spec.Calibration && be.Kind == registry.KindJobStore && rs.Status != summary.StatusError {
+		rs.Probe = pr.probePaths(ctx, spec, be)
+	}
 	if err := pr.writeRunFiles(rs, res); err != nil {
 		return rs, err
 	}

@@ -52,8 +52,10 @@ func (pr *planRunner) connect(ctx context.Context, be registry.Backend, rs *summ
 		return nil, nil, none, err
 	}
 	var cg *rediscost.Callgrind
+	pr.paths = nil
 	if cfg.Redis.Metered() && len(srv.r.Nodes) == 1 {
 		cg = &rediscost.Callgrind{PID: srv.r.Nodes[0].PID(), OutFile: srv.r.Nodes[0].CallgrindOut()}
+		pr.paths = &pathTarget{srv: srv, client: client, cg: *cg}
 	}
 	// The cost meter always reaches Redis directly: its INFO is no job's
 	// round trip.

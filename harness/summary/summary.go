@@ -237,6 +237,7 @@ type RunSummary struct {
 	Ledger    ledger.Report                 `json:"ledger"`
 	Counters  Counters                      `json:"counters"`
 	Cost      *CostReport                   `json:"cost"`
+	Probe     *PathProbe                    `json:"probe,omitempty"`
 	Harness   HarnessCost                   `json:"harness"`
 	Files     RunFiles                      `json:"files"`
 	// Recovery is what the run's faults did (absent without faults): per

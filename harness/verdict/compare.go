@@ -236,7 +236,11 @@ func (c *Comparison) comparePair(p *Pair, runs [2][]Run, limits map[string]float
 		row.Gated = gated
 		p.Rows = append(p.Rows, row)
 		if gated && row.Verdict == Worse {
-			c.Regressions = append(c.Regressions, regression(p.Key, m, row))
+			reg := regression(p.Key, m, row)
+			if d := m.Detail(runs[1][0].Record); d != "" {
+				reg.Message += " [" + d + "]"
+			}
+			c.Regressions = append(c.Regressions, reg)
 		}
 	}
 }
@@ -304,7 +308,11 @@ func compareMetric(m Metric, base, cand []Run, alpha, limitPct float64, metered 
 		return row, true
 	}
 	if m.Deterministic() {
-		return deterministicVerdict(m, row, limitPct, math.Max(ownSpread(bv), declaredNoise(base)), metered), true
+		spread := ownSpread(bv)
+		if !m.windowed {
+			spread = math.Max(spread, declaredNoise(base))
+		}
+		return deterministicVerdict(m, row, limitPct, spread, metered), true
 	}
 	if minP := minUTestP(len(bv), len(nv)); minP > alpha {
 		row.Verdict = TooNoisy

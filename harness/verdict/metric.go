@@ -62,6 +62,13 @@ type Metric struct {
 	phase func(p summary.PhaseResult) (float64, bool)
 	// mix reads a run's job-mix figure (mixgate.go); nil elsewhere.
 	mix func(m *summary.MixResult) (float64, bool)
+	// windowed: counted in a window of fixed work (the path probe), where
+	// the spread a backend declares for its whole runs (stream's reads
+	// past deleted entries, which timing decides) does not arise.
+	windowed bool
+	// detail says what a regression of the metric names beside it (the
+	// path probe's scripts); nil: nothing.
+	detail func(r *summary.RunSummary) string
 	// Unit of the value as stored: ns, jobs/s, µs, cmds, B, jobs.
 	Unit   string
 	Kind   Kind
@@ -133,8 +140,9 @@ const (
 	meteredAllocsFloor = 0.03
 )
 
-// catalog is the single list of metrics; its order is the tables' order.
-var catalog = []Metric{
+// catalog is the single list of metrics; its order is the tables' order
+// (the path probe's last).
+var catalog = append([]Metric{
 	{Name: "throughput", Field: "throughput.completed_per_s", get: func(r *summary.RunSummary) (float64, bool) { return r.Throughput.Completed, true }, Unit: "jobs/s", Kind: KindRate,
 		Better: HigherIsBetter, BenchUnit: "jobs/s", Gate: true,
 		Doc: "jobs completed per second over the measured window"},
@@ -185,7 +193,7 @@ var catalog = []Metric{
 	ledgerMetric("early", "started_early", func(l *ledger.Report) int64 { return l.StartedEarly }, "attempts started before their RunAt"),
 	ledgerMetric("duplicated", "duplicated_executions", func(l *ledger.Report) int64 { return l.DuplicatedExecutions }, "handler runs beyond one per job and attempt"),
 	ledgerMetric("dead_lettered", "dead_lettered", func(l *ledger.Report) int64 { return l.DeadLettered }, "jobs dead-lettered after their retries"),
-}
+}, probeMetrics()...)
 
 // cost reads a cost figure; omitted says summary.json leaves it out at 0
 // (a figure only some runs measure: instructions, the busiest master).
@@ -210,6 +218,15 @@ func recoveryP99(r *summary.RunSummary) (float64, bool) {
 // Value is the run's value of the metric; false when the run did not
 // measure it.
 func (m Metric) Value(r *summary.RunSummary) (float64, bool) { return m.get(r) }
+
+// Detail is what a regression of the metric in run r names beside it ("":
+// nothing).
+func (m Metric) Detail(r *summary.RunSummary) string {
+	if m.detail == nil {
+		return ""
+	}
+	return m.detail(r)
+}
 
 // Catalog returns every metric, in table order.
 func Catalog() []Metric { return append([]Metric(nil), catalog...) }

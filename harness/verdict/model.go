@@ -237,3 +237,31 @@ func values(rs *summary.RunSummary) map[string]float64 {
 // the job stores for the ratios, it is not one, so it never gates a
 // threshold or a comparison.
 func Reference(kind string) bool { return kind == string(jobstore.KindReference) }
+
+// OnlyBackends keeps the runs of the backends named (by name or label),
+// so that a set of every strategy can be compared with a set of some (a
+// gate mutant's run of the one strategy it touches). It fails when a name
+// has no run in the set.
+func (s *Set) OnlyBackends(names []string) error {
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = false
+	}
+	var kept []Run
+	for _, r := range s.Runs {
+		for _, n := range []string{r.Backend, r.Label} {
+			if _, ok := want[n]; ok {
+				want[n] = true
+				kept = append(kept, r)
+				break
+			}
+		}
+	}
+	for _, n := range names {
+		if !want[n] {
+			return fmt.Errorf("%s has no run of backend %q", s.Source, n)
+		}
+	}
+	s.Runs = kept
+	return nil
+}
