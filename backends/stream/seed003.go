@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -17,6 +18,7 @@ var (
 	scriptSeed003Complete      = base.NewScript("seed003_complete")
 	scriptSeed003Fail          = base.NewScript("seed003_fail")
 	scriptSeed003MaxlenEnqueue = base.NewScript("seed003_maxlen_enqueue")
+	scriptSeed003Readd         = base.NewScript("seed003_readd")
 )
 
 // Seed variants (off by default): the option "variant"
@@ -105,6 +107,27 @@ func (s *Seed003) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobst
 		}
 		return v, nil
 	})
+}
+
+// Enqueue creates each job as the corrected enqueue does, one call a job as
+// seed 003's CreateJob does; a job that exists already is created again
+// the seed's way (seed003_readd: a second entry, with no check), where the
+// corrected store refuses it with ErrDuplicateID.
+func (s *Seed003) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
+	for _, j := range jobs {
+		err := s.Store.Enqueue(ctx, j)
+		if errors.Is(err, jobstore.ErrDuplicateID) {
+			at := "0" // due: the seed's entry carries no RunAt
+			if !j.RunAt.IsZero() {
+				at = base.Ms(j.RunAt)
+			}
+			_, err = s.Run(ctx, scriptSeed003Readd, []string{s.Ready}, []string{j.ID, at})
+		}
+		if err != nil {
+			return fmt.Errorf("stream seed003: %w", err)
+		}
+	}
+	return nil
 }
 
 // Extend renews nothing: the claim granted no lease.

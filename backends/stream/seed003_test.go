@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -46,6 +47,40 @@ func TestSeed003Fidelity(t *testing.T) {
 		l, err := s.(jobstore.Locator).Locate(ctx, []string{"x"})
 		if err != nil || l[0].Reachable {
 			t.Fatalf("Locate %+v, %v: want in progress and unreachable", l, err)
+		}
+	})
+
+	// Seed 003 lines 192-196: an entry the claim refuses is never
+	// acknowledged. A job created twice (CreateJob has no check) has a
+	// second entry, which the claim refuses once the first is claimed; the
+	// corrected store refuses the second create instead.
+	t.Run("seed003: refused entry stays pending", func(t *testing.T) {
+		for _, tc := range []struct {
+			name    string
+			opts    map[string]string
+			pending int64
+		}{{"seed003", map[string]string{base.OptionVariant: VariantSeed003}, 1}, {"corrected", nil, 0}} {
+			s := build("s3-refused-"+tc.name, tc.opts)
+			if err := s.Enqueue(ctx, jobstore.NewJob{ID: "r"}); err != nil {
+				t.Fatal(err)
+			}
+			err := s.Enqueue(ctx, jobstore.NewJob{ID: "r"})
+			if (err == nil) != (tc.pending == 1) || err != nil && !errors.Is(err, jobstore.ErrDuplicateID) {
+				t.Fatalf("%s: second create: %v", tc.name, err)
+			}
+			cl, err := s.Claim(ctx, jobstore.ClaimRequest{WorkerID: "w", Max: 10, Lease: time.Minute})
+			if err != nil || len(cl) != 1 {
+				t.Fatalf("%s: claim: %d jobs, %v; want the job once", tc.name, len(cl), err)
+			}
+			if err := s.Complete(ctx, cl[0].Lease, nil); err != nil {
+				t.Fatal(err)
+			}
+			if cl, err := s.Claim(ctx, jobstore.ClaimRequest{WorkerID: "w", Max: 10, Lease: time.Minute}); err != nil || len(cl) != 0 {
+				t.Fatalf("%s: second claim: %d jobs, %v; want none", tc.name, len(cl), err)
+			}
+			if a, err := s.(jobstore.Auditor).Audit(ctx); err != nil || a[base.AuditPending] != tc.pending {
+				t.Fatalf("%s: audit %v, %v; want %d pending", tc.name, a, err, tc.pending)
+			}
 		}
 	})
 

@@ -26,7 +26,12 @@ var (
 // TestSeed002ScriptOnCluster's.)
 // Claims poll, as the seeds' workers do; claims, leases, fencing and
 // completion are the corrected store's.
-type Seed002 struct{ *Store }
+type Seed002 struct {
+	*Store
+	// formats: variant seed002-formats, whose recovery writes Unix
+	// seconds into the record's dates as seed 002's does (seed002formats.go).
+	formats bool
+}
 
 // Capabilities: the corrected store's, polling, plus seed-variant.
 func (s *Seed002) Capabilities() jobstore.Capabilities {
@@ -47,7 +52,11 @@ func (s *Seed002) Recover(ctx context.Context, max int) (jobstore.RecoverResult,
 		return res, err
 	}
 	prefix := s.Keys.Prefix()
-	v, err := s.Run(ctx, scriptSeed002Recover, nil, []string{prefix, base.Ms(s.Now()), fmt.Sprint(s.Opts.Retention.Milliseconds()), strconv.Itoa(max)})
+	unix := ""
+	if s.formats {
+		unix = "unix"
+	}
+	v, err := s.Run(ctx, scriptSeed002Recover, nil, []string{prefix, base.Ms(s.Now()), fmt.Sprint(s.Opts.Retention.Milliseconds()), strconv.Itoa(max), unix})
 	if err != nil {
 		return res, fmt.Errorf("zset seed002: %w", err)
 	}

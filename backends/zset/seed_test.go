@@ -164,6 +164,21 @@ func TestSeedVariantFidelity(t *testing.T) {
 				t.Fatalf("Recover made %d SCAN steps over at least %d keys; want one per ~100 keys (the whole keyspace walked)", steps, filler)
 			}
 		}},
+		{VariantSeed002Formats, "recovery writes Unix seconds into the dates seed 001 parses (seed 002 lines 283-291; seed 001 lines 84, 89): a job it dead-letters can never be read", func(t *testing.T, s jobstore.Store, clk *clock.Manual) {
+			_ = s.Enqueue(ctx, jobstore.NewJob{ID: "d"}) // no retry: recovery dead-letters it
+			_ = s.Enqueue(ctx, jobstore.NewJob{ID: "ok"})
+			mustClaim(t, s, 2)
+			clk.Advance(time.Hour)
+			if r, err := s.Recover(ctx, 10); err != nil || len(r.DeadLettered) != 2 {
+				t.Fatalf("Recover: %+v, %v; want both dead-lettered", r, err)
+			}
+			if _, err := s.Get(ctx, "d"); !errors.Is(err, ErrUnreadable) {
+				t.Fatalf("Get: %v; want seed 001's HashToJob to throw (ErrUnreadable)", err)
+			}
+			if a, err := s.(jobstore.Auditor).Audit(ctx); err != nil || a[AuditUnreadable] != 2 {
+				t.Fatalf("audit %v, %v; want 2 unreadable dead-lettered records", a, err)
+			}
+		}},
 		{VariantUnfenced, "a worker whose job was recovered still completes it (no fencing)", func(t *testing.T, s jobstore.Store, clk *clock.Manual) {
 			_ = s.Enqueue(ctx, jobstore.NewJob{ID: "u", MaxRetries: 1})
 			old := mustClaim(t, s, 1)[0]

@@ -35,6 +35,9 @@ const (
 	VariantSeed001Reply = "seed001-reply"
 	// VariantSeed002 recovers by SCANning every key (seed002.go).
 	VariantSeed002 = "seed002"
+	// VariantSeed002Formats is seed002 whose recovery writes Unix seconds
+	// where seed 001 parses dates (seed002formats.go).
+	VariantSeed002Formats = "seed002-formats"
 	// VariantUnfenced updates a job after its claim without fencing (unfenced.go).
 	VariantUnfenced = "unfenced"
 )
@@ -44,7 +47,7 @@ const (
 const OptionEncoding = "encoding"
 
 // VariantAllowed lists the values of the option "variant", for the registry.
-const VariantAllowed = base.VariantOff + ", " + VariantSeed004 + ", " + VariantSeed001 + ", " + VariantSeed001Reply + ", " + VariantSeed002 + " or " + VariantUnfenced
+const VariantAllowed = base.VariantOff + ", " + VariantSeed004 + ", " + VariantSeed001 + ", " + VariantSeed001Reply + ", " + VariantSeed002 + ", " + VariantSeed002Formats + " or " + VariantUnfenced
 
 // VariantDoc describes the option "variant", for the registry.
 const VariantDoc = "seed variant (off by default; reproduces one seed flaw on purpose): " +
@@ -52,12 +55,13 @@ const VariantDoc = "seed variant (off by default; reproduces one seed flaw on pu
 	"seed001 reads the head outside Lua then claims that one id (claimers race for it: claim errors ALREADY_ASSIGNED), and its UpdateJob re-adds a retry to the queue only when already due: a retry with a backoff ahead is in no queue and never runs; " +
 	"seed001-reply is seed001 whose claims parse the script's reply the seed's way: the reply holds WorkerId at index 12, where the parser reads CreatedAt, so every claim fails (JOB_CONSTRUCTION_ERROR) after marking its job InProgress and taking it out of the queue; " +
 	"seed002 recovers with the seed's script that SCANs every key and builds key names in Lua: its cost grows with the keys in Redis; " +
+	"seed002-formats is seed002 whose recovery writes RetryDelayUntil and LastUpdatedAt as Unix seconds, as seed 002's script does, where seed 001's reader parses dates: a record it dead-lettered can never be read again; " +
 	"unfenced: Complete and Fail do not check the lease: a worker whose job was recovered overwrites its state"
 
 // Build builds the store extra describes: the corrected Store, or the seed
 // variant option "variant" names.
 func Build(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
-	variant, rest, err := base.VariantOption("zset", extra, VariantSeed004, VariantSeed001, VariantSeed001Reply, VariantSeed002, VariantUnfenced)
+	variant, rest, err := base.VariantOption("zset", extra, VariantSeed004, VariantSeed001, VariantSeed001Reply, VariantSeed002, VariantSeed002Formats, VariantUnfenced)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +90,7 @@ func Build(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[
 	switch variant {
 	case base.VariantOff:
 		return NewWith(ctx, c, o, cfg)
-	case VariantSeed004, VariantSeed001, VariantSeed001Reply, VariantSeed002:
+	case VariantSeed004, VariantSeed001, VariantSeed001Reply, VariantSeed002, VariantSeed002Formats:
 		// The seeds' workers poll: the variant has no wake-up marker.
 		if w, set := rest[base.OptionWait]; set && w != base.WaitPoll {
 			return nil, fmt.Errorf("%w: backend zset: option %s %q with variant %s: this seed variant polls (the seed's way); allowed is %q or leaving %s out",
@@ -99,8 +103,8 @@ func Build(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[
 		switch variant {
 		case VariantSeed004:
 			return &Seed004{Unfenced{Store: s}}, nil
-		case VariantSeed002:
-			return &Seed002{Store: s}, nil
+		case VariantSeed002, VariantSeed002Formats:
+			return &Seed002{Store: s, formats: variant == VariantSeed002Formats}, nil
 		}
 		return &Seed001{Store: s, reply: variant == VariantSeed001Reply}, nil
 	}

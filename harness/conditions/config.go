@@ -300,6 +300,11 @@ type ProducerConfig struct {
 	// RunAt after the run's end (a delayed set of that size, never run).
 	Prefill        int     `json:"prefill"`
 	PrefillDelayed float64 `json:"prefill_delayed"`
+	// Resend is the share of jobs whose Enqueue the producer sends a second
+	// time once the first returned: a producer retrying an enqueue whose
+	// reply it lost, or seed 003's migration run again over jobs it had
+	// already created (seed 003 lines 306-318).
+	Resend float64 `json:"resend,omitempty"`
 	// Trace replays arrivals from a file (package trace): the file as
 	// given, TraceScale times its rate (whole copies of each arrival plus
 	// a seeded share for a fraction), looped when TraceLoop; TraceData is
@@ -501,14 +506,18 @@ func shardsText(s StoreConfig) string {
 	return out
 }
 
-// prefillText states the backlog a run starts with, or "".
+// prefillText states the backlog a run starts with and the share of
+// enqueues sent twice, or "".
 func prefillText(p ProducerConfig) string {
-	if p.Prefill == 0 {
-		return ""
+	var s string
+	if p.Prefill > 0 {
+		s = fmt.Sprintf(", prefill %d", p.Prefill)
+		if p.PrefillDelayed > 0 {
+			s += fmt.Sprintf(" (%g%% delayed past the run)", p.PrefillDelayed*100)
+		}
 	}
-	s := fmt.Sprintf(", prefill %d", p.Prefill)
-	if p.PrefillDelayed > 0 {
-		s += fmt.Sprintf(" (%g%% delayed past the run)", p.PrefillDelayed*100)
+	if p.Resend > 0 {
+		s += fmt.Sprintf(", %g%% of enqueues sent twice", p.Resend*100)
 	}
 	return s
 }

@@ -18,6 +18,7 @@ type counters struct {
 	statsCalls, statsErrors                       atomic.Int64
 	// Calls Redis refused at maxmemory (rclient.IsOOM), jobs for Enqueue.
 	oomEnqueued, oomCompletes, oomFails, oomRecovers atomic.Int64
+	resent, resendRefused                            atomic.Int64
 	// The counters every job moves are striped by worker (see striped).
 	claimCalls, claimEmpty, claimed, started striped
 	completed, completeCalls, inFlight       striped
@@ -33,7 +34,7 @@ func (c *counters) snapshot() summary.Counters {
 		Extends: c.extends.Load(), ExtendErrors: c.extErrs.Load(), RecoverCalls: c.recoverCalls.Load(), RecoverErrors: c.recoverErrors.Load(),
 		Recovered: c.recovered.Load(), RecoveredDead: c.rdead.Load(), Returned: c.returned.Load(), PromoteCalls: c.promoteCalls.Load(),
 		PromoteErrors: c.promoteErrors.Load(), Promoted: c.promoted.Load(), AckLost: c.ackLost.Load(), CompleteCalls: c.completeCalls.Load(),
-		StatsCalls: c.statsCalls.Load(), StatsErrors: c.statsErrors.Load(),
+		StatsCalls: c.statsCalls.Load(), StatsErrors: c.statsErrors.Load(), Resent: c.resent.Load(), ResendRefused: c.resendRefused.Load(),
 		OOMRefused: summary.OOMRefusals{Enqueued: c.oomEnqueued.Load(), Completes: c.oomCompletes.Load(), Fails: c.oomFails.Load(), Recovers: c.oomRecovers.Load()}}
 }
 

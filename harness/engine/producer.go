@@ -196,6 +196,7 @@ func (pr *producer) send(ctx context.Context, intended time.Time) bool {
 	if err == nil {
 		e.led.Acked(pr.ids)
 		e.c.enqJobs.Add(int64(len(pr.ids)))
+		pr.resend()
 		return true
 	}
 	if rclient.IsOOM(err) {
@@ -214,6 +215,35 @@ func (pr *producer) send(ctx context.Context, intended time.Time) bool {
 		sleepUntil(ctx, time.Now().Add(10*time.Millisecond))
 	}
 	return true
+}
+
+// resend sends the Enqueue of producers.resend's share of the batch just
+// acknowledged a second time (each job's own seeded draw), as a producer
+// that lost the reply would. The ledger books nothing: the jobs are the
+// same, and a store that runs one twice shows as a duplicate execution.
+func (pr *producer) resend() {
+	e := pr.e
+	share := e.cfg.Producers.Resend
+	if share <= 0 {
+		return
+	}
+	var again []jobstore.NewJob
+	for _, j := range pr.jobs {
+		if r := conditions.JobRand(e.cfg.Seed, j.ID, -2); r.Float() < share {
+			again = append(again, j)
+		}
+	}
+	if len(again) == 0 {
+		return
+	}
+	e.c.resent.Add(int64(len(again)))
+	err := e.store.Enqueue(e.calls.at(time.Now()), again...)
+	switch {
+	case errors.Is(err, jobstore.ErrDuplicateID):
+		e.c.resendRefused.Add(int64(len(again)))
+	case err != nil:
+		e.noteErr(err)
+	}
 }
 
 // align rounds t up to the next multiple of producers.align from the run's

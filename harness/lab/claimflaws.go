@@ -24,6 +24,7 @@ var flawRows = []flawRow{
 	{"flaw-seed004.yaml", "004", "pop ids before processing (ZRANGEBYSCORE + ZREM): a crash between pop and finish loses the job", "lost", 0, []string{"seed004-pop-kept"}},
 	{"flaw-seed004-keys.yaml", "004", "jobs in progress counted with KEYS processing:* (line 332): every metrics call walks the whole keyspace, so its cost grows with every key in the database (this scenario keeps finished records, about 3500 keys by its end: the size is ours, the walk is the seed's at any size)", "keys_us", 0, []string{"seed004-stats-without-keys"}},
 	{"flaw-seed003-xack.yaml", "003/000", "XACK at claim time with no lease: a worker crash after the claim loses the job", "lost", 0, []string{"seed003-no-xack-at-claim"}},
+	{"flaw-seed003-refused.yaml", "003", "the claim script refuses an entry whose job is taken (ALREADY_ASSIGNED, lines 160-162) or not waiting (WRONG_STATUS) and returns without XACK (lines 192-196; and lines 140-143 when the record is gone): the entry stays in the PEL for good. CreateJob (lines 73-100) has no check, so a job created twice (an enqueue retried after a lost reply, or the migration of lines 306-318 run again: here 10% of enqueues sent twice) leaves one such entry each; the count equals the jobs created twice, by design (a leak; no job runs twice)", "pel_pending", 0, []string{"seed003-refused-acked"}},
 	{"flaw-seed003-maxlen.yaml", "003", "XADD MAXLEN, listed among the stream's advantages (line 256, one bullet; the seed names no length), on a consumer group's stream: entries not yet read are trimmed and their jobs lost. MAXLEN 500 is ours, set below this scenario's backlog of about 1800: the loss starts wherever the backlog passes the length chosen", "lost", 0, []string{"seed003-maxlen-removed"}},
 	{"flaw-seed000-mover.yaml", "000", "approach 1's mover reads due ids, then ZREM and XADD apart: concurrent movers add a job to the stream twice", "duplicate_entries", 0, []string{"seed000-mover-checks-zrem"}},
 	{"flaw-seed000-mover.yaml", "000", "the seed's claim refuses the second entry (ALREADY_ASSIGNED) and never acknowledges it: it stays in the PEL, a leak and a wasted claim (no job runs twice)", "pel_pending", 0, []string{"seed000-refused-acked", "seed000-workerid-guard-dropped"}},
@@ -38,6 +39,7 @@ var flawRows = []flawRow{
 	{"flaw-seed002-timeout.yaml", "002", "timeout counted from StartedAt, no heartbeat: jobs longer than it run twice", "reruns", 0, []string{"seed002-timeout-renewed"}},
 	{"flaw-seed002-scan.yaml", "002", "recovery SCANs every key in Redis: its cost grows with the keyspace, not with the jobs to recover", "recover_p50_us", 10, []string{"seed002-one-scan-step"}},
 	{"flaw-seed002-cluster.yaml", "002", "recovery script declares no keys (lines 250-322): on a Redis Cluster it runs on one master and SCANs only that master's keys. With the seed's own key names (ae:job:*, ae:jobs:queue, no hash tag) its write to the queue fails on every master that does not own ae:jobs:queue, after it marked a job Scheduled, and that job is lost (TestSeed002ScriptOnCluster); this row runs it on this harness's names (one hash tag), the narrower flaw: it reaches the queue's slot on 1 call in M, so recovery comes late", "recovery_max_ms", 1.5, []string{"seed002-keys-declared"}},
+	{"flaw-seed002-formats.yaml", "002/001", "seed 002's recovery writes RetryDelayUntil and LastUpdatedAt as Unix seconds (lines 283-291, and LastUpdatedAt in its dead branch), where seed 001's HashToJob parses them as dates (lines 84 and 89: DateTime.Parse throws on a Unix number): GetJobById fails on every record the recovery wrote, and on a dead-lettered one for good (nothing rewrites it). The count is the dead-lettered records seed 001's reader cannot parse; for the variant it equals the jobs its recovery dead-lettered, by design", "unreadable_records", 0, []string{"seed002-formats-ms"}},
 	{"flaw-unfenced.yaml", "001/000/002/003", "updates after a claim not fenced: seed 001's UpdateJob (lines 227-266) writes the whole record with no WorkerId check, and seeds 000 (line 432) and 003 (lines 19-30) update through it; once a job is recovered to another worker (seed 002's recovery, lines 250-313), the first worker overwrites its state. Seed 004 has no recovery and is not covered", "duplicate_completions", 0, []string{"unfenced-fenced-update"}},
 }
 
@@ -58,10 +60,11 @@ var flawMetrics = map[string]func(rs *summary.RunSummary) int64{
 		}
 		return int64(rs.Recovery.RecoveryNs["max"] / 1e6)
 	},
-	"duplicate_entries": auditCount("duplicate_entries"),
-	"pel_pending":       auditCount("pel_pending"),
-	"early_promotions":  auditCount("early_promotions"),
-	"tracking_entries":  auditCount("tracking_entries"),
+	"duplicate_entries":  auditCount("duplicate_entries"),
+	"pel_pending":        auditCount("pel_pending"),
+	"early_promotions":   auditCount("early_promotions"),
+	"tracking_entries":   auditCount("tracking_entries"),
+	"unreadable_records": auditCount("unreadable_records"),
 	"keys_us": func(rs *summary.RunSummary) int64 {
 		if rs.Cost == nil {
 			return 0
@@ -85,5 +88,6 @@ var flawSources = map[string]string{
 	"pel_pending":           "audit: XPENDING count after the drain, read the same way for both",
 	"early_promotions":      "audit: promoted entries the claim found not yet due, counted in Redis as the variant ran",
 	"tracking_entries":      "audit: entries added for tracking at enqueue, counted in Redis as the variant ran",
+	"unreadable_records":    "audit: dead-lettered records whose dates seed 001's HashToJob rule rejects, read after the drain the same way for both",
 	"keys_us":               "Redis µs inside KEYS over the measured window (INFO commandstats)",
 }

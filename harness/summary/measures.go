@@ -25,9 +25,13 @@ type Throughput struct {
 
 // Counters are plain event counts of a run (all phases).
 type Counters struct {
-	EnqueueCalls   int64 `json:"enqueue_calls"`
-	EnqueuedJobs   int64 `json:"enqueued_jobs"`
-	EnqueueErrors  int64 `json:"enqueue_errors"`
+	EnqueueCalls  int64 `json:"enqueue_calls"`
+	EnqueuedJobs  int64 `json:"enqueued_jobs"`
+	EnqueueErrors int64 `json:"enqueue_errors"`
+	// Resent counts jobs enqueued a second time (producers.resend), and
+	// ResendRefused those the store refused as duplicates.
+	Resent         int64 `json:"resent,omitempty"`
+	ResendRefused  int64 `json:"resend_refused,omitempty"`
 	Throttled      int64 `json:"closed_loop_pauses"`
 	ClaimCalls     int64 `json:"claim_calls"`
 	ClaimEmpty     int64 `json:"claim_empty"`

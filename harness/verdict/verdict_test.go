@@ -69,6 +69,12 @@ func TestCompareVerdicts(t *testing.T) {
 		// own repeats spread wider, is held to the base's limit.
 		{"counted +4%, only the candidate declares 5% noise", "cmds_per_job", []float64{20}, []float64{20.8}, CompareOptions{}, Worse, ExitThreshold},
 		{"counted +5%, only the candidate's repeats 8% apart", "cmds_per_job", []float64{20, 20}, []float64{20.2, 21.8}, CompareOptions{}, Worse, ExitThreshold},
+		// A path probe window is fixed work: the spread a backend declares
+		// for its whole runs does not widen it.
+		{"path +3%, backend declares 5% noise", "path.pop.instructions", []float64{200000}, []float64{206000}, CompareOptions{}, Worse, ExitThreshold},
+		{"path +1.5%, within its floor", "path.pop.instructions", []float64{200000}, []float64{203000}, CompareOptions{}, NoChange, ExitOK},
+		{"record bytes +1.9%", "record_bytes_per_job", []float64{840}, []float64{856}, CompareOptions{}, Worse, ExitThreshold},
+		{"one more allocation on 46", "client_allocs_per_claimed_job", []float64{45.92}, []float64{46.92}, CompareOptions{}, Worse, ExitThreshold},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var baseMut, newMut func(*Run)

@@ -6,7 +6,9 @@
 -- worker that crashes after this claim loses the job. A job read before its
 -- RunAt is appended again, as the corrected claim does. Like the corrected
 -- claim, it reads on past jobs not yet due, up to the stream's tail as it
--- was before its own appends.
+-- was before its own appends. An entry it refuses (its job not waiting, or
+-- the record's Ref another entry: a job created twice, seed003_readd) it
+-- leaves unacknowledged, as the seed's claim does: in the PEL for good.
 --
 -- KEYS: [1] stream, [2] processing ZSET (id -> claim time + lease; counted by
 --   Stats, read by no recovery).
@@ -29,7 +31,9 @@ while #out == 0 and not reached do
     local ref, run_at = rec and rec_snap_field(key, rec, 'Ref'), rec and rec_snap_field(key, rec, 'RunAt')
     reached = reached or entry == tail
     if ref ~= entry or not is_waiting(st) then
-      stream_drop(stream, entry)
+      -- Refused (seed 003 lines 192-196: ALREADY_ASSIGNED or WRONG_STATUS,
+      -- and lines 140-143: no record) and never acknowledged: the entry
+      -- stays in the PEL for good, as the seed's does.
     elseif run_at and tonumber(run_at) > tonumber(now) then
       stream_requeue(stream, nil, nil, key, id, run_at, now)
     else

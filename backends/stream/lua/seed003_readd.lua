@@ -1,0 +1,12 @@
+-- seed003_readd: SEED VARIANT. Seed 003's CreateJob (lines 73-100) run
+-- again for a job it already created: HSET of the same fields (a no-op for
+-- a job still queued; its WorkerId, once set, stays, and the claim's guard
+-- refuses on it) and a second XADD, with no check that the job exists. The
+-- record's Ref keeps the first entry, so the claim refuses this one, and
+-- seed 003's claim never acknowledges an entry it refuses (lines 192-196).
+--
+-- KEYS: [1] stream.
+-- ARGV: job id, RunAt ms.
+-- Returns: the entry ID appended.
+-- Complexity: O(1).
+return redis.call('XADD', KEYS[1], '*', 'id', ARGV[1], 'at', ARGV[2])
