@@ -73,6 +73,7 @@ func (t *terminal) costTable(w io.Writer, runs []summary.RunSummary) {
 		}
 	}
 	instructionsTable(w, runs, t.s.Repeats)
+	probeTable(w, runs, t.s.Repeats)
 }
 
 // peakText is the sampled peak, or "-" where nothing sampled it (under
