@@ -14,8 +14,6 @@ const (
 	// nothing) and the job's record or index entry is gone: the store or
 	// the driver dropped it when a write was refused.
 	CauseOOM = "oom_refusal"
-	// CauseUnreadable: Redis did not answer the read-back.
-	CauseUnreadable = "unreadable"
 	// CauseStore: none of the above explains it: the store dropped the job.
 	CauseStore = "store"
 )
@@ -63,8 +61,6 @@ func (r *Report) AttributeLost(c LossContext) {
 	for state, n := range r.LostStates {
 		cause := CauseStore
 		switch {
-		case state == "unreadable":
-			cause = CauseUnreadable
 		case state == "not_found" || strings.HasSuffix(state, "_in_no_queue"):
 			cause = gone
 		}

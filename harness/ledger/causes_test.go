@@ -6,32 +6,32 @@ import (
 )
 
 func TestAttributeLost(t *testing.T) {
-	states := map[string]int64{"not_found": 3, "queued_in_no_queue": 2, "unreadable": 1, "running": 1}
+	states := map[string]int64{"not_found": 3, "queued_in_no_queue": 2, "running": 1}
 	for _, tc := range []struct {
 		name string
 		lc   LossContext
 		want map[string]int64
 	}{
 		{"no eviction, no restart: the store dropped them", LossContext{},
-			map[string]int64{CauseStore: 6, CauseUnreadable: 1}},
+			map[string]int64{CauseStore: 6}},
 		{"evictions: a record or index entry gone is evicted", LossContext{EvictedKeys: 40},
-			map[string]int64{CauseEvicted: 5, CauseStore: 1, CauseUnreadable: 1}},
+			map[string]int64{CauseEvicted: 5, CauseStore: 1}},
 		{"a lossy restart", LossContext{LossyRestart: true},
-			map[string]int64{CauseRestart: 5, CauseStore: 1, CauseUnreadable: 1}},
+			map[string]int64{CauseRestart: 5, CauseStore: 1}},
 		{"both: the read-back cannot tell them apart", LossContext{EvictedKeys: 1, LossyRestart: true},
-			map[string]int64{CauseEvicted + "_or_" + CauseRestart: 5, CauseStore: 1, CauseUnreadable: 1}},
+			map[string]int64{CauseEvicted + "_or_" + CauseRestart: 5, CauseStore: 1}},
 		{"refused writes, nothing evicted", LossContext{OOMRefused: true},
-			map[string]int64{CauseOOM: 5, CauseStore: 1, CauseUnreadable: 1}},
+			map[string]int64{CauseOOM: 5, CauseStore: 1}},
 		{"a few keys evicted among refusals", LossContext{EvictedKeys: 7, OOMRefused: true},
-			map[string]int64{CauseEvicted + "_or_" + CauseOOM: 5, CauseStore: 1, CauseUnreadable: 1}},
+			map[string]int64{CauseEvicted + "_or_" + CauseOOM: 5, CauseStore: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := Report{Lost: 7, LostStates: states}
+			r := Report{Lost: 6, LostStates: states}
 			r.AttributeLost(tc.lc)
 			if !reflect.DeepEqual(r.LostCauses, tc.want) {
 				t.Errorf("causes %v, want %v", r.LostCauses, tc.want)
 			}
-			if r.Lost != 7 {
+			if r.Lost != 6 {
 				t.Errorf("Lost %d changed by the attribution", r.Lost)
 			}
 		})

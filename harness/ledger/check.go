@@ -41,8 +41,14 @@ type Report struct {
 	// Lost: acknowledged, neither finished nor still queued or running in
 	// the store after the drain (read back before it is called lost).
 	Lost int64 `json:"lost"`
+	// Unreadable: acknowledged jobs whose state the read-back could not
+	// read (Redis or a driver did not answer in time, or answered an
+	// error): not known lost, not known finished. The run fails on the
+	// read-back, and they are never counted in Lost.
+	Unreadable    int64    `json:"unreadable"`
+	UnreadableIDs []string `json:"unreadable_ids,omitempty"`
 	// LostStates counts lost jobs by the state the read-back found: a
-	// Status name, not_found, or unreadable (Redis did not answer).
+	// Status name, or not_found.
 	LostStates map[string]int64 `json:"lost_states,omitempty"`
 	// LostCauses counts lost jobs by what made them vanish (AttributeLost:
 	// evicted, redis_restart, unreadable, store).
@@ -148,7 +154,7 @@ func (l *Ledger) check(lostAllowed, seedVariant bool) Report {
 	}
 	r.SettledByReadBack = l.settled.Load()
 	r.DuplicatedExecutions = r.DuplicateStarts + r.DuplicateCompletions + r.DuplicateReruns
-	for _, ids := range [][]string{r.LostIDs, r.UnfinishedIDs, r.UnexpectedIDs, r.EarlyIDs, r.DuplicateIDs, r.DeadUnstartedIDs} {
+	for _, ids := range [][]string{r.LostIDs, r.UnfinishedIDs, r.UnreadableIDs, r.UnexpectedIDs, r.EarlyIDs, r.DuplicateIDs, r.DeadUnstartedIDs} {
 		sort.Strings(ids)
 	}
 	l.judge(&r, lostAllowed, seedVariant)
@@ -174,6 +180,9 @@ func (r *Report) countEntry(id string, e *ledgerEntry) {
 		case e.cutOff:
 			r.UnfinishedAtDrain++
 			r.example(&r.UnfinishedIDs, id)
+		case e.unreadable:
+			r.Unreadable++
+			r.example(&r.UnreadableIDs, id)
 		default:
 			r.Lost++
 			r.example(&r.LostIDs, id)
@@ -284,6 +293,10 @@ func (l *Ledger) judge(r *Report, lostAllowed, seedVariant bool) {
 		r.LostExpected = true
 	} else if r.Lost > 0 {
 		r.Problems = append(r.Problems, fmt.Sprintf("%d acknowledged job(s) lost (e.g. %v; store states %s)", r.Lost, r.LostIDs, FormatStates(r.LostStates)))
+	}
+	if r.Unreadable > 0 {
+		r.Problems = append(r.Problems, fmt.Sprintf("the read-back failed: %d acknowledged job(s) unreadable (e.g. %v): their state could not be read, so they are counted neither lost nor finished",
+			r.Unreadable, r.UnreadableIDs))
 	}
 	if r.Unexpected > 0 {
 		r.Problems = append(r.Problems, fmt.Sprintf("%d unexpected job(s) ran that this run never enqueued (e.g. %v)", r.Unexpected, r.UnexpectedIDs))

@@ -144,8 +144,11 @@ type ledgerEntry struct {
 	completeRefused bool
 	// cutOff: still queued or running in the store when the drain ended.
 	cutOff bool
+	// unreadable: the read-back could not read the job's state (Redis or a
+	// driver did not answer): neither settled nor lost.
+	unreadable bool
 	// lostState: the store's state of a job lost after the read-back
-	// (a Status name, not_found or unreadable).
+	// (a Status name, or not_found).
 	lostState   string
 	doneAt      int64
 	recoveredAt int64
@@ -497,6 +500,13 @@ func (l *Ledger) CutOff(id string) {
 	l.update(id, false, func(e *ledgerEntry) { e.cutOff = true })
 }
 
+// Unreadable records that the read-back could not read an outstanding
+// job's state (a timeout, a driver's error): the job is counted apart,
+// never as lost, and the run fails on the read-back, not on a loss.
+func (l *Ledger) Unreadable(id string) {
+	l.update(id, false, func(e *ledgerEntry) { e.unreadable = true })
+}
+
 // LostState records the store's state of an outstanding job that the
 // read-back could not settle.
 func (l *Ledger) LostState(id, state string) {
@@ -548,7 +558,9 @@ func (l *Ledger) DeadUnstarted(max int) []string {
 
 // lost: acknowledged, neither finished nor left in the store by the
 // drain's end.
-func (e *ledgerEntry) lost() bool { return e.state == enqAcked && !e.done() && !e.cutOff }
+func (e *ledgerEntry) lost() bool {
+	return e.state == enqAcked && !e.done() && !e.cutOff && !e.unreadable
+}
 
 // unstarted says whether an attempt of the job that never started was
 // dead-lettered (dead) or taken back by Recover (recovered).

@@ -147,15 +147,15 @@ func (e *Reader) settleLocated(ctx context.Context, loc jobstore.Locator, jobs [
 		ids[i] = j.ID
 	}
 	locs, err := locateAll(loc, ids)
+	if err != nil && !errors.Is(err, jobstore.ErrUnsupported) {
+		e.NoteErr(fmt.Errorf("read-back: locate: %w", err))
+	}
 	if len(locs) == 0 && err != nil {
-		if !errors.Is(err, jobstore.ErrUnsupported) {
-			e.NoteErr(fmt.Errorf("read-back: locate: %w", err))
-		}
 		return false
 	}
 	for i, j := range jobs {
 		if i >= len(locs) {
-			e.Ledger.LostState(j.ID, "unreadable") // Locate broke off (Redis down)
+			e.Ledger.Unreadable(j.ID) // Locate broke off: Redis or the driver did not answer
 			continue
 		}
 		l := locs[i]
@@ -291,7 +291,7 @@ func (e *Reader) settleByStats(ctx context.Context, jobs []ledger.OutstandingJob
 		case errors.Is(rb.Err, jobstore.ErrNotFound):
 			e.Ledger.LostState(j.ID, "not_found")
 		case rb.Err != nil:
-			e.Ledger.LostState(j.ID, "unreadable")
+			e.Ledger.Unreadable(j.ID)
 		case rb.Rec.Status == jobstore.StatusInProgress && !rb.Rec.LeaseDeadline.IsZero() && rb.Rec.LeaseDeadline.Before(at) &&
 			e.Store.Capabilities().Has(jobstore.CapSeedVariant):
 			// A seed variant strands jobs: in progress, its claim long
