@@ -319,29 +319,16 @@ func (p *prober) popAndComplete(ctx context.Context) error {
 }
 
 // handoff enqueues each job while a claimer is blocked in Redis waiting
-// for work, and waits for the claimer to return it.
+// for work, and waits for the claimer to return it. A store whose claims
+// poll has no hand-off: the path is left out.
 func (p *prober) handoff(ctx context.Context) error {
+	if !p.o.Store.Capabilities().Has(jobstore.CapBlockingClaim) {
+		return nil
+	}
 	err := p.window(ctx, "handoff", func(ctx context.Context) (int64, error) {
 		for i := range p.o.Jobs / 2 {
-			got := make(chan error, 1)
-			go func() {
-				cs, err := p.o.Store.Claim(ctx, jobstore.ClaimRequest{WorkerID: "probe", Max: 1, Lease: time.Minute, Wait: parkTimeout})
-				if err == nil && len(cs) != 1 {
-					err = fmt.Errorf("the waiting claim returned %d jobs", len(cs))
-				}
-				if err == nil {
-					p.leases = append(p.leases, cs[0].Lease)
-				}
-				got <- err
-			}()
-			if err := p.parked(ctx); err != nil {
+			if err := p.handOne(ctx); err != nil {
 				return 0, fmt.Errorf("job %d: %w", i+1, err)
-			}
-			if err := p.o.Store.Enqueue(ctx, p.job(time.Time{})); err != nil {
-				return 0, err
-			}
-			if err := <-got; err != nil {
-				return 0, err
 			}
 		}
 		return int64(p.o.Jobs / 2), nil
@@ -351,6 +338,36 @@ func (p *prober) handoff(ctx context.Context) error {
 	}
 	_, err = p.completeAll(ctx)
 	return err
+}
+
+// handOne starts a waiting claim, waits until it blocks in Redis, enqueues
+// one job and waits for the claim to return it. A claim that never blocks
+// is cancelled before handOne returns, so it takes no later window's job.
+func (p *prober) handOne(ctx context.Context) error {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	got := make(chan error, 1)
+	go func() {
+		cs, err := p.o.Store.Claim(cctx, jobstore.ClaimRequest{WorkerID: "probe", Max: 1, Lease: time.Minute, Wait: parkTimeout})
+		if err == nil && len(cs) != 1 {
+			err = fmt.Errorf("the waiting claim returned %d jobs", len(cs))
+		}
+		if err == nil {
+			p.leases = append(p.leases, cs[0].Lease)
+		}
+		got <- err
+	}()
+	if err := p.parked(ctx); err != nil {
+		cancel()
+		<-got
+		return err
+	}
+	if err := p.o.Store.Enqueue(ctx, p.job(time.Time{})); err != nil {
+		cancel()
+		<-got
+		return err
+	}
+	return <-got
 }
 
 // parked waits until a client is blocked in Redis: the claimer is waiting

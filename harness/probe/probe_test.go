@@ -10,28 +10,21 @@ import (
 	"github.com/aebench/aebench/harness/probe"
 	"github.com/aebench/aebench/harness/summary"
 	"github.com/aebench/aebench/jobstore"
-	"github.com/aebench/aebench/rclient"
-	"github.com/aebench/aebench/redisserver"
 	"github.com/aebench/aebench/redisserver/redistest"
 )
 
 // runProbe probes backend on a fresh Redis (no callgrind: commands,
 // scripts, stored bytes and allocations only).
-func runProbe(t *testing.T, backend string) *summary.PathProbe {
+func runProbe(t *testing.T, backend string, opts map[string]string) *summary.PathProbe {
 	t.Helper()
 	ctx := context.Background()
-	r := redistest.Start(t, redisserver.Options{Mode: redisserver.ModeSpawn})
-	c, err := rclient.New(rclient.GoRedis, r.ClientOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
+	c, r := redistest.Client(t)
 	be, err := registry.Lookup(backend)
 	if err != nil {
 		t.Fatal(err)
 	}
 	counting := probe.NewCounting(c)
-	st, err := be.Build(ctx, counting, jobstore.Options{Queue: "probe", PollInterval: 100 * time.Millisecond}, nil)
+	st, err := be.Build(ctx, counting, jobstore.Options{Queue: "probe", PollInterval: 100 * time.Millisecond}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,11 +37,11 @@ func runProbe(t *testing.T, backend string) *summary.PathProbe {
 func TestProbePaths(t *testing.T) {
 	for _, b := range []string{"zset", "stream", "bucket", "dual"} {
 		t.Run(b, func(t *testing.T) {
-			p1, p2 := runProbe(t, b), runProbe(t, b)
+			p1, p2 := runProbe(t, b, nil), runProbe(t, b, nil)
 			if p1.Error != "" {
 				t.Fatalf("probe: %s", p1.Error)
 			}
-			for _, path := range []string{"enqueue", "pop", "complete", "fail", "recover", "delayed"} {
+			for _, path := range []string{"enqueue", "pop", "complete", "handoff", "fail", "recover", "delayed"} {
 				pc, ok := p1.Paths[path]
 				if !ok || pc.Jobs == 0 || pc.Commands == 0 || len(pc.Scripts) == 0 {
 					t.Errorf("path %s: %+v (present %v)", path, pc, ok)
@@ -64,5 +57,22 @@ func TestProbePaths(t *testing.T) {
 				t.Logf("%+v\n%+v", p1, p2)
 			}
 		})
+	}
+}
+
+// TestProbePollingStore: a store whose claims poll has no hand-off; the
+// probe leaves that path out and runs the others.
+func TestProbePollingStore(t *testing.T) {
+	p := runProbe(t, "zset", map[string]string{"wait": "poll"})
+	if p.Error != "" {
+		t.Fatalf("probe: %s", p.Error)
+	}
+	if _, ok := p.Paths["handoff"]; ok {
+		t.Errorf("a polling store got a hand-off path: %+v", p.Paths["handoff"])
+	}
+	for _, path := range []string{"pop", "complete", "fail", "recover", "delayed"} {
+		if _, ok := p.Paths[path]; !ok {
+			t.Errorf("path %s missing", path)
+		}
 	}
 }

@@ -11,8 +11,6 @@ import (
 	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/harness/readback"
 	"github.com/aebench/aebench/jobstore"
-	"github.com/aebench/aebench/rclient"
-	"github.com/aebench/aebench/redisserver"
 	"github.com/aebench/aebench/redisserver/redistest"
 )
 
@@ -36,12 +34,7 @@ func (b brokenLocate) Locate(ctx context.Context, ids []string) ([]jobstore.Loca
 // jobs read are placed as ever (queued: cut off by the drain).
 func TestUnreadableIsNotLost(t *testing.T) {
 	ctx := context.Background()
-	r := redistest.Start(t, redisserver.Options{Mode: redisserver.ModeSpawn})
-	c, err := rclient.New(rclient.GoRedis, r.ClientOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
+	c, _ := redistest.Client(t)
 	be, _ := registry.Lookup("zset")
 	st, err := be.Build(ctx, c, jobstore.Options{Queue: "rb"}, nil)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aebench/aebench/rclient"
 	"github.com/aebench/aebench/redisserver"
 )
 
@@ -47,4 +48,17 @@ func Start(t testing.TB, o redisserver.Options) *redisserver.Redis {
 		}
 	}
 	return r
+}
+
+// Client spawns a private redis-server for t (as Start) and returns a
+// go-redis client on it, closed when t ends.
+func Client(t testing.TB) (rclient.Client, *redisserver.Redis) {
+	t.Helper()
+	r := Start(t, redisserver.Options{})
+	c, err := rclient.New(rclient.GoRedis, r.ClientOptions())
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c, r
 }
