@@ -28,7 +28,11 @@ import (
 	"context"
 	"crypto/sha1"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
 	"time"
 )
 
@@ -128,6 +132,10 @@ type Options struct {
 	DB       int
 	// TLS, when set, connects over TLS with this configuration (rediss://).
 	TLS *tls.Config
+	// TLSFiles are the files and settings TLS was built from (a rediss://
+	// URL's options), for the programs in other languages that connect on
+	// their own (the job-system drivers): a tls.Config cannot be handed on.
+	TLSFiles TLSFiles
 	// DialTimeout bounds connecting; default 2s. Every call is also
 	// bounded by its context deadline.
 	DialTimeout time.Duration
@@ -139,6 +147,49 @@ type Options struct {
 	// ReplicationLinks) maps each proxy to its master, so clients reach
 	// the master directly while its replicas go through the proxy.
 	AddrMap map[string]string
+}
+
+// TLSFiles are the TLS options of a rediss:// URL as given: the CA, a
+// client certificate and its key (paths), the server name, and whether
+// the server's certificate goes unverified.
+type TLSFiles struct {
+	CA         string `json:"ca_file,omitempty"`
+	Cert       string `json:"cert_file,omitempty"`
+	Key        string `json:"key_file,omitempty"`
+	ServerName string `json:"server_name,omitempty"`
+	SkipVerify bool   `json:"skip_verify,omitempty"`
+}
+
+// Config builds the TLS configuration f describes for a server at host
+// (its name to verify, unless f names another): the CA as the only roots,
+// the client certificate, TLS 1.2 at least.
+func (f TLSFiles) Config(host string) (*tls.Config, error) {
+	cfg := &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
+	if f.ServerName != "" {
+		cfg.ServerName = f.ServerName
+	}
+	cfg.InsecureSkipVerify = f.SkipVerify // #nosec G402: the user asked for it by name
+	if f.CA != "" {
+		pem, err := os.ReadFile(f.CA)
+		if err != nil {
+			return nil, fmt.Errorf("ca_file: %w", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("ca_file %s: no PEM certificate in it", f.CA)
+		}
+	}
+	if (f.Cert == "") != (f.Key == "") {
+		return nil, errors.New("cert_file and key_file go together (a client certificate and its key)")
+	}
+	if f.Cert != "" {
+		pair, err := tls.LoadX509KeyPair(f.Cert, f.Key)
+		if err != nil {
+			return nil, fmt.Errorf("cert_file/key_file: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
 }
 
 // Auth is how to authenticate to a server and reach it: an ACL user (or

@@ -126,8 +126,10 @@ type Redis struct {
 	Username string
 	Password string
 	DB       int
-	// TLS, when set, is how to connect (a rediss:// URL).
-	TLS *tls.Config
+	// TLS, when set, is how to connect (a rediss:// URL); TLSFiles what
+	// it was built from.
+	TLS      *tls.Config
+	TLSFiles rclient.TLSFiles
 	// Nodes are the spawned servers, one per master; empty for URL and
 	// container modes. Replicas are a cluster's replicas, Options.Replicas
 	// per master in master order.
@@ -307,6 +309,7 @@ func (r *Redis) ClientOptions() rclient.Options {
 		Password: r.Password,
 		DB:       r.DB,
 		TLS:      r.TLS,
+		TLSFiles: r.TLSFiles,
 	}
 	for _, n := range r.Nodes {
 		if n.link != nil {

@@ -3,12 +3,10 @@ package redisserver
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 
@@ -22,6 +20,7 @@ type redisURL struct {
 	password string
 	db       int
 	tls      *tls.Config
+	tlsFiles rclient.TLSFiles
 }
 
 func (u redisURL) auth() rclient.Auth {
@@ -85,55 +84,38 @@ func parseURL(raw string) (redisURL, error) {
 		r.db = n
 	}
 	if u.Scheme == "rediss" {
-		if r.tls, err = tlsConfig(u.Query(), host); err != nil {
+		if r.tls, r.tlsFiles, err = tlsConfig(u.Query(), host); err != nil {
 			return redisURL{}, bad(err.Error())
 		}
 	}
 	return r, nil
 }
 
-// tlsConfig builds the TLS configuration of a rediss:// URL from its query.
-func tlsConfig(q url.Values, host string) (*tls.Config, error) {
-	cfg := &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
+// tlsConfig builds the TLS configuration of a rediss:// URL from its
+// query, and returns the options as given (for the drivers).
+func tlsConfig(q url.Values, host string) (*tls.Config, rclient.TLSFiles, error) {
+	var f rclient.TLSFiles
 	for k := range q {
 		switch k {
 		case "ca_file", "cert_file", "key_file", "skip_verify", "server_name":
 		default:
-			return nil, fmt.Errorf("unknown TLS option %q; allowed: ca_file, cert_file, key_file, skip_verify, server_name", k)
+			return nil, f, fmt.Errorf("unknown TLS option %q; allowed: ca_file, cert_file, key_file, skip_verify, server_name", k)
 		}
-	}
-	if n := q.Get("server_name"); n != "" {
-		cfg.ServerName = n
 	}
 	switch v := q.Get("skip_verify"); v {
 	case "", "false":
 	case "true":
-		cfg.InsecureSkipVerify = true // #nosec G402: the user asked for it by name
+		f.SkipVerify = true
 	default:
-		return nil, fmt.Errorf("skip_verify %q: allowed: true, false", v)
+		return nil, f, fmt.Errorf("skip_verify %q: allowed: true, false", v)
 	}
-	if f := q.Get("ca_file"); f != "" {
-		pem, err := os.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("ca_file: %w", err)
-		}
-		cfg.RootCAs = x509.NewCertPool()
-		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("ca_file %s: no PEM certificate in it", f)
-		}
+	f.CA, f.Cert, f.Key, f.ServerName = q.Get("ca_file"), q.Get("cert_file"), q.Get("key_file"), q.Get("server_name")
+	cfg, err := f.Config(host)
+	if err != nil {
+		return nil, f, err
 	}
-	cert, key := q.Get("cert_file"), q.Get("key_file")
-	if (cert == "") != (key == "") {
-		return nil, fmt.Errorf("cert_file and key_file go together (a client certificate and its key)")
-	}
-	if cert != "" {
-		pair, err := tls.LoadX509KeyPair(cert, key)
-		if err != nil {
-			return nil, fmt.Errorf("cert_file/key_file: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{pair}
-	}
-	return cfg, nil
+	f.ServerName = cfg.ServerName
+	return cfg, f, nil
 }
 
 // redactURL hides a password in raw, even when raw does not parse.
@@ -176,7 +158,7 @@ func startURL(ctx context.Context, o Options) (*Redis, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redisserver: INFO cluster at %s: %w", u.addr, err)
 	}
-	r := &Redis{Mode: ModeURL, Addrs: []string{u.addr}, Username: u.username, Password: u.password, DB: u.db, TLS: u.tls}
+	r := &Redis{Mode: ModeURL, Addrs: []string{u.addr}, Username: u.username, Password: u.password, DB: u.db, TLS: u.tls, TLSFiles: u.tlsFiles}
 	r.Cluster = infoField(info, "cluster_enabled") == "1"
 	if r.Cluster {
 		if u.db != 0 {

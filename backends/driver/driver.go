@@ -24,6 +24,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/aebench/aebench/rclient"
 )
 
 // Protocol is the driver protocol version this package speaks.
@@ -94,12 +96,16 @@ type QueueConf struct {
 	Weight int    `json:"weight"`
 }
 
-// RedisAddr is the Redis a driver connects to.
+// RedisAddr is the Redis a driver connects to: an ACL user (Username
+// empty: the default user) and, for a rediss:// Redis, TLS (the files and
+// settings of the URL; absent: plain TCP).
 type RedisAddr struct {
-	Host     string `json:"host"`
-	Port     int    `json:"port"`
-	Password string `json:"password,omitempty"`
-	DB       int    `json:"db,omitempty"`
+	Host     string            `json:"host"`
+	Port     int               `json:"port"`
+	Username string            `json:"username,omitempty"`
+	Password string            `json:"password,omitempty"`
+	DB       int               `json:"db,omitempty"`
+	TLS      *rclient.TLSFiles `json:"tls,omitempty"`
 }
 
 // Hello is a driver's first line: who it is and what it declares.

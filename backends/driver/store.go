@@ -79,12 +79,17 @@ func New(ctx context.Context, c rclient.Client, o jobstore.Options, spec Spec) (
 	if opts.Cluster {
 		return nil, fmt.Errorf("%w: driver %s runs on one Redis server, not a cluster (redis.mode cluster)", jobstore.ErrInvalid, spec.Name)
 	}
-	if opts.TLS != nil || opts.Username != "" {
-		return nil, fmt.Errorf("%w: driver %s: the driver protocol passes host, port and password only: a TLS (rediss://) or ACL-user Redis is not supported for drivers yet", jobstore.ErrInvalid, spec.Name)
-	}
 	addr, err := redisAddr(opts.Addrs[0], opts.Password, opts.DB)
 	if err != nil {
 		return nil, err
+	}
+	addr.Username = opts.Username
+	if opts.TLS != nil {
+		files := opts.TLSFiles
+		if files.ServerName == "" {
+			files.ServerName = opts.TLS.ServerName
+		}
+		addr.TLS = &files
 	}
 	s := &Store{spec: spec, o: o, addr: addr, wait: map[int64]chan reply{}, ended: make(chan struct{})}
 	if err := s.start(ctx); err != nil {
@@ -332,6 +337,9 @@ func (s *Store) WorkerCommand(w jobstore.WorkerSpec) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The worker reaches the same Redis (perhaps through the network-fault
+	// proxy, which passes TLS through) as the same user.
+	addr.Username, addr.TLS = s.addr.Username, s.addr.TLS
 	cfg := s.config("worker")
 	cfg.Redis, cfg.Concurrency, cfg.Index, cfg.LeaseMs = addr, max(1, w.Concurrency), w.Index, w.Lease.Milliseconds()
 	cfg.EventsAtOnce = w.Faults

@@ -75,10 +75,25 @@ const event = (line) => {
 const nowNs = () => Math.round((performance.timeOrigin + performance.now()) * 1e6);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// connection is ioredis's options for the run's Redis: an ACL user and,
+// for a rediss:// Redis, TLS with the URL's CA, client certificate and
+// verification (Node checks an IP host against the certificate's IP
+// names itself; an IP is not a valid SNI server name).
 function connection() {
   const r = cfg.redis || {};
-  return { host: r.host || '127.0.0.1', port: r.port, password: r.password || undefined, db: r.db || 0,
-    maxRetriesPerRequest: null };
+  const c = { host: r.host || '127.0.0.1', port: r.port, username: r.username || undefined,
+    password: r.password || undefined, db: r.db || 0, maxRetriesPerRequest: null };
+  const t = r.tls;
+  if (t) {
+    const name = t.server_name || c.host;
+    c.tls = { rejectUnauthorized: !t.skip_verify, servername: require('net').isIP(name) ? undefined : name };
+    if (t.ca_file) c.tls.ca = fs.readFileSync(t.ca_file);
+    if (t.cert_file) {
+      c.tls.cert = fs.readFileSync(t.cert_file);
+      c.tls.key = fs.readFileSync(t.key_file);
+    }
+  }
+  return c;
 }
 
 // PRIORITY maps a queue's name to its BullMQ priority (1 highest).

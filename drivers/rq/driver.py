@@ -28,6 +28,7 @@ import math
 import os
 import signal
 import sys
+import threading
 import time
 
 import redis
@@ -49,9 +50,19 @@ def out(obj):
 
 
 def connect():
+    """The run's Redis: an ACL user and, for a rediss:// Redis, TLS with
+    the URL's CA, client certificate and verification (redis-py's ssl_*
+    options)."""
     r = CFG.get("redis") or {}
-    return redis.Redis(host=r.get("host", "127.0.0.1"), port=r.get("port", 6379),
-                       password=r.get("password") or None, db=r.get("db", 0))
+    kw = dict(host=r.get("host", "127.0.0.1"), port=r.get("port", 6379), db=r.get("db", 0),
+              username=r.get("username") or None, password=r.get("password") or None)
+    t = r.get("tls")
+    if t is not None:
+        verify = not t.get("skip_verify")
+        kw.update(ssl=True, ssl_ca_certs=t.get("ca_file") or None, ssl_certfile=t.get("cert_file") or None,
+                  ssl_keyfile=t.get("key_file") or None, ssl_cert_reqs="required" if verify else "none",
+                  ssl_check_hostname=verify)
+    return redis.Redis(**kw)
 
 
 def queue_names():
@@ -287,12 +298,31 @@ def worker():
             run_worker(n)
             os._exit(0)
         kids.append(pid)
+    stopping = threading.Event()
+
+    def reap():
+        """A worker process that ends before the shutdown (RQ's Worker
+        refused by Redis at start, say) ends this one too, so aebench sees
+        the worker gone rather than a worker that runs nothing."""
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:
+            return
+        if not stopping.is_set():
+            sys.stderr.write("rq driver: worker process %d ended before the shutdown (status %d)\n" % (pid, status))
+            os._exit(1)
+
+    threading.Thread(target=reap, daemon=True).start()
     out({"e": "ready"})
     sys.stdin.read()  # stdin's end is the clean shutdown
+    stopping.set()
     for pid in kids:
         os.kill(pid, signal.SIGTERM)  # RQ's warm shutdown: finish the job, then exit
     for pid in kids:
-        os.waitpid(pid, 0)
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:  # the reaper took it
+            pass
 
 
 def loop():

@@ -4,6 +4,7 @@
 # by driver.rb, and by Sidekiq's CLI with -r in the worker role).
 require "fiddle"
 require "json"
+require "openssl"
 require "sidekiq"
 require "sidekiq/api"
 # Debian's redis-rb 4.8 warns on every call Sidekiq 6.4 makes the 4.x way.
@@ -98,10 +99,24 @@ module Aebench
     QUEUES.flat_map { |name, w| ["-q", weighted ? "#{name},#{[w, 1].max}" : name] }
   end
 
-  def self.redis_url
+  # redis_options are redis-rb's options for the run's Redis: an ACL user
+  # and password apart from the URL (redis-rb takes them as options), and
+  # for a rediss:// Redis its CA, client certificate and verification.
+  def self.redis_options
     r = CFG["redis"] || {}
-    pw = r["password"].to_s.empty? ? "" : ":#{r["password"]}@"
-    "redis://#{pw}#{r["host"] || "127.0.0.1"}:#{r["port"]}/#{r["db"] || 0}"
+    t = r["tls"]
+    o = {url: "#{t ? "rediss" : "redis"}://#{r["host"] || "127.0.0.1"}:#{r["port"]}/#{r["db"] || 0}"}
+    o[:username] = r["username"] unless r["username"].to_s.empty?
+    o[:password] = r["password"] unless r["password"].to_s.empty?
+    return o unless t
+
+    p = {verify_mode: t["skip_verify"] ? OpenSSL::SSL::VERIFY_NONE : OpenSSL::SSL::VERIFY_PEER}
+    p[:ca_file] = t["ca_file"] unless t["ca_file"].to_s.empty?
+    unless t["cert_file"].to_s.empty?
+      p[:cert] = OpenSSL::X509::Certificate.new(File.read(t["cert_file"]))
+      p[:key] = OpenSSL::PKey.read(File.read(t["key_file"]))
+    end
+    o.merge(ssl_params: p)
   end
 
   # Job runs the plan aebench gave the job: args are [id, payload, plan],
@@ -160,7 +175,7 @@ module Aebench
       # made, before the CLI parses -c (its default, 10), and checks it then
       # and again at -c: at -c 16 the default pool (10 + 5) is refused. Its
       # own rule (concurrency + 5) over the larger of the two passes both.
-      config.redis = {url: redis_url, size: [CFG.fetch("concurrency", 1).to_i, 10].max + 5}
+      config.redis = redis_options.merge(size: [CFG.fetch("concurrency", 1).to_i, 10].max + 5)
       config.server_middleware { |chain| chain.add Events }
       config.on(:startup) do
         start_flusher
@@ -169,4 +184,4 @@ module Aebench
     end
   end
 end
-Sidekiq.configure_client { |config| config.redis = {url: Aebench.redis_url, size: 10} }
+Sidekiq.configure_client { |config| config.redis = Aebench.redis_options.merge(size: 10) }

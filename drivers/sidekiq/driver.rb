@@ -138,7 +138,7 @@ module Aebench
     skip = n / 5 # warm-up: the rate is taken over the last four fifths
     times = [] # each completion's CLOCK_REALTIME ns, for the time-sliced check
     Sidekiq.configure_server do |config|
-      config.redis = {url: redis_url}
+      config.redis = redis_options
       config.server_middleware do |chain|
         chain.add(Class.new do
           define_method(:call) do |*, &b|

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -134,9 +135,11 @@ type engine struct {
 	ticks       int
 	hlogErr     error
 
-	errMu    sync.Mutex
-	firstErr error
-	hardStop chan struct{}
+	errMu sync.Mutex
+	// workersDied: worker processes that died on their own (procpool).
+	workersDied []string
+	firstErr    error
+	hardStop    chan struct{}
 }
 
 // newReader is the run's read-back: its settlements count in the run's
@@ -196,6 +199,10 @@ type Result struct {
 	StartedAt   time.Time
 	PeakBacklog int64
 	FirstErr    error // the first store error of any kind, if any
+	// WorkersDied lists the worker processes that exited during the run
+	// without a fault killing them or the run stopping them, and why: the
+	// jobs of their slots stopped, so the run fails.
+	WorkersDied []string
 	Recovery    *faults.Summary
 	// Audit is what the store counted of its own design after the drain
 	// (jobstore.Auditor), or nil; AuditErr why it could not.
@@ -535,6 +542,9 @@ func (e *engine) finish(res *Result, interrupted bool) {
 		res.Err = e.hlogErr
 	}
 	res.FirstErr = e.firstErr
+	e.errMu.Lock()
+	res.WorkersDied = slices.Clone(e.workersDied)
+	e.errMu.Unlock()
 }
 
 func minTime(a, b time.Time) time.Time {

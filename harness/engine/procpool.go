@@ -19,6 +19,7 @@ import (
 	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/workerproc"
 	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/rclient"
 )
 
 // ProcSetup says how to start worker processes: the run's conditions and
@@ -27,8 +28,12 @@ type ProcSetup struct {
 	Config   conditions.Config
 	Queue    string
 	Addr     string // the Redis, or the network-fault proxy
+	Username string // an ACL user; "": the default one
 	Password string
-	Cluster  bool
+	// TLS is the rediss:// URL's TLS options (nil: plain TCP): a worker
+	// process builds its own configuration from them.
+	TLS     *rclient.TLSFiles
+	Cluster bool
 	// Logf receives the address remote workers are to connect to.
 	Logf func(format string, args ...any)
 }
@@ -162,7 +167,8 @@ func (p *procPool) command(idx, gen int) (*exec.Cmd, error) {
 
 // processConfig is what worker idx (replacement gen) is told.
 func (p *procPool) processConfig(idx, gen int) workerproc.ProcessConfig {
-	return workerproc.ProcessConfig{Config: p.setup.Config, Queue: p.setup.Queue, Addr: p.setup.Addr, Password: p.setup.Password,
+	return workerproc.ProcessConfig{Config: p.setup.Config, Queue: p.setup.Queue, Addr: p.setup.Addr, Username: p.setup.Username,
+		Password: p.setup.Password, TLS: p.setup.TLS,
 		Cluster: p.setup.Cluster, Index: idx, Gen: gen, WarmEnd: p.e.warmEnd.UnixNano(), WindowEnd: p.e.windowEnd.Load(), Serve: p.e.served}
 }
 
@@ -177,12 +183,33 @@ func (p *procPool) serve(wp *workerProc, r io.Reader, ended func()) chan struct{
 		defer p.wg.Done()
 		p.read(wp, r, ready)
 		ended()
+		if wp.Local() && p.live(wp) {
+			// Not killed by a fault (a kill takes it out of procs first),
+			// not stopped: it died, and the jobs of its slot stop.
+			p.e.errMu.Lock()
+			p.e.workersDied = append(p.e.workersDied, fmt.Sprintf("%s: %s", wp.ID, lastLine(wp.Stderr())))
+			p.e.errMu.Unlock()
+		}
 		close(wp.eof)
 		if !wp.Local() && !p.remote.stopping.Load() {
 			p.lost(wp)
 		}
 	}()
 	return ready
+}
+
+// live says wp is still its slot's process: not killed by a fault, and the
+// pool not stopped.
+func (p *procPool) live(wp *workerProc) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.procs[wp.slot] == wp
+}
+
+// lastLine is the last non-empty line of s (a process's stderr).
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
 }
 
 // read feeds a worker's events into the ledger, counters and tracker.

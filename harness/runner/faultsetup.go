@@ -76,10 +76,16 @@ func (pr *planRunner) prepareFaults(ctx context.Context, spec conditions.RunSpec
 		}
 	}
 	if cfg.Workers.Processes > 0 || cfg.Workers.Remote > 0 {
-		if srv.r.TLS != nil || srv.r.Username != "" {
-			return nil, fp.cleanup, fmt.Errorf("workers.processes and workers.remote pass a worker host, port and password only: a TLS (rediss://) or ACL-user Redis is not supported with them yet")
+		var tlsFiles *rclient.TLSFiles
+		if srv.r.TLS != nil {
+			if srv.r.TLSFiles == (rclient.TLSFiles{}) {
+				return nil, fp.cleanup, fmt.Errorf("workers.processes and workers.remote: this TLS Redis came with no TLS options to hand on to a worker process (a rediss:// URL's ca_file, cert_file, key_file)")
+			}
+			f := srv.r.TLSFiles
+			tlsFiles = &f
 		}
-		hooks.Procs = &engine.ProcSetup{Config: cfg, Queue: jopts.Queue, Addr: workerAddr, Password: srv.r.Password, Cluster: srv.r.Cluster, Logf: pr.o.Logf}
+		hooks.Procs = &engine.ProcSetup{Config: cfg, Queue: jopts.Queue, Addr: workerAddr, Username: srv.r.Username, Password: srv.r.Password,
+			TLS: tlsFiles, Cluster: srv.r.Cluster, Logf: pr.o.Logf}
 	}
 	if len(cfg.Faults) == 0 {
 		fs = nil

@@ -77,9 +77,15 @@ func (pr *planRunner) fill(rs *summary.RunSummary, res *engine.Result) {
 	if !res.Window.Drained && !res.Window.Settled {
 		rs.Problems = append(rs.Problems, fmt.Sprintf("drain did not finish within %s", rs.Config.Drain))
 	}
+	if len(res.WorkersDied) > 0 {
+		rs.Problems = append(rs.Problems, fmt.Sprintf("worker process(es) exited during the run, not killed by a fault, and their jobs stopped: %s",
+			strings.Join(res.WorkersDied, "; ")))
+	}
 	switch {
 	case res.Err != nil:
 		rs.Status, rs.Error = summary.StatusError, res.Err.Error()
+	case len(res.WorkersDied) > 0:
+		rs.Status, rs.Error = summary.StatusFailed, "a worker process died during the run: "+res.WorkersDied[0]
 	case res.Interrupted:
 		rs.Status = summary.StatusInterrupted
 	case !res.Ledger.OK:

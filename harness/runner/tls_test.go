@@ -39,33 +39,9 @@ var jobStoreACL = []string{"on", ">s3cr3t", "~ae:*", "resetchannels", "-@all", "
 // and the cost meter measures through the same TLS connection and user.
 func TestTLSAndACL(t *testing.T) {
 	dir := t.TempDir()
-	files, err := writeTestPKI(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tlsPort := freePort(t)
+	u := startTLSRedis(t, dir, jobStoreACL)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r, err := redisserver.Start(ctx, redisserver.Options{Mode: redisserver.ModeSpawn, ExtraArgs: []string{
-		"--tls-port", strconv.Itoa(tlsPort), "--tls-cert-file", files["server.crt"], "--tls-key-file", files["server.key"],
-		"--tls-ca-cert-file", files["ca.crt"], "--tls-auth-clients", "optional"}})
-	if errors.Is(err, redisserver.ErrNoRedis) {
-		t.Skipf("no redis-server: %v", err)
-	}
-	if err != nil {
-		t.Fatalf("redis-server with TLS: %v (a redis-server built without TLS cannot run this test)", err)
-	}
-	defer r.Close()
-	admin, err := rclient.New(rclient.GoRedis, r.ClientOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.Do(ctx, rclient.Command{Head: append([]string{"ACL", "SETUSER", "bench"}, jobStoreACL...)}); err != nil {
-		t.Fatal(err)
-	}
-	admin.Close()
-	q := url.Values{"ca_file": {files["ca.crt"]}, "cert_file": {files["client.crt"]}, "key_file": {files["client.key"]}}
-	u := fmt.Sprintf("rediss://bench:s3cr3t@127.0.0.1:%d?%s", tlsPort, q.Encode())
 	s, err := scenario.ParseScenario("tls.yaml", []byte(fmt.Sprintf(`
 name: tls-acl
 duration: 1s
@@ -115,6 +91,42 @@ workers: {count: 2, concurrency: 4, handler: 0, claim_wait: 200ms}
 	if !clients[rclient.GoRedis] || !clients[rclient.Rueidis] {
 		t.Errorf("clients run: %v", clients)
 	}
+}
+
+// startTLSRedis spawns a redis-server that speaks TLS on a port of its own
+// (a CA, server and client certificates made in dir), adds the ACL user
+// bench (password s3cr3t) with the rules acl, and returns the rediss://
+// URL that reaches it as that user with a client certificate. A
+// redis-server without TLS fails the test; none at all skips it.
+func startTLSRedis(t *testing.T, dir string, acl []string) string {
+	t.Helper()
+	files, err := writeTestPKI(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsPort := freePort(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := redisserver.Start(ctx, redisserver.Options{Mode: redisserver.ModeSpawn, ExtraArgs: []string{
+		"--tls-port", strconv.Itoa(tlsPort), "--tls-cert-file", files["server.crt"], "--tls-key-file", files["server.key"],
+		"--tls-ca-cert-file", files["ca.crt"], "--tls-auth-clients", "optional"}})
+	if errors.Is(err, redisserver.ErrNoRedis) {
+		t.Skipf("no redis-server: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("redis-server with TLS: %v (a redis-server built without TLS cannot run this test)", err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	admin, err := rclient.New(rclient.GoRedis, r.ClientOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if _, err := admin.Do(ctx, rclient.Command{Head: append([]string{"ACL", "SETUSER", "bench"}, acl...)}); err != nil {
+		t.Fatal(err)
+	}
+	q := url.Values{"ca_file": {files["ca.crt"]}, "cert_file": {files["client.crt"]}, "key_file": {files["client.key"]}}
+	return fmt.Sprintf("rediss://bench:s3cr3t@127.0.0.1:%d?%s", tlsPort, q.Encode())
 }
 
 func freePort(t *testing.T) int {

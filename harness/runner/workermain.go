@@ -80,7 +80,15 @@ func serveWorker(reg *registry.Registry, pc workerproc.ProcessConfig, stdin io.R
 	if err != nil {
 		return err
 	}
-	client, err := rclient.New(cfg.Client, rclient.Options{Addrs: []string{pc.Addr}, Password: pc.Password, Cluster: pc.Cluster})
+	opts := rclient.Options{Addrs: []string{pc.Addr}, Username: pc.Username, Password: pc.Password, Cluster: pc.Cluster}
+	if pc.TLS != nil {
+		host, _, _ := net.SplitHostPort(pc.Addr)
+		if opts.TLS, err = pc.TLS.Config(host); err != nil {
+			return fmt.Errorf("worker TLS: %w", err)
+		}
+		opts.TLSFiles = *pc.TLS
+	}
+	client, err := rclient.New(cfg.Client, opts)
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/ledger"
 	"github.com/aebench/aebench/jobstore"
+	"github.com/aebench/aebench/rclient"
 )
 
 // Environment variables of a worker process: WorkerEnv=1 makes a binary
@@ -54,10 +55,13 @@ type ProcessConfig struct {
 	Config   conditions.Config `json:"config"`
 	Queue    string            `json:"queue"`
 	Addr     string            `json:"addr"` // the Redis, or the network-fault proxy
+	Username string            `json:"username,omitempty"`
 	Password string            `json:"password,omitempty"`
-	Cluster  bool              `json:"cluster,omitempty"` // Addr is a Redis Cluster node
-	Index    int               `json:"index"`             // worker index in the run
-	Gen      int               `json:"gen"`               // replacement count
+	// TLS is the rediss:// URL's TLS options (nil: plain TCP).
+	TLS     *rclient.TLSFiles `json:"tls,omitempty"`
+	Cluster bool              `json:"cluster,omitempty"` // Addr is a Redis Cluster node
+	Index   int               `json:"index"`             // worker index in the run
+	Gen     int               `json:"gen"`               // replacement count
 	// WarmEnd and WindowEnd (unix ns, the coordinator's clock) bound the
 	// measured window: the worker records its histograms inside it only.
 	// A worker on another host reads them on its own clock, so its clock's
