@@ -93,6 +93,7 @@ func (s *Seed003) Capabilities() jobstore.Capabilities {
 	cs := jobstore.Capabilities{jobstore.CapBatchComplete: true}.WithCore()
 	delete(cs, jobstore.CapFencing)
 	delete(cs, jobstore.CapLeaseRecovery)
+	delete(cs, jobstore.CapUniqueIDs) // CreateJob has no check (Enqueue)
 	cs[jobstore.CapSeedVariant] = true
 	return cs
 }
@@ -109,11 +110,16 @@ func (s *Seed003) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobst
 	})
 }
 
-// Enqueue creates each job as the corrected enqueue does, one call a job as
-// seed 003's CreateJob does; a job that exists already is created again
-// the seed's way (seed003_readd: a second entry, with no check), where the
-// corrected store refuses it with ErrDuplicateID.
+// Enqueue stores the jobs as the corrected enqueue does (a batch checked
+// and stored whole). A batch with a job that exists already, which the
+// corrected store refuses with ErrDuplicateID, is created one job at a
+// time as seed 003's CreateJob does, and the job that exists is created
+// again the seed's way: a second entry, with no check (seed003_readd).
 func (s *Seed003) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
+	err := s.Store.Enqueue(ctx, jobs...)
+	if !errors.Is(err, jobstore.ErrDuplicateID) {
+		return err
+	}
 	for _, j := range jobs {
 		err := s.Store.Enqueue(ctx, j)
 		if errors.Is(err, jobstore.ErrDuplicateID) {
