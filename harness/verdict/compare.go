@@ -233,6 +233,13 @@ func (c *Comparison) comparePair(p *Pair, runs [2][]Run, limits map[string]float
 		if !ok {
 			continue
 		}
+		if gated && m.Deterministic() && len(metricValues(m, runs[1])) == 0 {
+			// A counted gate the base measured and the candidate did not
+			// (its path probe failed, or a path vanished) must not pass
+			// as "measured on one side only": the gate would not see a
+			// candidate that breaks what it counts.
+			c.Incomplete = append(c.Incomplete, fmt.Sprintf("%s: %s: the base measured this gated metric and the candidate did not", groupName(p.Key), m.Name))
+		}
 		row.Gated = gated
 		p.Rows = append(p.Rows, row)
 		if gated && row.Verdict == Worse {

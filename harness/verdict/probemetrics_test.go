@@ -22,3 +22,16 @@ func TestPathRegressionNamesScripts(t *testing.T) {
 		t.Errorf("message %q does not name the metric and its scripts, most called first", msg)
 	}
 }
+
+// TestGatedMetricMissingFromCandidate: a candidate whose path probe failed
+// (a gated counted metric the base has and it lacks) does not pass.
+func TestGatedMetricMissingFromCandidate(t *testing.T) {
+	base := set("path.pop.instructions", []float64{135000}, nil)
+	cand := set("path.pop.instructions", []float64{135000}, nil)
+	cand.Runs[0].Values = map[string]float64{"throughput": 20}
+	base.Runs[0].Values["throughput"] = 20
+	c := Compare(base, cand, CompareOptions{})
+	if c.ExitCode() != ExitUsage || len(c.Incomplete) != 1 || !strings.Contains(c.Incomplete[0], "path.pop.instructions") {
+		t.Errorf("exit %d, incomplete %v; want exit %d naming the metric", c.ExitCode(), c.Incomplete, ExitUsage)
+	}
+}
