@@ -140,7 +140,7 @@ def start_ticks(pid):
         return int(f.read().rsplit(")", 1)[1].split()[19])
 
 
-def alive(job, conn):
+def alive(job_id, worker_name, conn):
     """A started job is reachable only while the worker holding it works on
     it: its process lives (names are "ae-<pid>-<start ticks>-<n>-<generation>"),
     RQ still has the worker registered, alive, and that worker's current job
@@ -150,16 +150,16 @@ def alive(job, conn):
     another process by the drain's end (peers-crash showed two such jobs as
     still running)."""
     try:
-        _, pid, ticks = (job.worker_name or "").split("-")[:3]
+        _, pid, ticks = (worker_name or "").split("-")[:3]
         if start_ticks(int(pid)) != int(ticks):
             return False
     except (ValueError, OSError):
         return False
-    w = SimpleWorker.find_by_key(SimpleWorker.redis_worker_namespace_prefix + job.worker_name, connection=conn)
+    w = SimpleWorker.find_by_key(SimpleWorker.redis_worker_namespace_prefix + worker_name, connection=conn)
     # A worker that registered its death (forget, after work() quit on a
     # lost connection) keeps its key, with its current job, for 60 s
     # (rq/worker.py register_death): it works on nothing.
-    return w is not None and w.death_date is None and w.get_current_job_id() == job.id
+    return w is not None and w.death_date is None and w.get_current_job_id() == job_id
 
 
 LATER = ("RQ retries an abandoned job with retries left once its started-registry entry expires (job timeout "
@@ -169,13 +169,21 @@ LATER = ("RQ retries an abandoned job with retries left once its started-registr
 def inspect(conn, ids):
     """Each job's state, whether RQ will still reach it, and for a job a
     dead worker abandoned with retries left, that RQ takes it back later
-    (LATER): its started-registry entry must expire first."""
+    (LATER): its started-registry entry must expire first. The three fields
+    it needs are read for every id in one pipeline of HMGETs on RQ's job
+    hashes (Job.key_for): Job.fetch_many loads and unpickles whole jobs,
+    which read a 200k backlog back in 32 s."""
+    with conn.pipeline(transaction=False) as pipe:
+        for i in ids:
+            pipe.hmget(Job.key_for(i), "status", "worker_name", "retries_left")
+        rows = pipe.execute()
     res = []
-    for job in Job.fetch_many(ids, connection=conn):
-        st = STATES.get(job.get_status(refresh=False), "unknown") if job else "unknown"
-        reach = st != "unknown" and (st != "active" or alive(job, conn))
+    for i, (status, worker, left) in zip(ids, rows):
+        st = STATES.get(status.decode(), "unknown") if status is not None else "unknown"
+        worker = worker.decode() if worker is not None else ""
+        reach = st != "unknown" and (st != "active" or alive(i, worker, conn))
         r = {"s": st, "r": reach}
-        if st == "active" and not reach and (job.retries_left or 0) > 0:
+        if st == "active" and not reach and int(left or 0) > 0:
             r["l"] = LATER
         res.append(r)
     return res

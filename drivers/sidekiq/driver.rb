@@ -57,13 +57,35 @@ module Aebench
 
   # where maps aebench ids to [state, reachable] from what Sidekiq keeps:
   # the queue, the scheduled, retry and dead sets, and the busy jobs of
-  # live processes. A finished job leaves no record in Sidekiq.
+  # live processes. A finished job leaves no record in Sidekiq. The lists
+  # and sets are read whole with one LRANGE or ZRANGE each on Sidekiq's own
+  # keys (Sidekiq::Queue#each pages them 50 at a time and builds a record
+  # per job: 8 s for each 20k-id chunk behind a 190k backlog), read in the
+  # order a job moves through them, a later one overriding an earlier. The
+  # map is kept for SNAPSHOT_TTL, or twice what it took to build, across
+  # the chunks of one read-back.
+  SNAPSHOT_TTL = 2.0
+  SNAPSHOT = Mutex.new
   def self.where
+    SNAPSHOT.synchronize do
+      now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      return @where if @where && now - @where_at < [SNAPSHOT_TTL, 2 * @where_took].max
+      @where = read_where
+      @where_at = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      @where_took = @where_at - now
+      @where
+    end
+  end
+
+  def self.read_where
     w = {}
-    queue_names.each { |q| Sidekiq::Queue.new(q).each { |j| w[j.args[0]] = ["waiting", true] } }
-    Sidekiq::ScheduledSet.new.each { |j| w[j.args[0]] = ["delayed", true] }
-    Sidekiq::RetrySet.new.each { |j| w[j.args[0]] = ["delayed", true] }
-    Sidekiq::DeadSet.new.each { |j| w[j.args[0]] = ["failed", true] }
+    put = ->(payloads, state) { payloads.each { |p| w[JSON.parse(p)["args"][0]] = [state, true] } }
+    Sidekiq.redis do |c|
+      put.call(c.zrange("schedule", 0, -1), "delayed")
+      put.call(c.zrange("retry", 0, -1), "delayed")
+      queue_names.each { |q| put.call(c.lrange("queue:#{q}", 0, -1), "waiting") }
+      put.call(c.zrange("dead", 0, -1), "failed")
+    end
     Sidekiq::Workers.new.each do |identity, _tid, work|
       payload = work["payload"]
       payload = JSON.parse(payload) if payload.is_a?(String)

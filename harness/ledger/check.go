@@ -32,6 +32,10 @@ type Report struct {
 	// event cut off by the drain) and a read-back of the job's record did;
 	// they are counted in Completed, DeadLettered or Canceled too.
 	SettledByReadBack int64 `json:"settled_by_read_back"`
+	// ReadBackJobs and ReadBackMS: the open jobs the read-back after the
+	// drain asked the store about, and how long it took.
+	ReadBackJobs int64   `json:"read_back_jobs,omitempty"`
+	ReadBackMS   float64 `json:"read_back_ms,omitempty"`
 	// UnfinishedAtDrain: acknowledged jobs the store still held queued or
 	// running when the drain ended; cut off by the drain, not lost.
 	UnfinishedAtDrain int64 `json:"unfinished_at_drain"`
@@ -153,6 +157,8 @@ func (l *Ledger) check(lostAllowed, seedVariant bool) Report {
 		s.mu.Unlock()
 	}
 	r.SettledByReadBack = l.settled.Load()
+	r.ReadBackJobs = l.readBackJobs.Load()
+	r.ReadBackMS = float64(l.readBackNanos.Load()) / 1e6
 	r.DuplicatedExecutions = r.DuplicateStarts + r.DuplicateCompletions + r.DuplicateReruns
 	for _, ids := range [][]string{r.LostIDs, r.UnfinishedIDs, r.UnreadableIDs, r.UnexpectedIDs, r.EarlyIDs, r.DuplicateIDs, r.DeadUnstartedIDs} {
 		sort.Strings(ids)

@@ -70,6 +70,14 @@ func (r Ref) Valid() bool { return r.e != nil }
 // NoteSettled counts an outcome taken from a read-back of the store.
 func (l *Ledger) NoteSettled() { l.settled.Add(1) }
 
+// NoteReadBack records the read-back after the drain: how many open jobs
+// it asked the store about and how long that took, so a report shows
+// what reading back a large backlog cost.
+func (l *Ledger) NoteReadBack(jobs int, took time.Duration) {
+	l.readBackJobs.Store(int64(jobs))
+	l.readBackNanos.Store(int64(took))
+}
+
 // Ledger checks a run the way Jepsen's total-queue checker does: every job
 // acknowledged by Enqueue must be completed or dead-lettered, nothing may
 // run that was never enqueued, and no attempt may start before its RunAt.
@@ -84,6 +92,8 @@ type Ledger struct {
 	outstanding atomic.Int64 // acknowledged, not yet completed or dead
 	unexpected  atomic.Int64
 	settled     atomic.Int64 // outcomes taken from a read-back of the store
+	// readBackJobs and readBackNanos: the read-back after the drain.
+	readBackJobs, readBackNanos atomic.Int64
 	// pending holds the RunAts not yet due (backlog due vs delayed).
 	pending pendingRunAts
 	// early is how early the store declares it may start a delayed job

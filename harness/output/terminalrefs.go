@@ -64,8 +64,8 @@ func ledgerNotes(w io.Writer, runs []summary.RunSummary, repeats int) {
 				hint = fmt.Sprintf("raise drain, above lease %s + recovery_interval %s, so that a job a crashed worker held can come back within it",
 					wc.Lease, wc.RecoveryInterval)
 			}
-			fmt.Fprintf(w, "note: %s: %d job(s) unfinished at drain (still queued or running where the store will reach them when the drain of %s ended; not lost: %s)\n",
-				runName(r, repeats), l.UnfinishedAtDrain, r.Config.Drain, hint)
+			fmt.Fprintf(w, "note: %s: %d job(s) unfinished at drain (still queued or running where the store will reach them when the drain of %s ended; not lost: %s); read back: %d open job(s) in %.1fs\n",
+				runName(r, repeats), l.UnfinishedAtDrain, r.Config.Drain, hint, l.ReadBackJobs, l.ReadBackMS/1000)
 			if l.UnfinishedLater != "" {
 				fmt.Fprintf(w, "note: %s: some of them the system takes back itself, later than the run waits: %s\n", runName(r, repeats), l.UnfinishedLater)
 			}

@@ -128,10 +128,12 @@ func (e *Reader) Outstanding() {
 	if len(jobs) == 0 {
 		return
 	}
+	start := time.Now()
+	defer func() { e.Ledger.NoteReadBack(len(jobs), time.Since(start)) }()
 	ctx, cancel := context.WithTimeout(context.Background(), SettleFor)
 	defer cancel()
 	if loc, ok := e.Store.(jobstore.Locator); ok {
-		if e.settleLocated(ctx, loc, jobs) {
+		if e.settleLocated(loc, jobs) {
 			return
 		}
 	}
@@ -140,7 +142,7 @@ func (e *Reader) Outstanding() {
 
 // settleLocated settles jobs with the store's Locate: false when Locate
 // failed before it placed any job (the caller falls back to Stats).
-func (e *Reader) settleLocated(ctx context.Context, loc jobstore.Locator, jobs []ledger.OutstandingJob) bool {
+func (e *Reader) settleLocated(loc jobstore.Locator, jobs []ledger.OutstandingJob) bool {
 	at := time.Now()
 	ids := make([]string, len(jobs))
 	for i, j := range jobs {
@@ -163,10 +165,17 @@ func (e *Reader) settleLocated(ctx context.Context, loc jobstore.Locator, jobs [
 		case !l.Found:
 			e.Ledger.LostState(j.ID, "not_found")
 		case !isOpen(l.Status):
-			gctx, gcancel := context.WithTimeout(ctx, 2*time.Second)
+			// Its own time to answer: a long Locate of a large backlog
+			// may have spent the read-back's.
+			gctx, gcancel := context.WithTimeout(context.Background(), 2*time.Second)
 			rb := e.Settle(gctx, j.ID, j.Attempt, "", at)
 			gcancel()
-			if !rb.Settled {
+			switch {
+			case rb.Settled:
+			case rb.Err != nil && !errors.Is(rb.Err, jobstore.ErrNotFound):
+				e.Ledger.Unreadable(j.ID) // located finished, then its record could not be read
+				e.NoteErr(fmt.Errorf("read-back: get %s: %w", j.ID, rb.Err))
+			default:
 				e.Ledger.LostState(j.ID, l.Status.String())
 			}
 		case l.Reachable:
