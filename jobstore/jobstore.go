@@ -296,6 +296,17 @@ type Location struct {
 	Later string
 }
 
+// FinishedRemover is implemented by a store that deletes a job's record
+// when the job finishes (a peer on its own defaults: BullMQ's
+// removeOnComplete). RemovesFinished says so in the store's words, or "".
+// The read-back then cannot tell a started job that finished, its event
+// cut off, from one that vanished: it counts a started job it no longer
+// finds as unconfirmed, declared with these words, never as lost or
+// completed. A job never started and not found is still lost.
+type FinishedRemover interface {
+	RemovesFinished() string
+}
+
 // Locator is implemented by stores that can tell, for a batch of job ids,
 // whether each record sits where the store will reach it. The harness's
 // read-back after the drain asks it for every job the ledger still holds

@@ -308,7 +308,19 @@ func (s *Store) Capabilities() jobstore.Capabilities {
 	if len(s.o.Queues) > 1 {
 		cs[jobstore.CapQueues] = true
 	}
+	if s.cfg.Native {
+		delete(cs, jobstore.CapRetention)
+	}
 	return cs
+}
+
+// RemovesFinished implements jobstore.FinishedRemover: with peer_mode
+// native, asynq deletes a task as it completes.
+func (s *Store) RemovesFinished() string {
+	if !s.cfg.Native {
+		return ""
+	}
+	return "peer_mode native: tasks enqueued without asynq.Retention, asynq's default, are deleted as they complete, so a completion whose event a kill cut off cannot be read back"
 }
 
 // queueNames are asynq's queue names: Options.Queue, or with

@@ -49,6 +49,10 @@ type Config struct {
 	// ShutdownTimeout is how long Close lets held tasks finish before asynq
 	// pushes them back to pending.
 	ShutdownTimeout time.Duration
+	// Native: peer_mode native (spec.OptionPeerMode): tasks are enqueued
+	// without asynq.Retention, asynq's default, which deletes a task as
+	// it completes; contract keeps it for Options.Retention.
+	Native bool
 }
 
 // DefaultConfig returns the defaults.
@@ -72,6 +76,7 @@ func Options() []Option {
 			Doc: "asynq.Config.Concurrency: tasks one Store's server holds at once (claimed or waiting for a Claim); set it to at least the jobs its workers keep in flight"},
 		{Name: OptionShutdownTimeout, Allowed: durationAllowed, Default: DefaultShutdownTimeout.String(),
 			Doc: "asynq.Config.ShutdownTimeout: how long Close waits for held tasks before asynq pushes them back to pending"},
+		spec.PeerModeOption(),
 	}
 }
 
@@ -101,6 +106,11 @@ func ParseConfig(extra map[string]string) (Config, error) {
 		}
 		cfg.Concurrency = n
 	}
+	native, err := spec.PeerMode("asynq", extra)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Native = native
 	return cfg, cfg.check()
 }
 

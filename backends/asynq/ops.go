@@ -81,7 +81,10 @@ func (s *Store) enqueueOne(ctx context.Context, j jobstore.NewJob, t *hq.Task, n
 	if err != nil {
 		return err
 	}
-	opts := []hq.Option{hq.TaskID(j.ID), hq.Queue(q), hq.MaxRetry(j.MaxRetries), hq.Retention(s.o.Retention)}
+	opts := []hq.Option{hq.TaskID(j.ID), hq.Queue(q), hq.MaxRetry(j.MaxRetries)}
+	if !s.cfg.Native {
+		opts = append(opts, hq.Retention(s.o.Retention))
+	}
 	if j.RunAt.After(now) {
 		// asynq's forwarder compares with the machine's clock: the delay
 		// is carried over from the store's clock.

@@ -70,6 +70,10 @@ type Config struct {
 	LeaseMs     int64     `json:"lease_ms,omitempty"`
 	BackoffMs   int64     `json:"backoff_ms,omitempty"`
 	RetentionMs int64     `json:"retention_ms,omitempty"`
+	// PeerMode: "native" runs the system on its own documented defaults
+	// for finished jobs instead of keeping them RetentionMs (spec.PeerNative);
+	// empty or "contract" keeps them.
+	PeerMode string `json:"peer_mode,omitempty"`
 	// Jobs and Payload are the plain loop's (role loop); Prefilled: the
 	// jobs are already queued (by the client role), the loop only drains.
 	Jobs      int    `json:"jobs,omitempty"`
@@ -135,6 +139,10 @@ type Hello struct {
 	// without having reported them started, which a kill loses (Sidekiq's
 	// scheduled poller between ZPOPBYSCORE and its push: 1).
 	HoldsExtra int `json:"holds_extra,omitempty"`
+	// RemovesFinished: the system deletes a finished job's record in this
+	// mode (jobstore.FinishedRemover), in the driver's words; empty: it
+	// keeps it at least as long as the run.
+	RemovesFinished string `json:"removes_finished,omitempty"`
 	// Early: the system may start a delayed job up to MaxMs before its
 	// RunAt, by its own code (Why cites it).
 	Early struct {

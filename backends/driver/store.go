@@ -33,6 +33,8 @@ type Store struct {
 	o     jobstore.Options
 	addr  RedisAddr
 	plan  func(id string, attempt int) (time.Duration, bool)
+	// native: peer_mode native (Config.PeerMode).
+	native bool
 
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
@@ -66,7 +68,7 @@ type state struct {
 }
 
 // New starts the driver's client process on the Redis c reaches.
-func New(ctx context.Context, c rclient.Client, o jobstore.Options, spec Spec) (*Store, error) {
+func New(ctx context.Context, c rclient.Client, o jobstore.Options, spec Spec, native bool) (*Store, error) {
 	o, err := o.WithDefaults()
 	if err != nil {
 		return nil, err
@@ -91,7 +93,7 @@ func New(ctx context.Context, c rclient.Client, o jobstore.Options, spec Spec) (
 		}
 		addr.TLS = &files
 	}
-	s := &Store{spec: spec, o: o, addr: addr, wait: map[int64]chan reply{}, ended: make(chan struct{})}
+	s := &Store{spec: spec, o: o, addr: addr, native: native, wait: map[int64]chan reply{}, ended: make(chan struct{})}
 	if err := s.start(ctx); err != nil {
 		return nil, err
 	}
@@ -117,6 +119,9 @@ func redisAddr(hostport, password string, db int) (RedisAddr, error) {
 func (s *Store) config(role string) Config {
 	c := Config{Role: role, Redis: s.addr, Queue: s.o.Queue, BackoffMs: s.o.Backoff.Base.Milliseconds(),
 		RetentionMs: s.o.Retention.Milliseconds()}
+	if s.native {
+		c.PeerMode = "native"
+	}
 	for _, q := range s.o.Queues {
 		c.Queues = append(c.Queues, QueueConf{Name: q.Name, Weight: q.Weight})
 	}
@@ -367,6 +372,10 @@ var statusOf = map[string]jobstore.Status{
 	"waiting": jobstore.StatusQueued, "delayed": jobstore.StatusScheduled, "active": jobstore.StatusInProgress,
 	"completed": jobstore.StatusCompleted, "failed": jobstore.StatusFailed,
 }
+
+// RemovesFinished implements jobstore.FinishedRemover: what the driver's
+// hello declares for its mode.
+func (s *Store) RemovesFinished() string { return s.hello.RemovesFinished }
 
 // Locate implements jobstore.Locator through the driver's inspect.
 func (s *Store) Locate(ctx context.Context, ids []string) ([]jobstore.Location, error) {

@@ -57,6 +57,15 @@ func others() []Backend {
 	}
 }
 
+// PeerModeOf is a peer's peer_mode from its options: contract unless
+// they say native (spec.OptionPeerMode).
+func PeerModeOf(options map[string]string) string {
+	if options[spec.OptionPeerMode] == spec.PeerNative {
+		return spec.PeerNative
+	}
+	return spec.PeerContract
+}
+
 // driverPeer is the registry entry of a job system behind its driver
 // (package driver, docs/drivers.md).
 func driverPeer(ds driver.Spec) Backend {
@@ -66,9 +75,14 @@ func driverPeer(ds driver.Spec) Backend {
 		caps[jobstore.CapSelfRecovery] = true
 	}
 	return Backend{Name: ds.Name, Kind: KindPeer, Doc: d.Doc, Driver: &ds, Loses: d.Loses, NativeQueues: d.Queues,
-		Limits: "runs its jobs in its own worker processes (workers.processes = workers.count); one Redis server, no cluster; no Cancel; records are the system's",
-		Caps:   caps,
-		New: func(ctx context.Context, c rclient.Client, o jobstore.Options, _ map[string]string) (jobstore.Store, error) {
-			return driver.New(ctx, c, o, ds)
+		Limits:  "runs its jobs in its own worker processes (workers.processes = workers.count); one Redis server, no cluster; no Cancel; records are the system's",
+		Caps:    caps,
+		Options: []spec.Option{spec.PeerModeOption()},
+		New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
+			native, err := spec.PeerMode(ds.Name, extra)
+			if err != nil {
+				return nil, err
+			}
+			return driver.New(ctx, c, o, ds, native)
 		}}
 }

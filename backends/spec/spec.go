@@ -7,6 +7,7 @@ package spec
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/aebench/aebench/jobstore"
 	"github.com/aebench/aebench/rclient"
@@ -76,5 +77,36 @@ func Configured[C any, S jobstore.Store](parse func(extra map[string]string) (C,
 			return nil, err
 		}
 		return build(ctx, c, o, cfg)
+	}
+}
+
+// OptionPeerMode is the option every peer takes: how it keeps finished
+// jobs. PeerContract (the default) keeps them for Options.Retention, as
+// the strategies do, so the ledger's read-back and Get read them;
+// PeerNative runs the peer on the defaults its own documents give
+// (BullMQ removeOnComplete, RQ's default result_ttl, asynq without
+// Retention), its cheapest honest setting. What the read-back can no
+// longer confirm there the store declares (jobstore.FinishedRemover).
+const (
+	OptionPeerMode = "peer_mode"
+	PeerContract   = "contract"
+	PeerNative     = "native"
+)
+
+// PeerModeOption documents OptionPeerMode.
+func PeerModeOption() Option {
+	return Option{Name: OptionPeerMode, Allowed: PeerContract + " or " + PeerNative, Default: PeerContract,
+		Doc: "contract: finished jobs kept for store.retention (the ledger reads them back); native: the peer's own documented defaults for finished jobs (its cheapest setting)"}
+}
+
+// PeerMode reads OptionPeerMode from a peer's options: true for native.
+func PeerMode(backend string, extra map[string]string) (native bool, err error) {
+	switch v, ok := extra[OptionPeerMode]; {
+	case !ok || v == PeerContract:
+		return false, nil
+	case v == PeerNative:
+		return true, nil
+	default:
+		return false, fmt.Errorf("%w: backend %s: option %s %q: allowed is %s or %s", jobstore.ErrInvalid, backend, OptionPeerMode, v, PeerContract, PeerNative)
 	}
 }

@@ -14,7 +14,9 @@
 // to the scenario's lease, so a killed worker's jobs come back at the next
 // stalled check; maxStalledCount 1 (BullMQ's default); finished jobs kept
 // for retention_ms (removeOnComplete/removeOnFail by age), as aebench's
-// stores keep finished records for Options.Retention. With the
+// stores keep finished records for Options.Retention; with peer_mode
+// native, BullMQ's auto-removal as its guide shows it (removeOnComplete:
+// true, failed jobs kept, BullMQ's default), its cheapest setting. With the
 // scenario's queues (cfg.queues, store.queues) a job's queue is a BullMQ
 // priority, its queue's place in the list (1, the highest, first):
 // BullMQ's prioritized jobs are served strictly by priority, FIFO within
@@ -100,14 +102,22 @@ function connection() {
 const PRIORITY = new Map((cfg.queues || []).map((q, i) => [q.name, i + 1]));
 
 function jobOpts(j) {
-  const keep = { age: Math.max(1, Math.ceil((cfg.retention_ms || 3600000) / 1000)) };
-  const o = { jobId: j.id, attempts: (j.r || 0) + 1, removeOnComplete: keep, removeOnFail: keep };
+  const o = { jobId: j.id, attempts: (j.r || 0) + 1 };
+  if (NATIVE) {
+    o.removeOnComplete = true;
+  } else {
+    const keep = { age: Math.max(1, Math.ceil((cfg.retention_ms || 3600000) / 1000)) };
+    o.removeOnComplete = keep;
+    o.removeOnFail = keep;
+  }
   if (PRIORITY.size > 0) o.priority = PRIORITY.get(j.q) || 1;
   if (cfg.backoff_ms > 0) o.backoff = { type: 'fixed', delay: cfg.backoff_ms };
   const delay = j.at ? j.at - Date.now() : 0;
   if (delay > 0) o.delay = delay;
   return o;
 }
+
+const NATIVE = cfg.peer_mode === 'native';
 
 function hello() {
   out({ e: 'hello', protocol: PROTOCOL, driver: 'bullmq', driver_version: '1.0.0', system: 'bullmq',
@@ -116,7 +126,9 @@ function hello() {
       queues: ['strict'] },
     loses: [],
     guarantees: 'at least once: a killed worker\'s active job goes back to wait at the next stalled check ' +
-      '(stalledInterval = the lease) and runs again; a job stalled more than maxStalledCount (1) times fails' });
+      '(stalledInterval = the lease) and runs again; a job stalled more than maxStalledCount (1) times fails',
+    removes_finished: NATIVE ? 'peer_mode native: removeOnComplete true deletes a completed job\'s hash as it completes ' +
+      '(BullMQ\'s auto-removal), so a completion whose event a kill cut off cannot be read back' : undefined });
 }
 
 // The state protocol 1 knows for a BullMQ state, and whether BullMQ will

@@ -76,8 +76,17 @@ def queue_of(name):
     return "%s.%s" % (CFG["queue"], name) if name and CFG.get("queues") else queue_names()[0]
 
 
+NATIVE = CFG.get("peer_mode") == "native"
+
+
 def keep_s():
     return max(1, math.ceil(CFG.get("retention_ms", 3600000) / 1000))
+
+
+def keep():
+    """The finished-job TTLs: retention (contract), or none given, so RQ's
+    defaults hold (peer_mode native: result_ttl 500 s, failure_ttl a year)."""
+    return {} if NATIVE else dict(result_ttl=keep_s(), failure_ttl=keep_s())
 
 
 def retry(n):
@@ -100,7 +109,9 @@ def hello():
                        "once, and lost, only for jobs with no retries; delayed jobs and retries wait for the "
                        "scheduler's 1 s pass; when the process holding the scheduler's lock dies, they wait until "
                        "the lock expires (rq/scheduler.py acquire_locks: ex=interval + 60) and another worker "
-                       "starts or runs its maintenance (rq/worker.py run_maintenance_tasks, every 10 minutes)"})
+                       "starts or runs its maintenance (rq/worker.py run_maintenance_tasks, every 10 minutes)",
+         **({"removes_finished": "peer_mode native: RQ's default result_ttl (500 s) deletes a finished job's hash "
+             "500 s after it finishes (rq/defaults.py DEFAULT_RESULT_TTL)"} if NATIVE else {})})
 
 
 def enqueue(queues, jobs):
@@ -113,7 +124,7 @@ def enqueue(queues, jobs):
 
 def enqueue_on(q, jobs):
     now = time.time() * 1000
-    kw = dict(result_ttl=keep_s(), failure_ttl=keep_s())
+    kw = keep()
     with q.connection.pipeline() as pipe:
         ready = [Queue.prepare_data(FUNC, args=(j.get("p", ""), j.get("h")), job_id=j["id"], retry=retry(j.get("r", 0)), **kw)
                  for j in jobs if not j.get("at") or j["at"] <= now]

@@ -51,6 +51,13 @@ type Report struct {
 	// read-back, and they are never counted in Lost.
 	Unreadable    int64    `json:"unreadable"`
 	UnreadableIDs []string `json:"unreadable_ids,omitempty"`
+	// Unconfirmed: started jobs the read-back no longer found in a store
+	// that deletes finished records (a peer in peer_mode native,
+	// jobstore.FinishedRemover): they may have finished with their events
+	// cut off. Declared in UnconfirmedWhy, the store's words; never lost.
+	Unconfirmed    int64    `json:"unconfirmed,omitempty"`
+	UnconfirmedIDs []string `json:"unconfirmed_ids,omitempty"`
+	UnconfirmedWhy string   `json:"unconfirmed_why,omitempty"`
 	// LostStates counts lost jobs by the state the read-back found: a
 	// Status name, or not_found.
 	LostStates map[string]int64 `json:"lost_states,omitempty"`
@@ -159,8 +166,11 @@ func (l *Ledger) check(lostAllowed, seedVariant bool) Report {
 	r.SettledByReadBack = l.settled.Load()
 	r.ReadBackJobs = l.readBackJobs.Load()
 	r.ReadBackMS = float64(l.readBackNanos.Load()) / 1e6
+	if why := l.unconfirmedWhy.Load(); why != nil && r.Unconfirmed > 0 {
+		r.UnconfirmedWhy = *why
+	}
 	r.DuplicatedExecutions = r.DuplicateStarts + r.DuplicateCompletions + r.DuplicateReruns
-	for _, ids := range [][]string{r.LostIDs, r.UnfinishedIDs, r.UnreadableIDs, r.UnexpectedIDs, r.EarlyIDs, r.DuplicateIDs, r.DeadUnstartedIDs} {
+	for _, ids := range [][]string{r.LostIDs, r.UnfinishedIDs, r.UnreadableIDs, r.UnconfirmedIDs, r.UnexpectedIDs, r.EarlyIDs, r.DuplicateIDs, r.DeadUnstartedIDs} {
 		sort.Strings(ids)
 	}
 	l.judge(&r, lostAllowed, seedVariant)
@@ -189,6 +199,9 @@ func (r *Report) countEntry(id string, e *ledgerEntry) {
 		case e.unreadable:
 			r.Unreadable++
 			r.example(&r.UnreadableIDs, id)
+		case e.unconfirmed:
+			r.Unconfirmed++
+			r.example(&r.UnconfirmedIDs, id)
 		default:
 			r.Lost++
 			r.example(&r.LostIDs, id)

@@ -70,14 +70,6 @@ func (r Ref) Valid() bool { return r.e != nil }
 // NoteSettled counts an outcome taken from a read-back of the store.
 func (l *Ledger) NoteSettled() { l.settled.Add(1) }
 
-// NoteReadBack records the read-back after the drain: how many open jobs
-// it asked the store about and how long that took, so a report shows
-// what reading back a large backlog cost.
-func (l *Ledger) NoteReadBack(jobs int, took time.Duration) {
-	l.readBackJobs.Store(int64(jobs))
-	l.readBackNanos.Store(int64(took))
-}
-
 // Ledger checks a run the way Jepsen's total-queue checker does: every job
 // acknowledged by Enqueue must be completed or dead-lettered, nothing may
 // run that was never enqueued, and no attempt may start before its RunAt.
@@ -94,6 +86,7 @@ type Ledger struct {
 	settled     atomic.Int64 // outcomes taken from a read-back of the store
 	// readBackJobs and readBackNanos: the read-back after the drain.
 	readBackJobs, readBackNanos atomic.Int64
+	unconfirmedWhy              atomic.Pointer[string]
 	// pending holds the RunAts not yet due (backlog due vs delayed).
 	pending pendingRunAts
 	// early is how early the store declares it may start a delayed job
@@ -157,6 +150,10 @@ type ledgerEntry struct {
 	// unreadable: the read-back could not read the job's state (Redis or a
 	// driver did not answer): neither settled nor lost.
 	unreadable bool
+	// unconfirmed: started, then not found by the read-back in a store
+	// that deletes finished records (jobstore.FinishedRemover): it may have
+	// finished, its event cut off; counted apart, neither lost nor done.
+	unconfirmed bool
 	// lostState: the store's state of a job lost after the read-back
 	// (a Status name, or not_found).
 	lostState   string
@@ -485,44 +482,6 @@ func (l *Ledger) Canceled(id string, at time.Time) {
 	})
 }
 
-// OutstandingJob is an acknowledged job not yet finished, with its latest
-// attempt number.
-type OutstandingJob struct {
-	ID      string
-	Attempt int
-}
-
-// OutstandingJobs lists the acknowledged jobs not yet finished, for the
-// read-back after the drain.
-func (l *Ledger) OutstandingJobs() []OutstandingJob {
-	var out []OutstandingJob
-	l.each(func(id string, e *ledgerEntry) {
-		if e.state == enqAcked && !e.done() {
-			out = append(out, OutstandingJob{ID: id, Attempt: max(len(e.attempts)-1, 0)})
-		}
-	})
-	return out
-}
-
-// CutOff records that the store still holds id queued or running after
-// the drain: the drain ended before it, so it is not called lost.
-func (l *Ledger) CutOff(id string) {
-	l.update(id, false, func(e *ledgerEntry) { e.cutOff = true })
-}
-
-// Unreadable records that the read-back could not read an outstanding
-// job's state (a timeout, a driver's error): the job is counted apart,
-// never as lost, and the run fails on the read-back, not on a loss.
-func (l *Ledger) Unreadable(id string) {
-	l.update(id, false, func(e *ledgerEntry) { e.unreadable = true })
-}
-
-// LostState records the store's state of an outstanding job that the
-// read-back could not settle.
-func (l *Ledger) LostState(id, state string) {
-	l.update(id, false, func(e *ledgerEntry) { e.lostState = state })
-}
-
 // LostJob is a lost job as the ledger knows it, for judgeDeclaredLoss.
 type LostJob struct {
 	ID      string
@@ -569,7 +528,7 @@ func (l *Ledger) DeadUnstarted(max int) []string {
 // lost: acknowledged, neither finished nor left in the store by the
 // drain's end.
 func (e *ledgerEntry) lost() bool {
-	return e.state == enqAcked && !e.done() && !e.cutOff && !e.unreadable
+	return e.state == enqAcked && !e.done() && !e.cutOff && !e.unreadable && !e.unconfirmed
 }
 
 // unstarted says whether an attempt of the job that never started was

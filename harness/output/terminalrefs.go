@@ -79,6 +79,10 @@ func ledgerNotes(w io.Writer, runs []summary.RunSummary, repeats int) {
 		if r.AuditError != "" {
 			fmt.Fprintf(w, "note: %s: the store's audit failed: %s\n", runName(r, repeats), r.AuditError)
 		}
+		if l.Unconfirmed > 0 {
+			fmt.Fprintf(w, "note: %s: %d started job(s) unconfirmed (e.g. %v): the read-back no longer found them, and the store declares %s; not counted lost or completed\n",
+				runName(r, repeats), l.Unconfirmed, l.UnconfirmedIDs, l.UnconfirmedWhy)
+		}
 		if l.SettledByReadBack > 0 {
 			fmt.Fprintf(w, "note: %s: %d outcome(s) settled by reading the record back (events cut off by a kill, a lost reply or the drain)\n",
 				runName(r, repeats), l.SettledByReadBack)
@@ -146,7 +150,11 @@ func (t *terminal) sideBySide(w io.Writer, refs []analysis.RefFigures, runs []su
 		if c := r.Cost; c != nil && c.Commands > 0 {
 			cpu, cmds = fmt.Sprintf("%.1f", c.RedisCPUMicros), fmt.Sprintf("%.2f", c.Commands)
 		}
-		row := []string{runName(r, t.s.Repeats), r.Kind, fmtRate(r.Throughput.Completed), lat("e2e", "p50"), lat("e2e", "p99"),
+		kind := r.Kind
+		if r.PeerMode != "" {
+			kind += " " + r.PeerMode
+		}
+		row := []string{runName(r, t.s.Repeats), kind, fmtRate(r.Throughput.Completed), lat("e2e", "p50"), lat("e2e", "p99"),
 			lat("lateness", "p99"), cpu, cmds, fmt.Sprint(r.Ledger.Lost), fmt.Sprint(r.Ledger.DuplicatedExecutions)}
 		for _, f := range refs {
 			x := r.Ratios[f.Key]

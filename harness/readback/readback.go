@@ -163,7 +163,7 @@ func (e *Reader) settleLocated(loc jobstore.Locator, jobs []ledger.OutstandingJo
 		l := locs[i]
 		switch {
 		case !l.Found:
-			e.Ledger.LostState(j.ID, "not_found")
+			e.notFound(j)
 		case !isOpen(l.Status):
 			// Its own time to answer: a long Locate of a large backlog
 			// may have spent the read-back's.
@@ -298,7 +298,7 @@ func (e *Reader) settleByStats(ctx context.Context, jobs []ledger.OutstandingJob
 		switch {
 		case rb.Settled:
 		case errors.Is(rb.Err, jobstore.ErrNotFound):
-			e.Ledger.LostState(j.ID, "not_found")
+			e.notFound(j)
 		case rb.Err != nil:
 			e.Ledger.Unreadable(j.ID)
 		case rb.Rec.Status == jobstore.StatusInProgress && !rb.Rec.LeaseDeadline.IsZero() && rb.Rec.LeaseDeadline.Before(at) &&
@@ -316,6 +316,20 @@ func (e *Reader) settleByStats(ctx context.Context, jobs []ledger.OutstandingJob
 			e.Ledger.LostState(j.ID, rb.Rec.Status.String())
 		}
 	}
+}
+
+// notFound places an open job the store no longer holds: lost, unless it
+// started in a store that deletes finished records
+// (jobstore.FinishedRemover), where it may have finished with its event
+// cut off: unconfirmed, in the store's words.
+func (e *Reader) notFound(j ledger.OutstandingJob) {
+	if fr, ok := e.Store.(jobstore.FinishedRemover); ok && j.Started {
+		if why := fr.RemovesFinished(); why != "" {
+			e.Ledger.Unconfirmed(j.ID, why)
+			return
+		}
+	}
+	e.Ledger.LostState(j.ID, "not_found")
 }
 
 // bulkCutOff: with more open jobs than this after the drain, and a store

@@ -419,6 +419,9 @@ func (pr *planRunner) buildStore(ctx context.Context, spec conditions.RunSpec, b
 		rs.Label += " (seed variant)"
 	}
 	rs.Kind = string(be.Kind)
+	if be.Kind == registry.KindPeer {
+		rs.PeerMode = registry.PeerModeOf(cfg.Backend.Options)
+	}
 	rs.CountNoise, rs.CountNoiseWhy = be.CountNoise, be.CountNoiseWhy
 	if be.Kind != registry.KindJobStore {
 		rs.Limits = be.Limits

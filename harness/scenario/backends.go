@@ -160,6 +160,28 @@ func withOptions(bs []BackendSpec, set map[int]map[string]string) []BackendSpec 
 	return out
 }
 
+// matchBackends is what --backends n selects from a cell: the entry
+// labelled n; else the entries of backend n under their own name (bullmq,
+// not bullmq-native); else every entry of backend n.
+func matchBackends(bs []BackendSpec, n string) []BackendSpec {
+	for _, by := range []func(BackendSpec) bool{
+		func(b BackendSpec) bool { return b.Label == n },
+		func(b BackendSpec) bool { return b.Name == n && b.Label == b.Name },
+		func(b BackendSpec) bool { return b.Name == n },
+	} {
+		var out []BackendSpec
+		for _, b := range bs {
+			if by(b) {
+				out = append(out, b)
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	return nil
+}
+
 // SelectBackends keeps only the named backends (names or labels) in every
 // cell, in the order given; a name the file does not list is added with no
 // options. It is the CLI's --backends.
@@ -171,12 +193,9 @@ func (s *Scenario) SelectBackends(names []string) error {
 			if n == "" {
 				continue
 			}
-			found := false
-			for _, b := range s.Cells[i].Backends {
-				if b.Label == n || b.Name == n {
-					keep, found = append(keep, b), true
-				}
-			}
+			matched := matchBackends(s.Cells[i].Backends, n)
+			keep = append(keep, matched...)
+			found := len(matched) > 0
 			if !found {
 				if _, err := s.registry().Lookup(n); err != nil {
 					return &ConfigError{File: "--backends", Msg: err.Error()}

@@ -357,16 +357,34 @@ func TestOverrides(t *testing.T) {
 }
 
 func TestSelectBackends(t *testing.T) {
-	s, err := ParseScenario("s.yaml", []byte("backends: [zset, {name: null, label: n2}]\n"))
-	if err != nil {
-		t.Fatal(err)
+	const src = "backends: [zset, {name: null, label: n2}, bullmq, {name: bullmq, label: bullmq-native}]\n"
+	for _, tc := range []struct {
+		sel  []string
+		want string
+	}{
+		{[]string{"n2"}, "n2"},
+		{[]string{"null"}, "n2"}, // no unlabelled null: every null entry
+		{[]string{"bullmq"}, "bullmq"},
+		{[]string{"bullmq-native"}, "bullmq-native"},
+		{[]string{"bullmq", "bullmq-native"}, "bullmq bullmq-native"},
+		{[]string{"stream"}, "stream"}, // not in the file: added
+	} {
+		s, err := ParseScenario("s.yaml", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SelectBackends(tc.sel); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, b := range s.Cells[0].Backends {
+			got = append(got, b.Label)
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("--backends %v selected %v; want %s", tc.sel, got, tc.want)
+		}
 	}
-	if err := s.SelectBackends([]string{"n2"}); err != nil {
-		t.Fatal(err)
-	}
-	if b := s.Cells[0].Backends; len(b) != 1 || b[0].Label != "n2" {
-		t.Fatalf("backends = %+v", b)
-	}
+	s, _ := ParseScenario("s.yaml", []byte(src))
 	if err := s.SelectBackends([]string{"kafka"}); err == nil || !strings.Contains(err.Error(), `unknown backend "kafka"`) {
 		t.Fatalf("SelectBackends(kafka) = %v", err)
 	}

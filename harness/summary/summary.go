@@ -205,6 +205,9 @@ type RunSummary struct {
 	// Limits what it does not guarantee, for a reference or a peer.
 	Kind   string `json:"kind,omitempty"`
 	Limits string `json:"limits,omitempty"`
+	// PeerMode, for a peer: contract (finished jobs kept for
+	// store.retention) or native (the peer's own defaults for them).
+	PeerMode string `json:"peer_mode,omitempty"`
 	// CountNoise is the spread the backend declares in its counted per-job
 	// costs (registry.Backend.CountNoise), and why.
 	CountNoise    float64 `json:"count_noise,omitempty"`
