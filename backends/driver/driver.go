@@ -57,6 +57,9 @@ type Spec struct {
 	Probe []string
 	// Install says how to install the runtime and the system.
 	Install string
+	// Path, when set, is the driver's folder (aebench drivers check PATH):
+	// Dir looks nowhere else.
+	Path string
 }
 
 // Config is what a driver process is told (ConfigEnv).
@@ -155,6 +158,12 @@ type Hello struct {
 // drivers/<name> in the working directory or one above it, else beside
 // the executable's module.
 func (s Spec) Dir() (string, error) {
+	if s.Path != "" {
+		if !isDir(s.Path) {
+			return "", fmt.Errorf("%w: %s: %s is not a folder", ErrNotInstalled, s.Name, s.Path)
+		}
+		return s.Path, nil
+	}
 	var tried []string
 	if d := os.Getenv(DirEnv); d != "" {
 		p := filepath.Join(d, s.Name)

@@ -240,6 +240,18 @@ def serve(conn, queues, req):
 class EventWorker(SimpleWorker):
     """SimpleWorker that reports each job's end after RQ has written it."""
 
+    stop_signalled = False
+
+    def request_stop(self, signum, frame):
+        """RQ's warm shutdown, remembered: an idle worker's work() returns
+        as it does after an unhandled error (rq/worker.py work: StopRequested
+        and a bare except both break out), and _stop_requested is set only
+        when the worker was busy, so without this run_worker restarted a
+        worker asked to stop, and the process never exited (aebench killed
+        it 5 s later; drivers check found it)."""
+        self.stop_signalled = True
+        super().request_stop(signum, frame)
+
     def handle_job_success(self, job, queue, started_job_registry):
         super().handle_job_success(job, queue, started_job_registry)
         out({"e": "completed", "id": job.id, "a": int(job.meta.get("ae_attempt", 0)), "t": time.time_ns(),
@@ -289,7 +301,7 @@ def run_worker(n, burst=False):
         except Exception as e:  # noqa: BLE001 - the supervisor restarts whatever ended it
             sys.stderr.write("rq driver: worker %d ended: %r; restarting in 1s\n" % (n, e))
             forget(w)
-        if burst or getattr(w, "_stop_requested", False):
+        if burst or w.stop_signalled or getattr(w, "_stop_requested", False):
             return
         time.sleep(1)
 
