@@ -161,11 +161,16 @@ async function client() {
 // overriding an earlier, so a job that moved on between two reads is
 // found where it went; an id found nowhere (it left delayed for wait
 // between those two reads) is asked again with getJobState, exactly.
+// A request of fewer than SNAPSHOT_MIN_IDS ids (a Get, a small read-back)
+// is answered exactly, id by id: a snapshot's answer may be up to its TTL
+// old (drivers check found a completed job read back as waiting).
 const SNAPSHOT_TTL_MS = 2000;
+const SNAPSHOT_MIN_IDS = 1000;
 const SNAPSHOT_ORDER = ['wait', 'paused', 'prioritized', 'waiting-children', 'delayed', 'active', 'completed', 'failed'];
 const SNAPSHOT_STATE = { wait: 'waiting', paused: 'waiting' };
 let snapshot = { at: -Infinity, of: null };
 async function inspect(queue, ids) {
+  if (ids.length < SNAPSHOT_MIN_IDS) return Promise.all(ids.map((id) => queue.getJobState(id)));
   if (performance.now() - snapshot.at > SNAPSHOT_TTL_MS) {
     const of = new Map();
     for (const type of SNAPSHOT_ORDER) {

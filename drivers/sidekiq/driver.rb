@@ -63,10 +63,14 @@ module Aebench
   # per job: 8 s for each 20k-id chunk behind a 190k backlog), read in the
   # order a job moves through them, a later one overriding an earlier. The
   # map is kept for SNAPSHOT_TTL, or twice what it took to build, across
-  # the chunks of one read-back.
+  # the chunks of one read-back; a request of fewer than SNAPSHOT_MIN_IDS
+  # ids (a Get, a small read-back) reads afresh, as a kept map may be
+  # that old.
   SNAPSHOT_TTL = 2.0
+  SNAPSHOT_MIN_IDS = 1000
   SNAPSHOT = Mutex.new
-  def self.where
+  def self.where(ids)
+    return read_where if ids < SNAPSHOT_MIN_IDS
     SNAPSHOT.synchronize do
       now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
       return @where if @where && now - @where_at < [SNAPSHOT_TTL, 2 * @where_took].max
@@ -100,7 +104,7 @@ module Aebench
       enqueue(req["jobs"])
       {e: "ack", seq: req["seq"]}
     when "inspect"
-      w = where
+      w = where(req["ids"].size)
       {e: "states", seq: req["seq"], states: req["ids"].map { |id| s, r = w[id] || ["unknown", false]; {s: s, r: r} }}
     when "stats"
       st = Sidekiq::Stats.new

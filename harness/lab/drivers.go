@@ -14,7 +14,6 @@ import (
 
 // DriversHelp is the command's help.
 const DriversHelp = `aebench drivers [--overhead] [--jobs N] [--concurrency N] [--rounds N] [NAME...]
-aebench drivers check [--command "RUNTIME SCRIPT"] PATH
 
 Lists the job-system drivers (drivers/, docs/drivers.md) with what each
 declares, or how to install it. With --overhead, measures each installed
@@ -30,9 +29,7 @@ inconclusive when it straddles 0.9x), the exit code the median. Without
 --rounds rounds. A driver below 0.9x its loop's jobs/s would have its peer
 measured below its honest best: exit 4.
 
-aebench drivers check PATH runs a driver (yours, or one of drivers/)
-through the protocol's conformance; aebench help drivers-check.
-`
+` + DriversCheckHelp
 
 // Drivers is `aebench drivers`.
 func Drivers(ctx context.Context, args []string, opts Options) int {
