@@ -77,6 +77,9 @@ type Config struct {
 	// for finished jobs instead of keeping them RetentionMs (spec.PeerNative);
 	// empty or "contract" keeps them.
 	PeerMode string `json:"peer_mode,omitempty"`
+	// Options are the driver's own backend options (DeclaredBy's Options,
+	// ParseOptions): durations in whole milliseconds under name + "_ms".
+	Options map[string]string `json:"options,omitempty"`
 	// Jobs and Payload are the plain loop's (role loop); Prefilled: the
 	// jobs are already queued (by the client role), the loop only drains.
 	Jobs      int    `json:"jobs,omitempty"`
@@ -209,8 +212,12 @@ func (s Spec) Cmd(ctx context.Context, cfg Config) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := exec.LookPath(s.Command[0]); err != nil {
-		return nil, fmt.Errorf("%w: %s: %s is not on PATH; install: %s", ErrNotInstalled, s.Name, s.Command[0], s.Install)
+	bin := s.Command[0]
+	if strings.Contains(bin, "/") && !filepath.IsAbs(bin) {
+		bin = filepath.Join(dir, bin) // a runtime inside the driver's folder: its virtual environment
+	}
+	if _, err := exec.LookPath(bin); err != nil {
+		return nil, fmt.Errorf("%w: %s: %s is not on PATH; install: %s", ErrNotInstalled, s.Name, bin, s.Install)
 	}
 	if s.Needs != "" {
 		if _, err := os.Stat(filepath.Join(dir, s.Needs)); err != nil {
@@ -223,7 +230,7 @@ func (s Spec) Cmd(ctx context.Context, cfg Config) (*exec.Cmd, error) {
 		return nil, err
 	}
 	args := append(append([]string(nil), s.Command[1:]...), cfg.Role)
-	cmd := exec.CommandContext(ctx, s.Command[0], args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), ConfigEnv+"="+string(data))
 	return cmd, nil

@@ -114,7 +114,7 @@ func drainQueues(c rclient.Client, addr string, spec driver.Spec, policy string)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	o := jobstore.Options{Queue: "aeq-" + spec.Name + "-" + policy, Queues: testQueues, QueuePolicy: policy}
-	s, err := driver.New(ctx, c, o, spec, false)
+	s, err := driver.New(ctx, c, o, spec, false, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -33,8 +33,10 @@ type Store struct {
 	o     jobstore.Options
 	addr  RedisAddr
 	plan  func(id string, attempt int) (time.Duration, bool)
-	// native: peer_mode native (Config.PeerMode).
+	// native: peer_mode native (Config.PeerMode); opts: the driver's
+	// own options (Config.Options).
 	native bool
+	opts   map[string]string
 
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
@@ -68,7 +70,7 @@ type state struct {
 }
 
 // New starts the driver's client process on the Redis c reaches.
-func New(ctx context.Context, c rclient.Client, o jobstore.Options, spec Spec, native bool) (*Store, error) {
+func New(ctx context.Context, c rclient.Client, o jobstore.Options, spec Spec, native bool, own map[string]string) (*Store, error) {
 	o, err := o.WithDefaults()
 	if err != nil {
 		return nil, err
@@ -93,7 +95,7 @@ func New(ctx context.Context, c rclient.Client, o jobstore.Options, spec Spec, n
 		}
 		addr.TLS = &files
 	}
-	s := &Store{spec: spec, o: o, addr: addr, native: native, wait: map[int64]chan reply{}, ended: make(chan struct{})}
+	s := &Store{spec: spec, o: o, addr: addr, native: native, opts: own, wait: map[int64]chan reply{}, ended: make(chan struct{})}
 	if err := s.start(ctx); err != nil {
 		return nil, err
 	}
@@ -122,6 +124,7 @@ func (s *Store) config(role string) Config {
 	if s.native {
 		c.PeerMode = "native"
 	}
+	c.Options = s.opts
 	for _, q := range s.o.Queues {
 		c.Queues = append(c.Queues, QueueConf{Name: q.Name, Weight: q.Weight})
 	}

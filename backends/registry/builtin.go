@@ -44,7 +44,7 @@ func others() []Backend {
 	return []Backend{
 		FromSpec(floor.Spec()),
 		FromSpec(asynq.Spec()),
-		driverPeer(driver.BullMQ), driverPeer(driver.Sidekiq), driverPeer(driver.RQ),
+		driverPeer(driver.BullMQ), driverPeer(driver.Sidekiq), driverPeer(driver.RQ), driverPeer(driver.Celery),
 		{Name: null.Name, Kind: KindCalibration,
 			Doc:    "calibration, not a job store: an in-process queue with blocking claim, used to measure the harness's own overhead",
 			Limits: "in process memory: nothing survives the process, no Redis, no client",
@@ -74,15 +74,27 @@ func driverPeer(ds driver.Spec) Backend {
 	if d.Recovers {
 		caps[jobstore.CapSelfRecovery] = true
 	}
+	opts := []spec.Option{spec.PeerModeOption()}
+	for _, o := range d.Options {
+		allowed := "true or false"
+		if o.Duration {
+			allowed = "a duration from 1ms to 24h"
+		}
+		opts = append(opts, spec.Option{Name: o.Name, Allowed: allowed, Default: o.Default, Doc: o.Doc})
+	}
 	return Backend{Name: ds.Name, Kind: KindPeer, Doc: d.Doc, Driver: &ds, Loses: d.Loses, NativeQueues: d.Queues,
 		Limits:  "runs its jobs in its own worker processes (workers.processes = workers.count); one Redis server, no cluster; no Cancel; records are the system's",
 		Caps:    caps,
-		Options: []spec.Option{spec.PeerModeOption()},
+		Options: opts,
 		New: func(ctx context.Context, c rclient.Client, o jobstore.Options, extra map[string]string) (jobstore.Store, error) {
 			native, err := spec.PeerMode(ds.Name, extra)
 			if err != nil {
 				return nil, err
 			}
-			return driver.New(ctx, c, o, ds, native)
+			own, err := driver.ParseOptions(ds.Name, extra)
+			if err != nil {
+				return nil, err
+			}
+			return driver.New(ctx, c, o, ds, native, own)
 		}}
 }

@@ -59,13 +59,13 @@ func TestBuildRejectsBadSettings(t *testing.T) {
 	}
 }
 
-// A registry refuses an empty or duplicate name; Builtin lists the ten
+// A registry refuses an empty or duplicate name; Builtin lists the eleven
 // backends in order, the null store as the calibration.
 func TestRegistry(t *testing.T) {
 	if _, err := registry.New(registry.Builtin().All()...); err != nil {
 		t.Fatalf("builtin table: %v", err)
 	}
-	if got := strings.Join(registry.Builtin().Names(), ","); got != "zset,bucket,stream,dual,floor,asynq,bullmq,sidekiq,rq,null" {
+	if got := strings.Join(registry.Builtin().Names(), ","); got != "zset,bucket,stream,dual,floor,asynq,bullmq,sidekiq,rq,celery,null" {
 		t.Errorf("names %s", got)
 	}
 	if b, err := registry.Builtin().Lookup("null"); err != nil || b.Kind != registry.KindCalibration {

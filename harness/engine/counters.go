@@ -19,6 +19,8 @@ type counters struct {
 	// Calls Redis refused at maxmemory (rclient.IsOOM), jobs for Enqueue.
 	oomEnqueued, oomCompletes, oomFails, oomRecovers atomic.Int64
 	resent, resendRefused                            atomic.Int64
+	// redelivered: starts a driver's system flagged as redeliveries.
+	redelivered atomic.Int64
 	// The counters every job moves are striped by worker (see striped).
 	claimCalls, claimEmpty, claimed, started striped
 	completed, completeCalls, inFlight       striped
@@ -35,7 +37,8 @@ func (c *counters) snapshot() summary.Counters {
 		Recovered: c.recovered.Load(), RecoveredDead: c.rdead.Load(), Returned: c.returned.Load(), PromoteCalls: c.promoteCalls.Load(),
 		PromoteErrors: c.promoteErrors.Load(), Promoted: c.promoted.Load(), AckLost: c.ackLost.Load(), CompleteCalls: c.completeCalls.Load(),
 		StatsCalls: c.statsCalls.Load(), StatsErrors: c.statsErrors.Load(), Resent: c.resent.Load(), ResendRefused: c.resendRefused.Load(),
-		OOMRefused: summary.OOMRefusals{Enqueued: c.oomEnqueued.Load(), Completes: c.oomCompletes.Load(), Fails: c.oomFails.Load(), Recovers: c.oomRecovers.Load()}}
+		Redelivered: c.redelivered.Load(),
+		OOMRefused:  summary.OOMRefusals{Enqueued: c.oomEnqueued.Load(), Completes: c.oomCompletes.Load(), Fails: c.oomFails.Load(), Recovers: c.oomRecovers.Load()}}
 }
 
 // stripes is how many cache lines a striped counter spreads over.

@@ -313,6 +313,9 @@ func (p *procPool) startedWith(wp *workerProc, ev workerproc.Event) {
 // lateness are the coordinator's: it alone knows when a job was due.
 func (p *procPool) started(wp *workerProc, ev workerproc.Event, at time.Time) {
 	e := p.e
+	if ev.RD {
+		e.c.redelivered.Add(1)
+	}
 	wp.mu.Lock()
 	j := wp.inflight[ev.ID]
 	if j == nil && p.ext != nil {

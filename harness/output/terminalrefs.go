@@ -79,6 +79,10 @@ func ledgerNotes(w io.Writer, runs []summary.RunSummary, repeats int) {
 		if r.AuditError != "" {
 			fmt.Fprintf(w, "note: %s: the store's audit failed: %s\n", runName(r, repeats), r.AuditError)
 		}
+		if n := r.Counters.Redelivered; n > 0 {
+			fmt.Fprintf(w, "note: %s: %d start(s) the system itself flagged as redeliveries, beside the ledger's %d duplicate start(s) (%d duplicated executions: starts and completions)\n",
+				runName(r, repeats), n, l.DuplicateStarts, l.DuplicatedExecutions)
+		}
 		if l.Unconfirmed > 0 {
 			fmt.Fprintf(w, "note: %s: %d started job(s) unconfirmed (e.g. %v): the read-back no longer found them, and the store declares %s; not counted lost or completed\n",
 				runName(r, repeats), l.Unconfirmed, l.UnconfirmedIDs, l.UnconfirmedWhy)

@@ -18,9 +18,10 @@ import (
 // LIST: RQ 1.13's Worker reads it at start to learn its own address
 // (rq/worker.py, Worker.__init__: client_list() after client_setname),
 // and dies on the refusal, which it catches only as a ResponseError of
-// CLIENT SETNAME.
+// CLIENT SETNAME. And TIME: kombu's binding scripts (Celery's Redis
+// transport, kombu/transport/redis.py) read the server's clock.
 var driverACL = []string{"on", ">s3cr3t", "~*", "&*", "-@all", "+@read", "+@write", "+@blocking",
-	"+@scripting", "+@connection", "+@keyspace", "+@transaction", "+@pubsub", "-@dangerous", "+info", "+client|list"}
+	"+@scripting", "+@connection", "+@keyspace", "+@transaction", "+@pubsub", "-@dangerous", "+info", "+client|list", "+time"}
 
 // TestDriversTLSAndACL runs each job system's driver against a spawned
 // redis-server that speaks TLS (rediss:// with a CA and a client

@@ -30,8 +30,13 @@ type Counters struct {
 	EnqueueErrors int64 `json:"enqueue_errors"`
 	// Resent counts jobs enqueued a second time (producers.resend), and
 	// ResendRefused those the store refused as duplicates.
-	Resent         int64 `json:"resent,omitempty"`
-	ResendRefused  int64 `json:"resend_refused,omitempty"`
+	Resent        int64 `json:"resent,omitempty"`
+	ResendRefused int64 `json:"resend_refused,omitempty"`
+	// Redelivered: job starts the system under test itself flagged as a
+	// redelivery (a driver's started event with rd: Celery's kombu
+	// restoring a message past visibility_timeout), beside the ledger's
+	// duplicated executions.
+	Redelivered    int64 `json:"redelivered,omitempty"`
 	Throttled      int64 `json:"closed_loop_pauses"`
 	ClaimCalls     int64 `json:"claim_calls"`
 	ClaimEmpty     int64 `json:"claim_empty"`

@@ -93,6 +93,9 @@ type Event struct {
 	// Dead is a driver's failed event (docs/drivers.md): true when the
 	// job was dead-lettered, false when a retry is due at RunAt.
 	Dead *bool `json:"dead,omitempty"`
+	// RD, on a driver's started event: the system itself flags this
+	// delivery as a redelivery (kombu's redelivered, Celery's driver).
+	RD bool `json:"rd,omitempty"`
 }
 
 // Pipe writes a worker's events as JSON lines, flushed one by one: a
