@@ -50,8 +50,9 @@ type Config struct {
 	// pushes them back to pending.
 	ShutdownTimeout time.Duration
 	// Native: peer_mode native (spec.OptionPeerMode): tasks are enqueued
-	// without asynq.Retention, asynq's default, which deletes a task as
-	// it completes; contract keeps it for Options.Retention.
+	// as asynq's users do, without asynq.Retention (asynq's default
+	// deletes a task as it completes) and without the header that carries
+	// CreatedAt; contract keeps finished tasks for Options.Retention.
 	Native bool
 }
 

@@ -113,7 +113,12 @@ func (s *Store) task(j jobstore.NewJob, now time.Time) (*hq.Task, error) {
 	if err := jobstore.CheckJob(j, s.o); err != nil {
 		return nil, err
 	}
-	h := map[string]string{hdrCreated: strconv.FormatInt(now.UnixMilli(), 10)}
+	h := map[string]string{}
+	if !s.cfg.Native {
+		// peer_mode native enqueues as asynq's users do, with no header:
+		// Get's CreatedAt is then unknown (zero).
+		h[hdrCreated] = strconv.FormatInt(now.UnixMilli(), 10)
+	}
 	for _, m := range []struct {
 		key string
 		v   any
@@ -127,6 +132,9 @@ func (s *Store) task(j jobstore.NewJob, now time.Time) (*hq.Task, error) {
 			return nil, fmt.Errorf("%w: job %q %s: %v", jobstore.ErrInvalid, j.ID, m.key, err)
 		}
 		h[m.key] = string(b)
+	}
+	if len(h) == 0 {
+		return hq.NewTask(typePrefix+j.Name, j.Payload), nil
 	}
 	return hq.NewTaskWithHeaders(typePrefix+j.Name, j.Payload, h), nil
 }

@@ -25,7 +25,7 @@ import (
 )
 
 // PeerCheckHelp is the command's help.
-const PeerCheckHelp = `aebench peer-check [--rounds N] [--count=false]
+const PeerCheckHelp = `aebench peer-check [--rounds N] [--count=false] [--drivers] [--pairs=false]
 
 Measures aebench's asynq peer and its floor against plain programs written
 outside the harness (bench/plain/asynq: asynq's own Client and Server with
@@ -35,13 +35,14 @@ a prefilled backlog drained by 16 consumers, unbatched, 64-byte payloads,
 jobs/s and client CPU per job over 2 s after a 1 s warm-up. Each round runs
 the plain program and aebench's run of the same backend (Redis flushed
 before each, the order rotating by round); the ratios are the medians of
-the rounds' (7 unless --rounds says otherwise). The plain asynq program
-enqueues its tasks as aebench's asynq does (Retention 24h, the
-contract's default: finished records are kept; a header carrying
-CreatedAt), so the ratio is what aebench adds.
+the rounds' (7 unless --rounds says otherwise). asynq is judged on its
+defaults: the plain program enqueues as asynq's README does (no
+Retention, no header) and aebench runs asynq-native (peer_mode native:
+the same), so the ratio is what aebench adds.
 Each round also runs a third program, printed and not judged: for
-asynq, the plain program with asynq's defaults (no retention, no header:
-what keeping records costs asynq); for the floor, bench/plain/store,
+asynq, the aebench-shaped plain program (Retention 24h and a header
+carrying CreatedAt, as the contract enqueues: what keeping records costs
+asynq); for the floor, bench/plain/store,
 aebench's floor Store in the plain loop without the harness (the gap
 split into the store's part and the harness's). Targets (issue 24):
 aebench at least 0.9x the plain program's jobs/s, client CPU per job within
@@ -57,6 +58,20 @@ so it says whether both sides ask Redis for the same work; skipped, saying
 so, without valgrind). Needs the go toolchain
 (it builds the plain programs) and the repository (run it from the
 checkout).
+
+With --drivers, the same table goes on with the job systems behind the
+drivers, end to end: aebench run of each driver (a prefilled backlog, one
+worker process, empty handlers, jobs/s over 3 s after a 1 s warm-up, the
+coordinator sharing the CPUs as in any run) against a plain program
+written apart from the driver with only the system's public API and the
+defaults its documents show (bench/plain/bullmq, sidekiq, rq), at the
+same concurrency: BullMQ at 4 and 50, Sidekiq at 10, RQ with 4 worker
+processes. Rounds alternate the order, Redis flushed before each side;
+the line gives the paired median of the rounds' ratios with its
+order-statistics interval and coverage, judged as aebench drivers
+--overhead judges (ok over the whole interval, BELOW, or inconclusive
+when it straddles 0.9x; a median below 0.9x exits 4). --pairs=false
+skips the asynq and floor pairs.
 `
 
 // peerPair is a plain program and the aebench backend measured against it.
@@ -81,8 +96,8 @@ type peerPair struct {
 type peerExtra struct{ prog, args, what string }
 
 var peerPairs = []peerPair{
-	{"bench/plain/asynq", "asynq", "-concurrency 16 -retention 24h -header", 100000, "asynq:{*}:pending",
-		peerExtra{args: "-concurrency 16", what: "asynq's defaults: no retention, no header"}},
+	{"bench/plain/asynq", "asynq-native", "-concurrency 16", 100000, "asynq:{*}:pending",
+		peerExtra{args: "-concurrency 16 -retention 24h -header", what: "aebench-shaped: Retention 24h and a header, as the contract enqueues"}},
 	{"bench/plain/list", "floor", "-workers 16", 200000, "*:ready",
 		peerExtra{prog: "bench/plain/store", what: "aebench's floor Store in the plain loop, no harness"}},
 }
@@ -98,6 +113,8 @@ func PeerCheck(ctx context.Context, args []string, opts Options) int {
 	// up to 0.05 between checks minutes apart.
 	rounds := fs.Int("rounds", 7, "rounds of each pair")
 	count := fs.Bool("count", true, "also count Redis's instructions a job on each side under callgrind (skipped, saying so, without valgrind)")
+	pairs := fs.Bool("pairs", true, "measure the asynq and floor pairs (--pairs=false with --drivers: the drivers only)")
+	drivers := fs.Bool("drivers", false, "also measure each installed driver end to end (aebench run) against a plain program of its system (bench/plain/<system>)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -135,10 +152,16 @@ func PeerCheck(ctx context.Context, args []string, opts Options) int {
 	code := exitOK
 	env := peerEnv{self: self, root: root, tmp: tmp, addr: r.Addrs[0], password: r.Password, count: *count, rdb: rdb, stdout: stdout, stderr: stderr}
 	for _, p := range peerPairs {
+		if !*pairs {
+			break
+		}
 		code = max(code, env.pair(ctx, p, *rounds))
 		if code == exitInfra && ctx.Err() != nil {
 			break
 		}
+	}
+	if *drivers && ctx.Err() == nil {
+		code = max(code, env.drivers(ctx, *rounds))
 	}
 	return code
 }

@@ -3,10 +3,11 @@
 // aebench code anywhere in its loop. It enqueues -jobs tasks with 16
 // goroutines, then a Server with -concurrency workers drains them with a
 // handler that only counts; bench/plain/window takes jobs/s and CPU per
-// job after the warm-up. peer-check gives it -retention 24h -header, the
-// task options aebench's asynq enqueues with (the contract keeps finished
-// records, 24h by default, and a job's CreatedAt rides in a header), and
-// runs it once more without them, as asynq's defaults.
+// job after the warm-up. peer-check judges aebench's asynq-native (peer_mode
+// native) against it on asynq's defaults, and runs it once more, not
+// judged, with -retention 24h -header, the task options aebench's asynq
+// enqueues with in contract mode (finished records kept, 24h by default,
+// and a job's CreatedAt in a header).
 package main
 
 import (
