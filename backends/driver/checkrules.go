@@ -266,7 +266,9 @@ func (c *checker) killWorker(ctx context.Context, w *checkProc) *checkProc {
 	if err != nil {
 		return nil
 	}
-	wait := checkLease + checkKillHold + 15*time.Second
+	// A system that recovers takes the job back within about a lease (its
+	// stalled check or visibility sweep), then runs it for checkKillHold.
+	wait := 2*checkLease + checkKillHold + 5*time.Second
 	c.collect(w2, wait, func() bool { return c.completed(checkKill, -1) })
 	loses := slices.Contains(c.hello.Loses, "worker_kill")
 	switch {
