@@ -153,6 +153,12 @@ def hello():
          "caps": {"delayed": True, "retries": "self.retry(countdown)", "recovery": recovery, "batch_enqueue": False,
                   "inspect": True},
          "loses": [] if ACKS_LATE else ["worker_kill"],
+         # Jobs a killed worker process may take with it unreported: one
+         # kombu popped (BRPOP) and had not yet written to its unacked
+         # hash, and with acks early one per pool process, acknowledged
+         # as the process accepted it and not yet started (peers' sigkill
+         # test lost two such jobs that were never started).
+         "holds_extra": 1 if ACKS_LATE else 1 + max(1, CFG.get("concurrency", 1)),
          "guarantees": ("acks late: a killed worker's task stays unacknowledged and the broker restores it %ss "
                         "(visibility_timeout) after its delivery, at the next sweep: at least once" % VT_S if ACKS_LATE else
                         "acks early (Celery's default): a task is acknowledged as it starts, so a killed worker loses "
