@@ -20,16 +20,18 @@ test: drivers
 
 # drivers: the Node packages of drivers/bullmq (npm ci, pinned by its
 # package-lock.json), when npm is there and they are not yet installed;
-# Celery's virtual environment in drivers/celery/.venv (Debian's python3
-# and python3-venv; every package pinned with its hash in
-# requirements.lock), when it is not yet made.
+# the Python drivers' virtual environments, drivers/{rq,celery}/.venv
+# (Debian's python3 and python3-venv; every package pinned with its hash in
+# the driver's requirements.lock), each when it is not yet made.
+PY_DRIVERS = rq:rq celery:celery
 drivers:
 	@if command -v npm >/dev/null 2>&1 && [ ! -d drivers/bullmq/node_modules/bullmq ]; then \
 		cd drivers/bullmq && npm ci --no-audit --no-fund --loglevel=error; fi
-	@if [ ! -x drivers/celery/.venv/bin/celery ] && /usr/bin/python3 -c 'import ensurepip' >/dev/null 2>&1; then \
-		rm -rf drivers/celery/.venv && /usr/bin/python3 -m venv drivers/celery/.venv && \
-		drivers/celery/.venv/bin/pip install -q --disable-pip-version-check --require-hashes --no-deps \
-			-r drivers/celery/requirements.lock; fi
+	@for d in $(PY_DRIVERS); do dir=drivers/$${d%%:*}; bin=$${d##*:}; \
+		if [ ! -x $$dir/.venv/bin/$$bin ] && /usr/bin/python3 -c 'import ensurepip' >/dev/null 2>&1; then \
+			rm -rf $$dir/.venv && /usr/bin/python3 -m venv $$dir/.venv && \
+			$$dir/.venv/bin/pip install -q --disable-pip-version-check --require-hashes --no-deps \
+				-r $$dir/requirements.lock || exit 1; fi; done
 
 # peers: the job systems people run (BullMQ, Sidekiq, RQ, asynq) beside zset
 # and dual, then under SIGKILL, and each driver's overhead against its

@@ -49,7 +49,7 @@ type Spec struct {
 	Command []string
 	// Needs is a path, relative to the driver's folder, that exists once
 	// the system's packages are installed ("" when the runtime's own
-	// packages are the system's, as Debian's python3-rq).
+	// packages are the system's, as Debian's ruby-sidekiq).
 	Needs string
 	// Probe is a command that fails when the system's library is missing
 	// (run in the driver's folder), for runtimes whose packages live

@@ -23,10 +23,11 @@ var BullMQ = Spec{Name: "bullmq", Command: []string{"node", "driver.js"}, Needs:
 var Sidekiq = Spec{Name: "sidekiq", Command: []string{"ruby", "driver.rb"}, Probe: []string{"ruby", "-e", "require 'sidekiq'"},
 	Install: "apt-get install ruby-sidekiq"}
 
-// RQ is the Python driver: Debian's python3-rq (1.13) under Debian's
-// /usr/bin/python3, whatever other Python is on PATH.
-var RQ = Spec{Name: "rq", Command: []string{"/usr/bin/python3", "driver.py"}, Probe: []string{"/usr/bin/python3", "-c", "import rq"},
-	Install: "apt-get install python3-rq (Debian's /usr/bin/python3)"}
+// RQ is the Python driver on PyPI's RQ 3.0.0 and redis-py 8.1, in
+// drivers/rq/.venv, made by `make drivers` from requirements.lock (pinned
+// with hashes).
+var RQ = Spec{Name: "rq", Command: []string{".venv/bin/python", "driver.py"}, Needs: ".venv/bin/rq",
+	Install: "apt-get install python3-venv, then make drivers (a venv in drivers/rq from its requirements.lock)"}
 
 // Celery is the Python driver on PyPI's Celery 5.7.0 with its Redis
 // transport, in drivers/celery/.venv, made by `make drivers` from

@@ -4,7 +4,8 @@ Roles (argv[1]): hello, client (enqueue, inspect, stats), worker (RQ's own
 worker loop) and loop (the plain loop the driver's overhead is measured
 against). The configuration comes as JSON in AEBENCH_DRIVER_CONFIG;
 requests arrive as JSON lines on stdin, events leave as JSON lines on
-stdout, logs go to stderr. Run with Debian's /usr/bin/python3 (python3-rq).
+stdout, logs go to stderr. Run with drivers/rq/.venv/bin/python (RQ 3.0.0
+from requirements.lock; make drivers makes it).
 
 Settings, as RQ's documents recommend: SimpleWorker (no fork per job: RQ's
 performance notes), one per unit of concurrency, each in its own process
@@ -19,7 +20,8 @@ a cleanup runs (LATER), and moves it to the failed registry otherwise.
 The scenario's queues (store.queues) are RQ queues <queue>.<name>, which a
 worker listens to in order (strict: RQ's Worker takes from the first queue
 that has a job) or rotated after each job (round_robin: RQ's own
-RoundRobinWorker.reorder_queues); RQ has no weighted policy.
+dequeue_strategy="round_robin"); RQ has no weighted policy. Line numbers
+cited are RQ 3.0.0's.
 """
 import concurrent.futures
 import datetime
@@ -34,7 +36,7 @@ import time
 import redis
 import rq
 from rq.job import Job, JobStatus, Retry
-from rq.worker import RoundRobinWorker, SimpleWorker
+from rq.worker import SimpleWorker
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import aebench_rq_job  # noqa: E402
@@ -94,22 +96,23 @@ def retry(n):
 
 
 def hello():
-    out({"e": "hello", "protocol": PROTOCOL, "driver": "rq", "driver_version": "1.0.0", "system": "rq",
+    out({"e": "hello", "protocol": PROTOCOL, "driver": "rq", "driver_version": "2.0.0", "system": "rq",
          "system_version": rq.__version__, "runtime": "python " + sys.version.split()[0],
          "caps": {"delayed": True, "retries": "fixed interval (whole seconds)", "recovery": "none",
                   "batch_enqueue": True, "inspect": True, "queues": ["strict", "round_robin"]},
          "loses": ["worker_kill", "redis_restart"],
-         "early": {"max_ms": 1000, "why": "rq/registry.py ScheduledJobRegistry.schedule scores a job "
+         "early": {"max_ms": 1000, "why": "rq/registry.py 650 ScheduledJobRegistry.schedule scores a job "
                    "calendar.timegm(utctimetuple()), whole seconds: a delayed job can start up to 1 s early"},
          "guarantees": "a killed worker's job (or one whose worker quit on a Redis restart) stays in the started "
-                       "registry until its entry expires, job timeout + 60 s (rq/worker.py SimpleWorker."
+                       "registry until its entry expires, job timeout + 60 s (rq/worker/worker_classes.py 293 SimpleWorker."
                        "get_heartbeat_ttl: 180 + 60 s by default), and the next StartedJobRegistry.cleanup (rq/"
-                       "registry.py, run at worker start, every 10 minutes and by registry.count) retries it while "
+                       "registry.py 268, run at worker start, every 10 minutes and by registry.count) retries it while "
                        "it has retries left (at least once) and moves it to the failed registry otherwise: at most "
                        "once, and lost, only for jobs with no retries; delayed jobs and retries wait for the "
                        "scheduler's 1 s pass; when the process holding the scheduler's lock dies, they wait until "
-                       "the lock expires (rq/scheduler.py acquire_locks: ex=interval + 60) and another worker "
-                       "starts or runs its maintenance (rq/worker.py run_maintenance_tasks, every 10 minutes)",
+                       "the lock expires (rq/scheduler.py 134 acquire_locks: ttl interval + 60) and another worker "
+                       "starts or runs its maintenance (rq/worker/base.py 1061 run_maintenance_tasks, every 10 "
+                       "minutes)",
          **({"removes_finished": "peer_mode native: RQ's default result_ttl (500 s) deletes a finished job's hash "
              "500 s after it finishes (rq/defaults.py DEFAULT_RESULT_TTL)"} if NATIVE else {})})
 
@@ -138,7 +141,8 @@ def enqueue_on(q, jobs):
         pipe.execute()
 
 
-STATES = {JobStatus.QUEUED: "waiting", JobStatus.SCHEDULED: "delayed", JobStatus.DEFERRED: "delayed",
+STATES = {JobStatus.CREATED: "waiting", JobStatus.QUEUED: "waiting", JobStatus.READY_TO_ENQUEUE: "waiting",
+          JobStatus.RATE_LIMITED: "waiting", JobStatus.SCHEDULED: "delayed", JobStatus.DEFERRED: "delayed",
           JobStatus.STARTED: "active", JobStatus.FINISHED: "completed", JobStatus.FAILED: "failed",
           JobStatus.STOPPED: "failed", JobStatus.CANCELED: "failed"}
 
@@ -169,12 +173,13 @@ def alive(job_id, worker_name, conn):
     w = SimpleWorker.find_by_key(SimpleWorker.redis_worker_namespace_prefix + worker_name, connection=conn)
     # A worker that registered its death (forget, after work() quit on a
     # lost connection) keeps its key, with its current job, for 60 s
-    # (rq/worker.py register_death): it works on nothing.
+    # (rq/worker/base.py 970 register_death): it works on nothing.
     return w is not None and w.death_date is None and w.get_current_job_id() == job_id
 
 
 LATER = ("RQ retries an abandoned job with retries left once its started-registry entry expires (job timeout "
-         "+ 60 s, rq/worker.py SimpleWorker.get_heartbeat_ttl) and a StartedJobRegistry.cleanup runs (rq/registry.py)")
+         "+ 60 s, rq/worker/worker_classes.py 293 SimpleWorker.get_heartbeat_ttl) and a "
+         "StartedJobRegistry.cleanup runs (rq/registry.py 268)")
 
 
 def inspect(conn, ids):
@@ -252,28 +257,21 @@ class EventWorker(SimpleWorker):
         self.stop_signalled = True
         super().request_stop(signum, frame)
 
-    def handle_job_success(self, job, queue, started_job_registry):
-        super().handle_job_success(job, queue, started_job_registry)
+    def handle_job_success(self, job, queue, *args, **kwargs):
+        super().handle_job_success(job, queue, *args, **kwargs)
         out({"e": "completed", "id": job.id, "a": int(job.meta.get("ae_attempt", 0)), "t": time.time_ns(),
              "h": int(job.meta.get("ae_h", 0))})
 
-    def handle_job_failure(self, job, queue, started_job_registry=None, exc_string=""):
+    def handle_job_failure(self, job, queue, *args, **kwargs):
         attempt = int(job.meta.get("ae_attempt", 0))
         dead = not (job.retries_left and job.retries_left > 0)
         if not dead:
             # The next run's attempt travels in the job's meta, saved with
             # the retry RQ writes below.
             job.meta["ae_attempt"] = attempt + 1
-        super().handle_job_failure(job, queue, started_job_registry, exc_string)
+        super().handle_job_failure(job, queue, *args, **kwargs)
         ra = 0 if dead else (time.time_ns() + math.ceil(CFG.get("backoff_ms", 0) / 1000) * 10**9)
         out({"e": "failed", "id": job.id, "a": attempt, "t": time.time_ns(), "dead": dead, "ra": ra})
-
-
-class RoundRobinEventWorker(EventWorker):
-    """EventWorker rotating its queues after each job, with RQ's own
-    RoundRobinWorker rotation (round_robin)."""
-
-    reorder_queues = RoundRobinWorker.reorder_queues
 
 
 def die_with_parent():
@@ -293,11 +291,11 @@ def run_worker(n, burst=False):
     die_with_parent()
     for generation in range(1000):
         conn = connect()
-        cls = RoundRobinEventWorker if CFG.get("queue_policy") == "round_robin" else EventWorker
-        w = cls([rq.Queue(name, connection=conn) for name in queue_names()], connection=conn,
+        w = EventWorker([rq.Queue(name, connection=conn) for name in queue_names()], connection=conn,
                         name="ae-%d-%d-%d-%d" % (os.getpid(), start_ticks(os.getpid()), n, generation))
         try:
-            w.work(with_scheduler=True, burst=burst, logging_level="WARNING")
+            w.work(with_scheduler=True, burst=burst, logging_level="WARNING",
+                   dequeue_strategy="round_robin" if CFG.get("queue_policy") == "round_robin" else "default")
         except Exception as e:  # noqa: BLE001 - the supervisor restarts whatever ended it
             sys.stderr.write("rq driver: worker %d ended: %r; restarting in 1s\n" % (n, e))
             forget(w)

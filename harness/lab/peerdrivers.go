@@ -35,7 +35,7 @@ func driverCases() []driverCase {
 		{driver.BullMQ, 4, 40000, []string{"node", "bench/plain/bullmq/plain.js"}},
 		{driver.BullMQ, 50, 60000, []string{"node", "bench/plain/bullmq/plain.js"}},
 		{driver.Sidekiq, 10, 40000, []string{"ruby", "bench/plain/sidekiq/plain.rb"}},
-		{driver.RQ, 4, 6000, []string{"/usr/bin/python3", "bench/plain/rq/plain.py"}},
+		{driver.RQ, 4, 6000, []string{"drivers/rq/.venv/bin/python", "bench/plain/rq/plain.py"}},
 	}
 }
 

@@ -15,8 +15,8 @@ import (
 // process keys, named by host and pid), reads, writes, blocking pops,
 // scripts, pub/sub (BullMQ's and RQ's events), and INFO; nothing
 // dangerous (no FLUSHALL, CONFIG, KEYS, DEBUG, CLIENT KILL) but CLIENT
-// LIST: RQ 1.13's Worker reads it at start to learn its own address
-// (rq/worker.py, Worker.__init__: client_list() after client_setname),
+// LIST: RQ's Worker reads it at start to learn its own address
+// (rq/worker/base.py 263, 3.0.0: client_list() after client_setname),
 // and dies on the refusal, which it catches only as a ResponseError of
 // CLIENT SETNAME. And TIME: kombu's binding scripts (Celery's Redis
 // transport, kombu/transport/redis.py) read the server's clock.

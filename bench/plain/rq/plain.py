@@ -4,7 +4,8 @@ code with it: RQ as its documents show it, with its defaults
 notes). It enqueues --jobs jobs of a function that does nothing, then
 --concurrency worker processes drain them, and prints one JSON line: the
 jobs/s over the jobs' own end times (RQ's ended_at) after the first fifth
-(the warm-up). Run with the Python whose rq aebench's driver uses."""
+(the warm-up). Run with the Python whose rq aebench's driver uses
+(drivers/rq/.venv/bin/python)."""
 import argparse
 import json
 import os
