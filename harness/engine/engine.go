@@ -249,6 +249,18 @@ func Run(ctx context.Context, spec conditions.RunSpec, store jobstore.Store, hoo
 	if res.Err = e.setUp(ctx, res); res.Err != nil {
 		return res
 	}
+	// Workers run on a context that Ctrl-C does not cancel: they must keep
+	// finishing acknowledged jobs through the drain.
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
+	var workers sync.WaitGroup
+	var procs *procPool
+	if hooks.Procs != nil {
+		procs = newProcPool(e, &workers, hooks.Procs)
+		if res.Err = procs.prestart(); res.Err != nil {
+			return res
+		}
+	}
 	e.t0 = time.Now()
 	res.StartedAt = e.t0
 	e.warmEnd = e.t0.Add(cfg.Warmup)
@@ -260,12 +272,7 @@ func Run(ctx context.Context, spec conditions.RunSpec, store jobstore.Store, hoo
 		e.stall = health.StartStallMeter()
 	}
 
-	// Workers run on a context that Ctrl-C does not cancel: they must keep
-	// finishing acknowledged jobs through the drain.
-	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopWork()
-	var workers sync.WaitGroup
-	inj, err := e.startWorkers(workCtx, &workers)
+	inj, err := e.startWorkers(workCtx, &workers, procs)
 	if err != nil {
 		res.Err = err
 		return res
@@ -331,9 +338,10 @@ func (e *engine) setUp(ctx context.Context, res *Result) error {
 	return e.markCost(ctx, true)
 }
 
-// startWorkers starts the in-process workers and the worker processes,
-// and the fault injector that acts on them; nil without faults.
-func (e *engine) startWorkers(ctx context.Context, wg *sync.WaitGroup) (*faults.Injector, error) {
+// startWorkers starts the in-process workers and the worker processes
+// (procs, made and perhaps prestarted by run), and the fault injector that
+// acts on them; nil without faults.
+func (e *engine) startWorkers(ctx context.Context, wg *sync.WaitGroup, procs *procPool) (*faults.Injector, error) {
 	if e.hooks.Faults != nil || e.hooks.Procs != nil {
 		// Worker processes feed the tracker too: what a killed process held
 		// is measured as a fault's affected jobs.
@@ -348,9 +356,7 @@ func (e *engine) startWorkers(ctx context.Context, wg *sync.WaitGroup) (*faults.
 		e.served = e.servesProcesses()
 		e.groups = append(e.groups, local)
 	}
-	var procs *procPool
-	if e.hooks.Procs != nil {
-		procs = newProcPool(e, wg, e.hooks.Procs)
+	if procs != nil {
 		e.groups = append(e.groups, procs)
 	}
 	for _, g := range e.groups {

@@ -63,6 +63,16 @@ type procPool struct {
 	// ext: the store's jobs run in its own worker loop (a peer's driver);
 	// the processes are its, not `aebench worker`.
 	ext jobstore.ExternalWorkers
+
+	// A driver's processes start before the run's clock (prestart): its
+	// runtime loads its packages for up to seconds, which would otherwise
+	// eat the warm-up and leave a cold runtime in the measured window
+	// (peer-check --drivers). Their events wait for armed, closed once
+	// the run's times and fault tracker are set: a job a driver ran in
+	// between waits in the pipe, never in a half-set engine.
+	prestarted bool
+	armed      chan struct{}
+	arm        sync.Once
 }
 
 // workerProc is one worker process (or remote worker) and what it holds.
@@ -73,6 +83,7 @@ type workerProc struct {
 	inflight  map[string]*procJob
 	point     chan struct{} // receives when the worker announces its crash point
 	eof       chan struct{} // closed when its stdout ended (it exited)
+	ready     bool          // it said ready (its reader's own)
 }
 
 // newWorkerProc is the coordinator's record of worker proc in slot.
@@ -87,14 +98,43 @@ type procJob struct {
 }
 
 func newProcPool(e *engine, wg *sync.WaitGroup, s *ProcSetup) *procPool {
-	p := &procPool{e: e, setup: s, wg: wg, rec: e.newRecorder(), procs: map[int]*workerProc{}}
+	p := &procPool{e: e, setup: s, wg: wg, rec: e.newRecorder(), procs: map[int]*workerProc{}, armed: make(chan struct{})}
 	p.ext, _ = e.store.(jobstore.ExternalWorkers)
 	return p
 }
 
-// Start launches the worker processes and waits until each has built its
-// store.
+// prestart launches a driver's worker processes before the run's clock
+// starts and waits until each is ready; Start then only arms them. Only
+// a driver's: `aebench worker` is told the run's times at its start, and
+// a Go binary starts in milliseconds.
+func (p *procPool) prestart() error {
+	if p.ext == nil {
+		return nil
+	}
+	for i := 0; i < p.setup.Config.Workers.Processes; i++ {
+		if _, err := p.start(i, 0); err != nil {
+			p.Stop()
+			return err
+		}
+	}
+	p.prestarted = true
+	return nil
+}
+
+// open lets the processes' events in (once).
+func (p *procPool) open() { p.arm.Do(func() { close(p.armed) }) }
+
+// Start launches the worker processes (unless prestarted) and waits until
+// each has built its store.
 func (p *procPool) Start(context.Context) error {
+	p.open()
+	if p.prestarted {
+		if err := p.startRemote(); err != nil {
+			p.Stop()
+			return err
+		}
+		return nil
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("worker processes: %w", err)
@@ -223,9 +263,15 @@ func (p *procPool) read(wp *workerProc, r io.Reader, ready chan struct{}) {
 func (p *procPool) event(wp *workerProc, ev workerproc.Event, ready chan struct{}) {
 	e := p.e
 	at := time.Unix(0, ev.T)
-	switch ev.E {
-	case "ready":
+	switch {
+	case ev.E == "ready":
 		close(ready)
+		wp.ready = true
+		return
+	case wp.ready:
+		<-p.armed // what a hello or an error at start says passes at once
+	}
+	switch ev.E {
 	case "claimed":
 		wp.mu.Lock()
 		wp.inflight[ev.ID] = &procJob{Affected: faults.Affected{ID: ev.ID, Attempt: ev.A, ClaimedAt: at}, token: ev.Tok}
@@ -485,6 +531,7 @@ func (p *procPool) settleKilled(wp *workerProc, ev faults.Event, at time.Time) {
 // Stop ends every live worker: stdin closes, the worker finishes what it
 // holds and exits; one still running after 5s is killed.
 func (p *procPool) Stop() {
+	p.open() // a reader held at the gate must see its process's end
 	p.mu.Lock()
 	ps := make([]*workerProc, 0, len(p.procs))
 	for _, wp := range p.procs {

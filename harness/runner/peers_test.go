@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aebench/aebench/backends/driver"
 	"github.com/aebench/aebench/backends/driver/drivertest"
@@ -161,5 +162,49 @@ func TestDeclaredLossByJob(t *testing.T) {
 	}
 	if r.Window.DrainS >= r.Config.Drain.Seconds() {
 		t.Errorf("the drain ran its full %s with only lost jobs open", r.Config.Drain)
+	}
+}
+
+// TestDriverStartsBeforeClock: a driver's worker processes start before
+// the run's clock. A copy of the Sidekiq driver whose worker takes 2 s
+// more to say ready (a runtime loading its packages on a busy machine)
+// must not hold the producers back: started after the clock, it made
+// every send of its first 2 s late, in a run whose warm-up is 500 ms.
+func TestDriverStartsBeforeClock(t *testing.T) {
+	spec := driver.Sidekiq
+	if why, err := driver.Missing(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	} else if why != "" {
+		t.Skip(why)
+	}
+	src, err := spec.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), spec.Name)
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	job := filepath.Join(dir, "aebench_job.rb")
+	code, err := os.ReadFile(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const at = "        start_flusher\n        emit({e: \"ready\"})\n"
+	patched := strings.Replace(string(code), at, "        sleep 2\n"+at, 1)
+	if patched == string(code) {
+		t.Fatalf("%s has no %q to patch", job, at)
+	}
+	if err := os.WriteFile(job, []byte(patched), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(driver.DirEnv, filepath.Dir(dir))
+	r := runDriverScenario(t, spec.Name, "")
+	checkDriverRun(t, "slow start", r, false)
+	if r.Health == nil {
+		t.Fatal("no health")
+	}
+	if lag := time.Duration(r.Health.ScheduleLagP99Ns); lag > time.Second {
+		t.Errorf("producers %v late at p99 behind a worker that took 2 s to start", lag)
 	}
 }
