@@ -322,15 +322,7 @@ func (p *procPool) event(wp *workerProc, ev workerproc.Event, ready chan struct{
 	case "calls":
 		e.c.completeCalls.Add(int64(ev.A))
 	case "counts":
-		var c workerproc.ErrorCounts
-		if json.Unmarshal([]byte(ev.Msg), &c) == nil {
-			e.c.claimErrors.Add(c.Claim)
-			e.c.completeErrors.Add(c.Complete)
-			e.c.failErrors.Add(c.Fail)
-			e.c.extErrs.Add(c.Extend)
-			e.c.oomCompletes.Add(c.OOMCompletes)
-			e.c.oomFails.Add(c.OOMFails)
-		}
+		p.counts(ev)
 	case "refused":
 		e.led.CompleteRefused(ev.ID)
 	case "err":
@@ -343,6 +335,21 @@ func (p *procPool) event(wp *workerProc, ev workerproc.Event, ready chan struct{
 		default:
 		}
 	}
+}
+
+// counts adds a worker process's error counts to the run's.
+func (p *procPool) counts(ev workerproc.Event) {
+	var c workerproc.ErrorCounts
+	if json.Unmarshal([]byte(ev.Msg), &c) != nil {
+		return
+	}
+	k := &p.e.c
+	k.claimErrors.Add(c.Claim)
+	k.completeErrors.Add(c.Complete)
+	k.failErrors.Add(c.Fail)
+	k.extErrs.Add(c.Extend)
+	k.oomCompletes.Add(c.OOMCompletes)
+	k.oomFails.Add(c.OOMFails)
 }
 
 // startedWith records the start a driver's completed or failed event
