@@ -180,19 +180,42 @@ def enqueue(jobs):
 STATES = {"SUCCESS": "completed", "FAILURE": "failed", "RETRY": "delayed", "STARTED": "active"}
 
 
-def broker_view(r):
+def broker_view(r, held=None):
     """Where the broker holds each task not yet finished: in the queue
     (waiting, or delayed by its eta) or in the unacked hash (taken by a
-    worker: held for its eta, or running under acks late)."""
+    worker: held for its eta, or running under acks late). Each is
+    (state, abandoned): given held (a function giving the ids the live
+    workers hold), a task in the unacked hash that none holds was taken by
+    a worker that died, and waits for kombu to restore it (LATER); counts
+    need not ask (a broadcast)."""
     now = time.time()
     view = {}
     for raw in r.lrange(QUEUE, 0, -1):
         hd = json.loads(raw).get("headers") or {}
-        view[hd.get("id")] = "delayed" if hd.get("eta") and parse_eta(hd["eta"]) > now else "waiting"
+        view[hd.get("id")] = ("delayed" if hd.get("eta") and parse_eta(hd["eta"]) > now else "waiting", False)
     for raw in r.hvals("unacked"):
         hd = (json.loads(raw)[0] or {}).get("headers") or {}
-        view[hd.get("id")] = "delayed" if hd.get("eta") and parse_eta(hd["eta"]) > now else "active"
+        i = hd.get("id")
+        view[i] = ("delayed" if hd.get("eta") and parse_eta(hd["eta"]) > now else "active",
+                   held is not None and i not in held())
     return view
+
+
+LATER = ("kombu restores a message a dead worker held unacknowledged once visibility_timeout has passed since its "
+         "delivery, at a worker's next restore sweep (kombu/transport/redis.py, QoS.restore_visible)")
+
+
+def live_held():
+    """The ids of the tasks the live workers hold, by Celery's remote
+    control (a broadcast: each worker answers with its running, prefetched
+    and ETA-held tasks); none when no worker answers."""
+    ins = APP.control.inspect(timeout=0.5)
+    held = set()
+    for ask in (ins.active, ins.reserved, ins.scheduled):
+        for tasks in (ask() or {}).values():
+            for t in tasks or []:
+                held.add(t.get("id") or (t.get("request") or {}).get("id"))
+    return held
 
 
 def parse_eta(s):
@@ -200,16 +223,34 @@ def parse_eta(s):
 
 
 def inspect(ids):
+    """Each task's state: the result backend's, else the broker's. A
+    started or unacknowledged task that no live worker holds is
+    unreachable: lost when its message was acknowledged (acks early), taken
+    back later when kombu will restore it (LATER)."""
     r = APP.backend.client
     metas = r.mget(["celery-task-meta-" + i for i in ids])
-    view = None
+    memo = {}
+
+    def held():
+        if "held" not in memo:
+            memo["held"] = live_held()
+        return memo["held"]
+
+    def view():
+        if "view" not in memo:
+            memo["view"] = broker_view(r, held)
+        return memo["view"]
+
     res = []
     for i, m in zip(ids, metas):
         st = STATES.get(json.loads(m).get("status")) if m else None
+        gone = later = False
         if st is None:
-            view = broker_view(r) if view is None else view
-            st = view.get(i, "unknown")
-        res.append({"s": st, "r": st != "unknown"})
+            st, later = view().get(i, ("unknown", False))
+            gone = later
+        elif st == "active" and i not in held():
+            gone, later = True, view().get(i, ("", False))[1]
+        res.append({"s": st, "r": st != "unknown" and not gone, **({"l": LATER} if later else {})})
     return res
 
 
@@ -223,7 +264,7 @@ def serve(req):
             out({"e": "states", "seq": seq, "states": inspect(req["ids"])})
         elif req["op"] == "stats":
             view = broker_view(APP.backend.client)
-            vals = list(view.values())
+            vals = [st for st, _ in view.values()]
             out({"e": "stats", "seq": seq, "due": vals.count("waiting"), "delayed": vals.count("delayed"),
                  "active": vals.count("active"), "completed": 0, "dead": 0})
         else:
