@@ -481,7 +481,10 @@ func (p *procPool) Crash(ctx context.Context, ev faults.Event) error {
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		t := time.NewTimer(ev.Fault.ReplaceAfter)
+		// replace_after counts from the kill: a driver's read-back of
+		// what the killed worker held may take its time (Celery's asks
+		// the live workers, 1.5 s), and must not delay the replacement.
+		t := time.NewTimer(max(0, ev.Fault.ReplaceAfter-time.Since(at)))
 		defer t.Stop()
 		select {
 		case <-p.e.hardStop:
