@@ -120,35 +120,10 @@ func checkDriverRun(t *testing.T, name string, r summary.RunSummary, killed bool
 // let through before. Its drain ends once only the lost jobs are open.
 func TestDeclaredLossByJob(t *testing.T) {
 	spec := driver.Sidekiq
-	if why, err := driver.Missing(context.Background(), spec); err != nil {
-		t.Fatal(err)
-	} else if why != "" {
-		t.Skip(why)
-	}
-	src, err := spec.Dir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), spec.Name)
-	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
-		t.Fatal(err)
-	}
-	rb := filepath.Join(dir, "driver.rb")
-	code, err := os.ReadFile(rb)
-	if err != nil {
-		t.Fatal(err)
-	}
 	drop := []string{"p0-75", "p1-75"}
 	const at = "  def self.enqueue(jobs)\n"
-	patched := strings.Replace(string(code), at, at+`    jobs = jobs.reject { |j| %w[`+strings.Join(drop, " ")+`].include?(j["id"]) } # acknowledged, never stored
-`, 1)
-	if patched == string(code) {
-		t.Fatalf("%s has no %q to patch", rb, at)
-	}
-	if err := os.WriteFile(rb, []byte(patched), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv(driver.DirEnv, filepath.Dir(dir))
+	patchDriverCopy(t, spec, "driver.rb", at, at+`    jobs = jobs.reject { |j| %w[`+strings.Join(drop, " ")+`].include?(j["id"]) } # acknowledged, never stored
+`)
 	r := runDriverScenario(t, spec.Name, "faults: [{kind: worker_kill, point: random, at: 1500ms, replace_after: 300ms}]")
 	l := r.Ledger
 	if r.Status == summary.StatusOK {
@@ -172,6 +147,24 @@ func TestDeclaredLossByJob(t *testing.T) {
 // every send of its first 2 s late, in a run whose warm-up is 500 ms.
 func TestDriverStartsBeforeClock(t *testing.T) {
 	spec := driver.Sidekiq
+	const at = "        start_flusher\n        emit({e: \"ready\"})\n"
+	patchDriverCopy(t, spec, "aebench_job.rb", at, "        sleep 2\n"+at)
+	r := runDriverScenario(t, spec.Name, "")
+	checkDriverRun(t, "slow start", r, false)
+	if r.Health == nil {
+		t.Fatal("no health")
+	}
+	if lag := time.Duration(r.Health.ScheduleLagP99Ns); lag > time.Second {
+		t.Errorf("producers %v late at p99 behind a worker that took 2 s to start", lag)
+	}
+}
+
+// patchDriverCopy copies spec's driver folder to a temporary one, replaces
+// the first at in its file with with (failing when file has no at), and
+// points driver.DirEnv at the copy for the test; a driver not installed
+// skips the test.
+func patchDriverCopy(t *testing.T, spec driver.Spec, file, at, with string) {
+	t.Helper()
 	if why, err := driver.Missing(context.Background(), spec); err != nil {
 		t.Fatal(err)
 	} else if why != "" {
@@ -185,26 +178,17 @@ func TestDriverStartsBeforeClock(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
-	job := filepath.Join(dir, "aebench_job.rb")
-	code, err := os.ReadFile(job)
+	path := filepath.Join(dir, file)
+	code, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const at = "        start_flusher\n        emit({e: \"ready\"})\n"
-	patched := strings.Replace(string(code), at, "        sleep 2\n"+at, 1)
+	patched := strings.Replace(string(code), at, with, 1)
 	if patched == string(code) {
-		t.Fatalf("%s has no %q to patch", job, at)
+		t.Fatalf("%s has no %q to patch", path, at)
 	}
-	if err := os.WriteFile(job, []byte(patched), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(patched), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv(driver.DirEnv, filepath.Dir(dir))
-	r := runDriverScenario(t, spec.Name, "")
-	checkDriverRun(t, "slow start", r, false)
-	if r.Health == nil {
-		t.Fatal("no health")
-	}
-	if lag := time.Duration(r.Health.ScheduleLagP99Ns); lag > time.Second {
-		t.Errorf("producers %v late at p99 behind a worker that took 2 s to start", lag)
-	}
 }
