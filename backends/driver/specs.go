@@ -65,7 +65,7 @@ var DeclaredBy = map[string]Declared{
 		Queues: []string{"strict"}},
 	"sidekiq": {Doc: "Sidekiq (Ruby): push_bulk, the open-source BasicFetch, perform_at, retries; a SIGKILL loses the jobs a process holds; store.queues as Sidekiq queues, ordered (strict) or weighted",
 		Loses: []string{"worker_kill"}, Queues: []string{"strict", "weighted"}},
-	"rq": {Doc: "RQ (Python): enqueue_many and enqueue_at, SimpleWorker processes with the scheduler, Retry; a killed worker's job, or one whose worker quit on a Redis restart, goes to the failed registry; store.queues as RQ queues, in order (strict) or RoundRobinWorker's rotation (round_robin)",
+	"rq": {Doc: "RQ (Python): enqueue_many and enqueue_at, SimpleWorker processes with the scheduler, Retry; a killed worker's job, or one whose worker quit on a Redis restart, is retried by RQ's cleanup minutes later while it has retries left and goes to the failed registry otherwise; store.queues as RQ queues, in order (strict) or rotated after each job (round_robin, RQ's dequeue_strategy)",
 		Loses: []string{"worker_kill", "redis_restart"}, Queues: []string{"strict", "round_robin"}},
 	"celery": {Doc: "Celery (Python, PyPI 5.7.0): apply_async with eta, the prefork worker, self.retry; Redis broker and result backend; acks early by default (a SIGKILL loses the tasks a worker runs), a task whose ETA lies beyond visibility_timeout runs twice",
 		Loses: []string{"worker_kill"}, Options: []Option{
