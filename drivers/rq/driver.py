@@ -36,6 +36,7 @@ import time
 import redis
 import rq
 from rq.job import Job, JobStatus, Retry
+from rq.scheduler import SCHEDULER_KEY_TEMPLATE, RQScheduler
 from rq.worker import SimpleWorker
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -182,6 +183,37 @@ LATER = ("RQ retries an abandoned job with retries left once its started-registr
          "StartedJobRegistry.cleanup runs (rq/registry.py 268)")
 
 
+LATER_SCHEDULED = ("RQ's scheduler died with the worker process that held its lock: delayed jobs and retries wait "
+                   "until the lock expires (rq/scheduler.py 134: interval + 60 s) and a live worker takes it at its "
+                   "maintenance, every 10 minutes (rq/worker/base.py 1061)")
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        return True
+    except (OSError, ValueError):
+        return False
+    return pid > 0
+
+
+def scheduler_gone(conn, queue, memo):
+    """Whether queue's scheduled jobs wait on a dead scheduler: its lock
+    (rq:scheduler-lock:<queue>) names a scheduler whose process is gone
+    (its metadata hash, rq:scheduler:<name>, holds its pid; a hash gone
+    with its 61 s TTL counts as gone). No lock is not: a worker takes it at
+    its start (before any worker ran, say), and a live one at its
+    maintenance, so for the 61 s of a dead scheduler's lock the jobs are
+    later, and after it reachable again, as RQ's next maintenance may come
+    at any time within 10 minutes."""
+    if queue not in memo:
+        name = conn.get(RQScheduler.get_locking_key(queue))
+        pid = int(conn.hget(SCHEDULER_KEY_TEMPLATE % name.decode(), "pid") or 0) if name else 0
+        memo[queue] = name is not None and not pid_alive(pid)
+    return memo[queue]
+
+
 def inspect(conn, ids):
     """Each job's state, whether RQ will still reach it, and for a job a
     dead worker abandoned with retries left, that RQ takes it back later
@@ -191,16 +223,18 @@ def inspect(conn, ids):
     which read a 200k backlog back in 32 s."""
     with conn.pipeline(transaction=False) as pipe:
         for i in ids:
-            pipe.hmget(Job.key_for(i), "status", "worker_name", "retries_left")
+            pipe.hmget(Job.key_for(i), "status", "worker_name", "retries_left", "origin")
         rows = pipe.execute()
-    res = []
-    for i, (status, worker, left) in zip(ids, rows):
+    res, memo = [], {}
+    for i, (status, worker, left, origin) in zip(ids, rows):
         st = STATES.get(status.decode(), "unknown") if status is not None else "unknown"
         worker = worker.decode() if worker is not None else ""
         reach = st != "unknown" and (st != "active" or alive(i, worker, conn))
         r = {"s": st, "r": reach}
         if st == "active" and not reach and int(left or 0) > 0:
             r["l"] = LATER
+        elif status == b"scheduled" and origin and scheduler_gone(conn, origin.decode(), memo):
+            r.update(r=False, l=LATER_SCHEDULED)
         res.append(r)
     return res
 
