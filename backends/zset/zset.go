@@ -135,7 +135,7 @@ func ParseConfig(extra map[string]string) (Config, error) {
 // Store is the sorted-set backend.
 type Store struct {
 	*base.Core
-	queue, seq string
+	queue string
 	// marker is the wake-up marker's key, as a one-key list: empty when claims poll.
 	marker []string
 }
@@ -158,7 +158,7 @@ func NewWith(ctx context.Context, c rclient.Client, o jobstore.Options, cfg Conf
 	if err != nil {
 		return nil, fmt.Errorf("zset: %w", err)
 	}
-	s := &Store{Core: core, queue: core.Keys.Queue(), seq: core.Keys.Seq()}
+	s := &Store{Core: core, queue: core.Keys.Queue()}
 	if !cfg.Poll {
 		s.marker = []string{core.Keys.Wake()}
 	}
@@ -182,9 +182,12 @@ func (s *Store) Enqueue(ctx context.Context, jobs ...jobstore.NewJob) error {
 	if err != nil {
 		return err
 	}
-	fixed := append([]string{s.queue, s.seq}, s.marker...)
-	args = append([]string{base.Ms(now), strconv.Itoa(len(fixed))}, args...)
-	_, err = s.Run(ctx, base.ScriptEnqueue, fixed, args)
+	blocks := "0"
+	if len(s.marker) > 0 {
+		blocks = "1"
+	}
+	args = append([]string{base.Ms(now), blocks}, args...)
+	_, err = s.Run(ctx, base.ScriptEnqueue, []string{s.queue}, args)
 	return err
 }
 
@@ -196,7 +199,7 @@ func (s *Store) Claim(ctx context.Context, req jobstore.ClaimRequest) ([]jobstor
 		if len(s.marker) > 0 {
 			args = append(args, h.Args()...)
 		}
-		v, err := s.Run(ctx, scriptClaim, append([]string{s.queue, s.Keys.Active()}, s.marker...), args)
+		v, err := s.Run(ctx, scriptClaim, []string{s.queue}, args)
 		if err != nil {
 			return nil, time.Time{}, err
 		}

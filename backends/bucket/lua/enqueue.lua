@@ -18,17 +18,15 @@
 -- Complexity: O(k log R) for k due jobs, O(k + b log B) for k delayed ones in
 --   b buckets.
 local ready, index, now = KEYS[1], KEYS[2], ARGV[1]
-local fixed = tonumber(ARGV[2])
+local fixed = small_num(ARGV[2])
 local marker = fixed == 5 and KEYS[5]
 local jobs, err = read_new_jobs(3, ready)
 if not jobs then return err end
 local n = jobs.n
 local first = redis.call('INCRBY', KEYS[4], num_text(n)) - n
+jobs.first = first
 local handed, low = {}, jobs.low
-if marker then
-  handed, low = handoff_new(ready, jobs, now, function() return zsets_due(now, ready, index) end,
-    function(i) return ready .. '|' .. seq_member(first + i, jobs.id[i]) end)
-end
+if marker then handed, low = handoff_new(ready, jobs, now, zsets_busy, ready, index, placed_seq_ref) end
 -- One wake at most per batch, for the jobs not handed: when one is due
 -- now, or the earliest goes ahead of the head blocked claimers wait for at
 -- the latest (the earliest of ready and the bucket scores, read only then).

@@ -15,8 +15,7 @@
 local jobs, err = read_new_jobs(2, KEYS[1])
 if not jobs then return err end
 local now = ARGV[1]
-local handed = handoff_new(KEYS[1], jobs, now, function() return stream_busy(KEYS[1], KEYS[2], now) end,
-  function() return '' end)
+local handed = handoff_new(KEYS[1], jobs, now, stream_busy, KEYS[1], KEYS[2], no_ref)
 -- The delayed head, read once per batch, spares a due job the look-up
 -- for a delayed twin of its RunAt (stream_place).
 local dhead = redis.call('ZRANGE', KEYS[2], '0', '0', 'WITHSCORES')[2] or false

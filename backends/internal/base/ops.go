@@ -34,14 +34,23 @@ func (c *Core) Extend(ctx context.Context, l jobstore.Lease, d time.Duration) (j
 	return l, nil
 }
 
-// Complete runs the shared complete script with extra keys and arguments
-// appended for a backend whose body wraps complete_job.
+// Complete runs the shared complete script, which derives the counter's
+// and the record's keys from the active index's.
 func (c *Core) Complete(ctx context.Context, l jobstore.Lease, result []byte) error {
-	return c.CompleteWith(ctx, ScriptComplete, l, result, nil)
+	if err := ValidateLease(l); err != nil {
+		return err
+	}
+	if err := c.Check(); err != nil {
+		return err
+	}
+	_, err := c.Run(ctx, ScriptComplete, []string{c.Keys.Active()},
+		[]string{l.JobID, l.Token, Ms(c.Now()), string(result), c.retentionMs()})
+	return err
 }
 
 // CompleteWith runs script with KEYS active, completed, record, extraKeys...
-// and ARGV id, token, now, result, retention ms.
+// and ARGV id, token, now, result, retention ms: the seed variants' bodies,
+// which read their keys from KEYS.
 func (c *Core) CompleteWith(ctx context.Context, script Script, l jobstore.Lease, result []byte, extraKeys []string) error {
 	if err := ValidateLease(l); err != nil {
 		return err

@@ -13,8 +13,7 @@
 local jobs, err = read_new_jobs(2, KEYS[1])
 if not jobs then return err end
 local now = ARGV[1]
-local handed = handoff_new(KEYS[1], jobs, now, function() return stream_busy(KEYS[1], nil, now) end,
-  function() return '' end)
+local handed = handoff_new(KEYS[1], jobs, now, stream_busy, KEYS[1], nil, no_ref)
 local appended = false
 for i = 1, jobs.n do
   if not handed[i] then

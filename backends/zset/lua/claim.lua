@@ -10,8 +10,9 @@
 -- as a waiter, returning at once what an enqueue handed to it, and
 -- registers it anew when it finds nothing (lib.lua's hand-off).
 --
--- KEYS: [1] queue ZSET, [2] active index, [3] the wake-up marker when claims
---   block (the waiters and inboxes are derived from [1]).
+-- KEYS: [1] queue ZSET; the active index, the wake-up marker (when claims
+--   block), the waiters and inboxes are derived from it (lib.lua's
+--   active_key, wake_key).
 -- ARGV: now, max, lease deadline, token base, worker; when claims block,
 --   then the registration to end, the one to make, and until when (base's
 --   Handoff; '' for none).
@@ -19,7 +20,8 @@
 --   retries|name each), the head's RunAt ms or ''}, or {{}, '', handed
 --   item} (lib.lua's handoff_give).
 -- Complexity: O(log N + k log A) for k taken.
-local queue, active, marker = KEYS[1], KEYS[2], KEYS[3] or false
+local queue = KEYS[1]
+local active, marker = active_key(queue), ARGV[6] ~= nil and wake_key(queue)
 local now, max, deadline = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 if marker then
   local handed = handoff_leave(queue, ARGV[6])

@@ -65,6 +65,28 @@ local function ms_le(a, b)
   return tonumber(a) <= tonumber(b)
 end
 
+-- ms_plus(t, d) is t + d for a millisecond time t and a duration d, both
+-- integer texts (d non-negative, few distinct: a lease, a retention), as
+-- text. tonumber of both, the addition and string.format cost about 9,000
+-- instructions under callgrind (two strtod and a printf); here the last
+-- three digits of t are added to d as numbers, and the thousands above
+-- them are formatted again only when they or the carry change (once a
+-- second): about 2,000.
+local DEC3 = memoized(function(n) return string.format('%03d', n) end)
+local plus_hi, plus_carry, plus_out = nil, nil, nil
+local function ms_plus(t, d)
+  local dn = small_num(d)
+  if #t < 4 or t < '1' or dn ~= dn - dn % 1 then return string.format('%.0f', tonumber(t) + dn) end
+  local b1, b2, b3 = t:byte(-3, -1)
+  local lo = b1 * 100 + b2 * 10 + b3 - 5328 + dn -- 5328: '0' (48) times 111
+  local rem = lo % 1000
+  local hi, carry = t:sub(1, -4), (lo - rem) / 1000
+  if hi ~= plus_hi or carry ~= plus_carry then
+    plus_hi, plus_carry, plus_out = hi, carry, string.format('%.0f', tonumber(hi) + carry)
+  end
+  return plus_out .. DEC3(rem)
+end
+
 -- read_new_jobs parses the enqueue layout that base.EnqueueArgs writes, from
 -- ARGV[at]: n, then per job: id, runAt, payload, npairs, then npairs
 -- field/value pairs (the record's other fields). The records' keys are
@@ -82,7 +104,7 @@ end
 -- jobs.low, the batch's earliest RunAt: a table a job cost about 2,700
 -- instructions, a column entry about 150.
 local function read_new_jobs(at, tagged)
-  local n, prefix = tonumber(ARGV[at]), job_prefix(tagged)
+  local n, prefix = small_num(ARGV[at]), job_prefix(tagged)
   local ids, ats, keys, args, tos = {}, {}, {}, {}, {}
   local low
   at = at + 1
@@ -287,6 +309,8 @@ local expire_index = memoized(function(tagged) return queue_prefix(tagged) .. 'e
 local waiters_key = memoized(function(tagged) return queue_prefix(tagged) .. 'waiters' end)
 local wake_key = memoized(function(tagged) return queue_prefix(tagged) .. 'wake' end)
 local active_key = memoized(function(tagged) return queue_prefix(tagged) .. 'active' end)
+local completed_key = memoized(function(tagged) return queue_prefix(tagged) .. 'completed' end)
+local seq_key = memoized(function(tagged) return queue_prefix(tagged) .. 'seq' end)
 local function inbox_key(tagged, token_base) return queue_prefix(tagged) .. 'inbox:' .. token_base end
 
 -- sweep_expired deletes the records of the expiry list's due entries,
@@ -310,7 +334,7 @@ end
 -- and sweeps what is due.
 local function retire(tagged, ids, now, retention_ms)
   local index = expire_index(tagged)
-  local at = tostring(tonumber(now) + tonumber(retention_ms))
+  local at = ms_plus(now, retention_ms)
   redis.call('RPUSH', index, at .. '|' .. table.concat(ids, '|'))
   sweep_expired(index, job_prefix(tagged), now, 2 * #ids)
 end
@@ -663,46 +687,53 @@ local function handoff_sweep(waiters, now)
   redis.call('ZREMRANGEBYSCORE', waiters, '-inf', now)
 end
 
--- handoff_field is one field of an item: "<length>:<bytes>", '-' for none.
--- The length goes through num_text: Lua formats a number with printf,
--- about 1,500 instructions a field under callgrind.
-local function handoff_field(s)
-  if not s then return '-' end
-  return num_text(#s) .. ':' .. s
+-- handoff_entry is one job of an item: id, token, payload and view_extra,
+-- each "<length>:<bytes>" ('-' for no extra), in one concatenation (four
+-- of a field each and a table.concat cost about 4,000 instructions a job
+-- more under callgrind). Lengths go through num_text: Lua formats a number
+-- with printf, about 1,500 instructions a field.
+local function handoff_entry(id, token, payload, extra)
+  if not extra then
+    return num_text(#id) .. ':' .. id .. num_text(#token) .. ':' .. token .. num_text(#payload) .. ':' .. payload .. '-'
+  end
+  return num_text(#id) .. ':' .. id .. num_text(#token) .. ':' .. token .. num_text(#payload) .. ':' .. payload ..
+    num_text(#extra) .. ':' .. extra
 end
 
--- handoff_waiters returns up to n waiters whose wait has not ended at now,
--- parsed, without removing them (handoff_give does, for those it uses).
+-- handoff_waiters returns the members of up to n waiters whose wait has
+-- not ended at now, without removing them (handoff_give does, for those
+-- it uses); handoff_waiter parses one.
 local function handoff_waiters(tagged, now, n)
-  local ms = redis.call('ZRANGE', waiters_key(tagged), '(' .. now, '+inf', 'BYSCORE', 'LIMIT', '0', num_text(n))
-  local out = {}
-  for i, m in ipairs(ms) do
-    local token_base, max, lease, worker = m:match('^([^|]*)|([^|]*)|([^|]*)|(.*)$')
-    out[i] = { member = m, base = token_base, max = tonumber(max), lease = lease, worker = worker }
-  end
-  return out
+  return redis.call('ZRANGE', waiters_key(tagged), '(' .. now, '+inf', 'BYSCORE', 'LIMIT', '0', num_text(n))
 end
 
--- handoff_give leases jobs (a list of {id, token, payload, extra}, their
--- records written under those leases: handoff_new) to waiter w from now
--- until deadline, as a claim's activate does, and puts them in its inbox
--- as one item, which base's decodeHandoff reads: "<started>|<deadline>|"
--- then id, token, payload and view_extra of each job as handoff_fields;
--- and its copy "~<item>" scored 1, for a leave after an orphaned block
--- (handoff_leave). The inbox lives four provisional leases (Redis's
--- clock), so that a Recover after the lease, even a late one, can tell an
--- item never popped (return_handed).
-local function handoff_give(tagged, active, w, now, deadline, jobs)
-  local parts, leases = { now, '|', deadline, '|' }, {}
-  for i, j in ipairs(jobs) do
-    leases[2 * i - 1], leases[2 * i] = deadline, lease_member(j[1], j[2])
-    parts[#parts + 1] = handoff_field(j[1]) .. handoff_field(j[2]) .. handoff_field(j[3]) .. handoff_field(j[4])
-  end
-  redis.call('ZADD', active, unpack(leases))
-  redis.call('ZREM', waiters_key(tagged), w.member)
-  local inbox, item = inbox_key(tagged, w.base), table.concat(parts)
+-- handoff_waiter parses a registration member (base's waiter): token
+-- base, max, provisional lease ms, worker.
+local function handoff_waiter(m)
+  local token_base, max, lease, worker = m:match('^([^|]*)|([^|]*)|([^|]*)|(.*)$')
+  return token_base, small_num(max), lease, worker
+end
+
+-- inbox_ttl is how long an inbox lives for a provisional lease of lease ms
+-- (handoff_give): four leases, memoized (a few distinct leases).
+local inbox_ttl = memoized(function(lease) return tostring(4 * tonumber(lease)) end)
+
+-- handoff_give leases jobs to the waiter member m (token base, worker),
+-- from now until deadline, as a claim's activate does (their records are
+-- already written under those leases: handoff_new), and puts them in its
+-- inbox as one item, which base's decodeHandoff reads:
+-- "<started>|<deadline>|" then each job's handoff_entry; and its copy
+-- "~<item>" scored 1, for a leave after an orphaned block (handoff_leave).
+-- leases holds the active index's score, member pairs, entries the jobs'
+-- handoff_entry. The inbox lives four provisional leases (Redis's clock),
+-- so that a Recover after the lease, even a late one, can tell an item
+-- never popped (return_handed).
+local function handoff_give(tagged, m, base, lease, now, deadline, leases, entries)
+  redis.call('ZADD', active_key(tagged), unpack(leases))
+  redis.call('ZREM', waiters_key(tagged), m)
+  local inbox, item = inbox_key(tagged, base), now .. '|' .. deadline .. '|' .. table.concat(entries)
   redis.call('ZADD', inbox, '0', item, '1', '~' .. item)
-  redis.call('PEXPIRE', inbox, num_text(4 * w.lease))
+  redis.call('PEXPIRE', inbox, inbox_ttl(lease))
 end
 
 -- zsets_due says whether a job is due now in the ZSETs named (their
@@ -713,20 +744,23 @@ local function zsets_due(now, ...)
 end
 
 -- handoff_new hands the due jobs of a read_new_jobs batch to waiters when
--- there are waiters and busy() is false (busy: a job already due waits in
--- the queue, and goes first). Only a batch whose due jobs are in RunAt
--- order is handed (a claim takes the oldest first). Each waiter takes up
--- to its max, in batch order. A handed job's record is written here, once,
--- with ref(i) as its Ref (the place a claim would have taken it from; ''
--- for none) and already under its lease (Status InProgress and Lease, as
--- claim_record writes them; written Queued then leased, it was two HSETs:
--- ci-cost.yaml, one run each, 0.8 commands and 2,600-3,500 instructions a
--- job more); the active index is derived from tagged, as
--- base.Keys.Active names it. It returns handed, with handed[i] true for
--- each job it leased (the caller neither writes nor queues those), and
--- the earliest RunAt of the jobs it did not hand (jobs.low when it handed
--- none; nil when it handed all), for the caller's wake.
-local function handoff_new(tagged, jobs, now, busy, ref)
+-- there are waiters and busy(busy_a, busy_b, now) is false (busy: a job
+-- already due waits in the queue, and goes first). Only a batch whose due
+-- jobs are in RunAt order is handed (a claim takes the oldest first). Each
+-- waiter takes up to its max, in batch order. A handed job's record is
+-- written here, once, with ref(jobs, i, tagged) as its Ref (the place a
+-- claim would have taken it from; '' for none) and already under its
+-- lease (Status InProgress and Lease, as claim_record writes them; written
+-- Queued then leased, it was two HSETs: ci-cost.yaml, one run each, 0.8
+-- commands and 2,600-3,500 instructions a job more); the active index is
+-- derived from tagged, as base.Keys.Active names it. busy and ref are
+-- functions of the library, not closures of the caller: a closure made
+-- each call cost about 700 instructions under callgrind. It returns
+-- handed, with handed[i] true for each job it leased (the caller neither
+-- writes nor queues those), and the earliest RunAt of the jobs it did not
+-- hand (jobs.low when it handed none; nil when it handed all), for the
+-- caller's wake.
+local function handoff_new(tagged, jobs, now, busy, busy_a, busy_b, ref)
   -- The waiters first: at speed there are none, and the batch is not read.
   local ws = handoff_waiters(tagged, now, jobs.n)
   if #ws == 0 then return {}, jobs.low end
@@ -738,21 +772,23 @@ local function handoff_new(tagged, jobs, now, busy, ref)
       due[#due + 1], last = i, at
     end
   end
-  if #due == 0 or busy() then return {}, jobs.low end
+  if #due == 0 or busy(busy_a, busy_b, now) then return {}, jobs.low end
   local handed, k = {}, 1
-  for _, w in ipairs(ws) do
+  for _, m in ipairs(ws) do
     if k > #due then break end
-    local deadline = string.format('%.0f', tonumber(now) + tonumber(w.lease))
-    local give = {}
-    while k <= #due and #give < w.max do
-      local i = due[k]
+    local base, max, lease, worker = handoff_waiter(m)
+    local deadline = ms_plus(now, lease)
+    local leases, entries = {}, {}
+    while k <= #due and #entries < max do
+      local i, g = due[k], #entries + 1
       local payload, extra = new_job_view(jobs, i)
-      local token = w.base .. '.' .. num_text(#give + 1)
-      create_job(jobs, i, ref(i), lease_field(token, deadline, now, w.worker))
-      give[#give + 1] = { jobs.id[i], token, payload, extra }
+      local token = base .. '.' .. num_text(g)
+      create_job(jobs, i, ref(jobs, i, tagged), lease_field(token, deadline, now, worker))
+      leases[2 * g - 1], leases[2 * g] = deadline, lease_member(jobs.id[i], token)
+      entries[g] = handoff_entry(jobs.id[i], token, payload, extra)
       handed[i], k = true, k + 1
     end
-    handoff_give(tagged, active_key(tagged), w, now, deadline, give)
+    handoff_give(tagged, m, base, lease, now, deadline, leases, entries)
   end
   local low
   for i = 1, jobs.n do
@@ -760,3 +796,12 @@ local function handoff_new(tagged, jobs, now, busy, ref)
   end
   return handed, low
 end
+
+-- handoff_new's busy and ref for the ZSET queues: a job is due in the
+-- ZSETs a and b (b may be nil); a job's Ref is its seq_member from
+-- jobs.first (the batch's sequence start: enqueue's INCRBY), or that
+-- prefixed with its place and '|' (bucket's Ref names its bucket).
+local function zsets_busy(a, b, now) return zsets_due(now, a, b) end
+local function seq_ref(jobs, i) return seq_member(jobs.first + i, jobs.id[i]) end
+local function placed_seq_ref(jobs, i, tagged) return tagged .. '|' .. seq_ref(jobs, i) end
+local function no_ref() return '' end
