@@ -23,10 +23,11 @@ local marker = fixed == 5 and KEYS[5]
 local jobs, err = read_new_jobs(3, ready)
 if not jobs then return err end
 local n = jobs.n
-local first = redis.call('INCRBY', KEYS[4], num_text(n)) - n
-jobs.first = first
 local handed, low = {}, jobs.low
-if marker then handed, low = handoff_new(ready, jobs, now, zsets_busy, ready, index, placed_seq_ref) end
+if marker then handed, low = handoff_new(ready, jobs, now, zsets_busy, ready, index, no_ref) end
+-- The sequence is taken only for jobs that are queued or bucketed: a
+-- handed job gets its Ref when it first goes back (lib.lua's seq_ref_of).
+local first = low and redis.call('INCRBY', KEYS[4], num_text(n)) - n
 -- One wake at most per batch, for the jobs not handed: when one is due
 -- now, or the earliest goes ahead of the head blocked claimers wait for at
 -- the latest (the earliest of ready and the bucket scores, read only then).
@@ -37,9 +38,9 @@ if batch_wakes(marker, low, now, ready, index) then wake(marker) end
 local due, buckets, order, bucketed = {}, {}, {}, 0
 for i = 1, n do
   local id, run_at = jobs.id[i], jobs.at[i]
-  local member, place = seq_member(first + i, id), ready
+  local member, place = not handed[i] and seq_member(first + i, id), ready
   if ms_le(run_at, now) then
-    if not handed[i] then
+    if member then
       due[#due + 1] = run_at
       due[#due + 1] = member
     end

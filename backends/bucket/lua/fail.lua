@@ -12,7 +12,7 @@ return fail_job(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], A
   function(key, id, run_at)
     local marker = KEYS[8] or false
     local head = marker and zsets_head(KEYS[7], KEYS[5])
-    local member = rec_get(key, 'Ref')[1]:match('|(.+)$')
+    local member = seq_ref_of(key, id, KEYS[4])
     redis.call('HSET', KEYS[4], member, run_at)
     redis.call('ZADD', KEYS[5], 'LT', run_at, KEYS[4])
     redis.call('INCR', KEYS[6])

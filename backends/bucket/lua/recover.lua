@@ -10,7 +10,7 @@ local places = tonumber(ARGV[3])
 local marker = places == 2 and KEYS[4]
 return recover_leases(KEYS[1], KEYS[2], 3 + places, 4, ARGV[1], ARGV[2],
   function(key, id, run_at)
-    local member = rec_get(key, 'Ref')[1]:match('|(.+)$')
+    local member = seq_ref_of(key, id, KEYS[3])
     redis.call('ZADD', KEYS[3], run_at, member)
     rec_set(key, 'Ref', KEYS[3] .. '|' .. member)
     wake(marker)

@@ -201,6 +201,23 @@ func (c *Core) blockHanded(ctx context.Context, member, marker string, block tim
 	return nil, false, nil
 }
 
+// callFailed ends a claim call that failed with err as ctx ended: the call
+// may have run in Redis with its reply lost (the client gave up at its
+// deadline), having taken what an enqueue handed to registration h.Leave
+// (lib.lua's handoff_leave keeps a copy, so a second leave gets it again)
+// and made registration h.Join, which enqueues would hand jobs to until it
+// ends. It leaves both, returning what they were handed, without err (as
+// blockFailed). Before it, such a job waited for its provisional lease
+// and a Recover: TestHandoffDeadlineRace found some on a loaded machine.
+func (c *Core) callFailed(ctx context.Context, h Handoff, err error) ([]jobstore.Claimed, error) {
+	got, err := c.blockFailed(ctx, h.Leave, err)
+	if h.Join != "" && h.Join != h.Leave {
+		more, lerr := c.leave(ctx, h.Join)
+		got, err = append(got, more...), errors.Join(err, lerr)
+	}
+	return got, err
+}
+
 // blockFailed ends a hand-off wait that failed with err, in its block or
 // in a claim call after it (err nil: the block returned after ctx ended; a
 // go-redis read blocked in Redis sees a canceled context only when Redis

@@ -373,3 +373,89 @@ func TestHandoffRegistrationIsShort(t *testing.T) {
 		})
 	}
 }
+
+// A leave is idempotent: a claim call that ended a registration and took
+// the item an enqueue handed it may lose its reply (its client gave up at
+// its deadline), and the leave base sends after it must get the same jobs
+// again. The first leave takes the item and keeps its short copy, from
+// which the second makes the item again, byte for byte (payloads with the
+// separators in them, a named job, two jobs in one item); so does a leave
+// after an orphaned block popped the item. A job so taken counts as
+// received: once its provisional lease ends, Recover takes it back
+// spending its attempt, not returned as never delivered.
+func TestHandoffLeaveTwice(t *testing.T) {
+	c := basetest.Client(t)
+	for _, tc := range handoffStores {
+		for _, enc := range []jobstore.Encoding{jobstore.EncodingHash, jobstore.EncodingJSON} {
+			t.Run(tc.name+"/"+string(enc), func(t *testing.T) { handoffLeaveTwice(t, c, tc.new, enc) })
+		}
+	}
+}
+
+func handoffLeaveTwice(t *testing.T, c rclient.Client, newStore func(context.Context, rclient.Client, jobstore.Options) (jobstore.Store, error),
+	enc jobstore.Encoding) {
+	ctx := context.Background()
+	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
+	o := jobstore.Options{Queue: "leave2-" + strings.ReplaceAll(t.Name(), "/", "-"), Clock: clk, PollInterval: time.Millisecond, Encoding: enc}
+	s := openStore(t, c, newStore, o)
+	run, ok := s.(interface {
+		Run(context.Context, base.Script, []string, []string) (any, error)
+	})
+	if !ok {
+		t.Fatalf("%T runs no scripts", s)
+	}
+	keys := keys.New(o.Queue)
+	leave := func(member string) string {
+		t.Helper()
+		v, err := run.Run(ctx, base.ScriptLeave, []string{keys.Waiters()}, []string{member, base.Ms(clk.Now())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		item, _ := v.(string)
+		return item
+	}
+	handTo := func(name string, jobs ...jobstore.NewJob) string {
+		t.Helper()
+		member := name + "-1|5|1000|" + name
+		until := base.Ms(clk.Now().Add(time.Second))
+		if _, err := c.Do(ctx, rclient.Cmd("ZADD", keys.Waiters(), until, member)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Enqueue(ctx, jobs...); err != nil {
+			t.Fatal(err)
+		}
+		return member
+	}
+	for _, tc := range []struct {
+		name string
+		jobs []jobstore.NewJob
+	}{
+		{"one", []jobstore.NewJob{{ID: "a1", Payload: []byte("p|q:1-~"), Name: "nm|x", MaxRetries: 2}}},
+		{"two", []jobstore.NewJob{{ID: "b1", Payload: []byte("x")}, {ID: "b2"}}},
+	} {
+		member := handTo(tc.name, tc.jobs...)
+		first := leave(member)
+		if first == "" {
+			t.Fatalf("%s: the first leave got nothing", tc.name)
+		}
+		if again := leave(member); again != first {
+			t.Fatalf("%s: the second leave got %q, want the first's %q", tc.name, again, first)
+		}
+	}
+	// An orphaned block popped the item; the leave makes it from the copy.
+	member := handTo("orphan", jobstore.NewJob{ID: "c1", Payload: []byte("z"), Name: "n"})
+	v, err := c.Do(ctx, rclient.Cmd("ZPOPMIN", keys.Inbox("orphan-1")))
+	if err != nil || len(base.Strings(v)) != 2 {
+		t.Fatalf("ZPOPMIN of the inbox = %v, %v", v, err)
+	}
+	if got := leave(member); got != base.Strings(v)[0] {
+		t.Fatalf("the leave after the orphaned pop got %q, want the popped %q", got, base.Strings(v)[0])
+	}
+	// Taken by a leave, then its claimer died: received, so the attempt
+	// is spent (a1 retried, the others out of retries).
+	clk.Advance(1001 * time.Millisecond)
+	r, err := s.Recover(ctx, 10)
+	if err != nil || len(r.Returned) != 0 || !slices.Equal(r.Requeued, []string{"a1"}) || r.Len() != 4 {
+		t.Fatalf("Recover after the provisional leases = %+v, %v; want a1 requeued, b1, b2 and c1 dead (received, no retries left), none returned", r, err)
+	}
+}

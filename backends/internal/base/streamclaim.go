@@ -259,7 +259,7 @@ func (s *Stream) Claim(ctx context.Context, req jobstore.ClaimRequest, promote i
 		if err != nil {
 			if req.Wait > 0 && rclient.Ended(ctx) {
 				// the wait ended with the context, as PollClaim's does
-				return s.blockFailed(ctx, h.Leave, err)
+				return s.callFailed(ctx, h, err)
 			}
 			return nil, err
 		}
@@ -310,18 +310,22 @@ func (s *Stream) waitEnd(ctx context.Context, req jobstore.ClaimRequest) time.Ti
 // round is one stream_claim call of Claim's loop. With the hand-off
 // (Marker set) it ends the registration h.Leave and, when the wait leaves
 // time to block, registers h.Join, which holds if the call read nothing
-// (h.Leave is then the new registration).
+// (h.Leave is then the new registration). On an error h keeps both names:
+// the call may have run (callFailed).
 func (s *Stream) round(ctx context.Context, req jobstore.ClaimRequest, count, promote int, end time.Time, h *Handoff) (activated, error) {
 	h.Join, h.Until = "", ""
 	if s.Marker != "" && req.Wait > 0 && time.Until(end) > minBlock {
 		h.Join, h.Until = s.registration(req, s.Now())
 	}
 	a, err := s.claimRound(ctx, req, count, promote, *h)
+	if err != nil {
+		return a, err // h names both registrations for callFailed
+	}
 	h.Leave = ""
-	if err == nil && a.read == 0 && len(a.claimed) == 0 {
+	if a.read == 0 && len(a.claimed) == 0 {
 		h.Leave = h.Join
 	}
-	return a, err
+	return a, nil
 }
 
 // blockFirst says whether a claim starts by blocking (see Core.BlockClaim):

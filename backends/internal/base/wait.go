@@ -86,6 +86,10 @@ func (c *Core) BlockClaim(ctx context.Context, req jobstore.ClaimRequest, marker
 			got, next, err = try(h)
 		}
 		skip = false
+		if err != nil && req.Wait > 0 && rclient.Ended(ctx) {
+			left, err := c.callFailed(ctx, h, err)
+			return append(got, left...), err
+		}
 		if err != nil || len(got) > 0 {
 			return got, err
 		}

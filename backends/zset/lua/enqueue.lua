@@ -18,12 +18,13 @@ local marker = ARGV[2] == '1' and wake_key(KEYS[1])
 local jobs, err = read_new_jobs(3, KEYS[1])
 if not jobs then return err end
 local n = jobs.n
-local first = redis.call('INCRBY', seq_key(KEYS[1]), num_text(n)) - n
-jobs.first = first
 local handed, low = {}, jobs.low
-if marker then handed, low = handoff_new(KEYS[1], jobs, ARGV[1], zsets_busy, KEYS[1], nil, seq_ref) end
+if marker then handed, low = handoff_new(KEYS[1], jobs, ARGV[1], zsets_busy, KEYS[1], nil, no_ref) end
 if batch_wakes(marker, low, ARGV[1], KEYS[1]) then wake(marker) end
 local add, ids, ats, m = {}, jobs.id, jobs.at, 0
+-- The sequence is taken only for jobs that are queued: a handed job gets
+-- its Ref when it first goes back to the queue (lib.lua's seq_ref_of).
+local first = low and redis.call('INCRBY', seq_key(KEYS[1]), num_text(n)) - n
 for i = n, 1, -1 do -- descending: lib.lua's zadd_desc
   if not handed[i] then
     local ref = seq_member(first + i, ids[i])

@@ -7,4 +7,8 @@
 local places = tonumber(ARGV[3])
 local marker = places == 2 and KEYS[4]
 return recover_leases(KEYS[1], KEYS[2], 3 + places, 4, ARGV[1], ARGV[2],
-  function(key, id, run_at) zadd_wake(KEYS[3], marker, run_at, rec_get(key, 'Ref')[1], ARGV[1]) end)
+  function(key, id, run_at)
+    local ref, new = seq_ref_of(key, id, KEYS[3])
+    if new then rec_set(key, 'Ref', ref) end
+    zadd_wake(KEYS[3], marker, run_at, ref, ARGV[1])
+  end)

@@ -643,13 +643,16 @@ end
 -- the jobs. The waiter leaves the set when it is given jobs (the enqueue
 -- removes it) or in its next claim call (handoff_leave), which also takes
 -- what an enqueue handed it just before.
--- Delivery is idempotent: the inbox holds the item twice, the copy scored
--- 1, which BZPOPMIN leaves. A claimer whose client gave up on its block at
--- its deadline, while Redis still held the BZPOPMIN blocked (Redis times a
--- block out on its hz tick, up to 100ms late at hz 10), may see that
--- orphaned block pop the item into a reply nobody reads; its leave then
--- finds the copy. So a job handed to a live claimer is always returned by
--- one of its calls.
+-- Delivery is idempotent: the inbox holds the item and, scored 1, which
+-- BZPOPMIN leaves, a short copy (the times and the job ids: handoff_copy).
+-- A claimer whose client gave up on its block at its deadline, while
+-- Redis still held the BZPOPMIN blocked (Redis times a block out on its hz
+-- tick, up to 100ms late at hz 10), may see that orphaned block pop the
+-- item into a reply nobody reads; its leave then finds the copy and makes
+-- the item again from the records (handoff_item). So a job handed to a
+-- live claimer is always returned by one of its calls. (The copy was the
+-- whole item until 2026-11-29: about 5,500 instructions a job more under
+-- callgrind, a concatenation and a listpack entry of its bytes.)
 -- A claimer that dies registered cannot leave. Its registration is short
 -- (base's registration: about a second, renewed by each claim call of a
 -- live claimer), so a dead process stops receiving soon. What it was
@@ -659,33 +662,6 @@ end
 -- item no block popped due again without spending an attempt
 -- (return_handed), and takes back a received one as any expired lease.
 -- Expired registrations go at the next leave or Recover (handoff_sweep).
-
--- handoff_join registers member as a waiter until until_ms ('' member: the
--- claimer does not block, nothing is written).
-local function handoff_join(tagged, member, until_ms)
-  if member ~= '' then redis.call('ZADD', waiters_key(tagged), until_ms, member) end
-end
-
--- handoff_leave ends registration member ('': none) and returns the item an
--- enqueue handed it meanwhile, or false: a member still in the set was
--- given nothing. The item is the one BZPOPMIN would pop or, when an
--- orphaned block popped that, its copy (handoff_give).
-local function handoff_leave(tagged, member)
-  if member == '' or redis.call('ZREM', waiters_key(tagged), member) == 1 then return false end
-  local inbox = inbox_key(tagged, member:match('^[^|]*'))
-  local item = redis.call('ZRANGE', inbox, '0', '0')[1]
-  if not item or item == RETURNED then return false end
-  redis.call('DEL', inbox)
-  if item:sub(1, 1) == '~' then return item:sub(2) end
-  return item
-end
-
--- handoff_sweep removes the registrations whose wait ended at or before
--- now (claimers that died registered): nothing is handed to them
--- (handoff_waiters), but they would stay, and keep stream_wake marking.
-local function handoff_sweep(waiters, now)
-  redis.call('ZREMRANGEBYSCORE', waiters, '-inf', now)
-end
 
 -- handoff_entry is one job of an item: id, token, payload and view_extra,
 -- each "<length>:<bytes>" ('-' for no extra), in one concatenation (four
@@ -700,11 +676,62 @@ local function handoff_entry(id, token, payload, extra)
     num_text(#extra) .. ':' .. extra
 end
 
--- handoff_waiters returns the members of up to n waiters whose wait has
--- not ended at now, without removing them (handoff_give does, for those
--- it uses); handoff_waiter parses one.
+-- handoff_item makes again the item of copy, "~<started>|<deadline>|<id>
+-- |<id>..." (handoff_give), for the claimer of token base: the jobs'
+-- tokens are "<base>.<i>" in order, their payload and view_extra are read
+-- from their records, which handoff_new wrote.
+local function handoff_item(tagged, base, copy)
+  local started, deadline, ids = copy:match('^~([^|]*)|([^|]*)|(.*)$')
+  local parts, prefix, g = { started, '|', deadline, '|' }, job_prefix(tagged), 0
+  for id in ids:gmatch('[^|]+') do
+    g = g + 1
+    local f = rec_get(prefix .. id, 'Payload', 'RetryCount', 'Name')
+    parts[#parts + 1] = handoff_entry(id, base .. '.' .. num_text(g), f[1] or '', view_extra(f[2] or nil, f[3] or nil))
+  end
+  return table.concat(parts)
+end
+
+-- handoff_join registers member as a waiter until until_ms ('' member: the
+-- claimer does not block, nothing is written).
+local function handoff_join(tagged, member, until_ms)
+  if member ~= '' then redis.call('ZADD', waiters_key(tagged), until_ms, member) end
+end
+
+-- handoff_leave ends registration member ('': none) and returns the item an
+-- enqueue handed it meanwhile, or false: a member still in the set was
+-- given nothing. The item is the one BZPOPMIN would pop or, when an
+-- orphaned block popped that, the one its copy makes (handoff_give,
+-- handoff_item). It takes the item and keeps the copy (the inbox expires
+-- on its own), so a leave is idempotent: a claim call whose reply was
+-- lost (its client's deadline) took the item, and the leave base's
+-- BlockClaim sends after it gets the jobs again from the copy. Recover
+-- still tells the item taken (no member scored 0: return_handed).
+local function handoff_leave(tagged, member)
+  if member == '' or redis.call('ZREM', waiters_key(tagged), member) == 1 then return false end
+  local base = member:match('^[^|]*')
+  local inbox = inbox_key(tagged, base)
+  local item = redis.call('ZRANGE', inbox, '0', '0')[1]
+  if not item or item == RETURNED then return false end
+  if item:sub(1, 1) == '~' then return handoff_item(tagged, base, item) end
+  redis.call('ZREMRANGEBYSCORE', inbox, '0', '0')
+  return item
+end
+
+-- handoff_sweep removes the registrations whose wait ended at or before
+-- now (claimers that died registered): nothing is handed to them
+-- (handoff_waiters), but they would stay, and keep stream_wake marking.
+local function handoff_sweep(waiters, now)
+  redis.call('ZREMRANGEBYSCORE', waiters, '-inf', now)
+end
+
+-- handoff_waiters returns the members of up to n waiters whose wait
+-- ends at now or later, without removing them (handoff_give does, for
+-- those it uses); handoff_waiter parses one. A wait that ends at now
+-- itself is still given jobs (a bound '(' .. now was a concatenation, about
+-- 1,000 instructions a call): its claimer takes them in its block or its
+-- next call, or, dead, leaves them to their provisional lease.
 local function handoff_waiters(tagged, now, n)
-  return redis.call('ZRANGE', waiters_key(tagged), '(' .. now, '+inf', 'BYSCORE', 'LIMIT', '0', num_text(n))
+  return redis.call('ZRANGE', waiters_key(tagged), now, '+inf', 'BYSCORE', 'LIMIT', '0', num_text(n))
 end
 
 -- handoff_waiter parses a registration member (base's waiter): token
@@ -723,16 +750,17 @@ local inbox_ttl = memoized(function(lease) return tostring(4 * tonumber(lease)) 
 -- already written under those leases: handoff_new), and puts them in its
 -- inbox as one item, which base's decodeHandoff reads:
 -- "<started>|<deadline>|" then each job's handoff_entry; and its copy
--- "~<item>" scored 1, for a leave after an orphaned block (handoff_leave).
--- leases holds the active index's score, member pairs, entries the jobs'
--- handoff_entry. The inbox lives four provisional leases (Redis's clock),
+-- "~<started>|<deadline>|<id>|<id>..." scored 1, for a leave after an
+-- orphaned block (handoff_leave, handoff_item). leases holds the active
+-- index's score, member pairs, entries the jobs' handoff_entry, ids their
+-- ids joined by '|' (ids hold none: jobstore's check). The inbox lives four provisional leases (Redis's clock),
 -- so that a Recover after the lease, even a late one, can tell an item
 -- never popped (return_handed).
-local function handoff_give(tagged, m, base, lease, now, deadline, leases, entries)
+local function handoff_give(tagged, m, base, lease, now, deadline, leases, entries, ids)
   redis.call('ZADD', active_key(tagged), unpack(leases))
   redis.call('ZREM', waiters_key(tagged), m)
-  local inbox, item = inbox_key(tagged, base), now .. '|' .. deadline .. '|' .. table.concat(entries)
-  redis.call('ZADD', inbox, '0', item, '1', '~' .. item)
+  local inbox, jobs = inbox_key(tagged, base), entries[2] and table.concat(entries) or entries[1]
+  redis.call('ZADD', inbox, '0', now .. '|' .. deadline .. '|' .. jobs, '1', '~' .. now .. '|' .. deadline .. '|' .. ids)
   redis.call('PEXPIRE', inbox, inbox_ttl(lease))
 end
 
@@ -778,17 +806,17 @@ local function handoff_new(tagged, jobs, now, busy, busy_a, busy_b, ref)
     if k > #due then break end
     local base, max, lease, worker = handoff_waiter(m)
     local deadline = ms_plus(now, lease)
-    local leases, entries = {}, {}
+    local leases, entries, ids = {}, {}, nil
     while k <= #due and #entries < max do
       local i, g = due[k], #entries + 1
       local payload, extra = new_job_view(jobs, i)
       local token = base .. '.' .. num_text(g)
       create_job(jobs, i, ref(jobs, i, tagged), lease_field(token, deadline, now, worker))
       leases[2 * g - 1], leases[2 * g] = deadline, lease_member(jobs.id[i], token)
-      entries[g] = handoff_entry(jobs.id[i], token, payload, extra)
+      entries[g], ids = handoff_entry(jobs.id[i], token, payload, extra), ids and ids .. '|' .. jobs.id[i] or jobs.id[i]
       handed[i], k = true, k + 1
     end
-    handoff_give(tagged, m, base, lease, now, deadline, leases, entries)
+    handoff_give(tagged, m, base, lease, now, deadline, leases, entries, ids)
   end
   local low
   for i = 1, jobs.n do
@@ -797,11 +825,30 @@ local function handoff_new(tagged, jobs, now, busy, busy_a, busy_b, ref)
   return handed, low
 end
 
--- handoff_new's busy and ref for the ZSET queues: a job is due in the
--- ZSETs a and b (b may be nil); a job's Ref is its seq_member from
--- jobs.first (the batch's sequence start: enqueue's INCRBY), or that
--- prefixed with its place and '|' (bucket's Ref names its bucket).
+-- handoff_new's busy for the ZSET queues: a job is due in the ZSETs a
+-- and b (b may be nil).
 local function zsets_busy(a, b, now) return zsets_due(now, a, b) end
-local function seq_ref(jobs, i) return seq_member(jobs.first + i, jobs.id[i]) end
-local function placed_seq_ref(jobs, i, tagged) return tagged .. '|' .. seq_ref(jobs, i) end
+
+-- no_ref is handoff_new's ref for every backend: a job handed at its
+-- enqueue has no Ref until it first goes (back) to a queue. A ZSET
+-- queue's member was taken from the batch's sequence (an INCRBY and a
+-- seq_member, about 9,500 instructions under callgrind for a batch of
+-- one), which a handed job never used unless it failed or its lease was
+-- taken back; seq_ref_of makes it then.
 local function no_ref() return '' end
+
+-- seq_ref_of returns the seq_member a record's Ref holds (after its last
+-- '|' where the Ref names its place, as bucket's do), or, for a job
+-- handed at its enqueue (no Ref), a new one from the queue's sequence
+-- (seq_key, derived from tagged), and whether it was new. Its caller
+-- writes the Ref it places the job under.
+local function seq_ref_of(key, id, tagged)
+  local ref = rec_get(key, 'Ref')[1]
+  if ref and ref ~= '' then
+    -- a plain find: ('([^|]+)$') tried every start, about 70,000
+    -- instructions for a bucket Ref under callgrind
+    local bar = ref:find('|', 1, true)
+    return bar and ref:sub(bar + 1) or ref, false
+  end
+  return seq_member(redis.call('INCR', seq_key(tagged)), id), true
+end
