@@ -85,9 +85,10 @@
 // Lease), and puts them in the waiter's inbox as one member, which the
 // blocked BZPOPMIN returns: one trip, as the floor. The waiter's next
 // call, or the leave script when its wait or context ends, ends the
-// registration and takes what was handed to it meanwhile (or its copy,
-// when an orphaned block popped the item: base's TestHandoffDeadlineRace),
-// so a live claimer never strands a job. A registration lasts at most a
+// registration and takes what was handed to it meanwhile (or, when an
+// orphaned block popped the item, the item made again from its copy:
+// base's TestHandoffDeadlineRace; a leave whose reply was lost is asked
+// again: TestHandoffLeaveTwice), so a live claimer never strands a job. A registration lasts at most a
 // second, and a handed job's lease is provisional (2s): a claimer that
 // dies registered is handed jobs for a second at most, and Recover
 // returns those no block popped, once their provisional lease ends, with
