@@ -2,7 +2,10 @@ package null_test
 
 import (
 	"context"
+	"errors"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/aebench/aebench/backends/null"
 	"github.com/aebench/aebench/conformance"
@@ -39,4 +42,49 @@ func TestConformance(t *testing.T) {
 	conformance.RunStore(t, "null", func(_ context.Context, _ rclient.Client, o jobstore.Options) (jobstore.Store, error) {
 		return null.New(o)
 	}, conformance.Config{Findings: findings})
+}
+
+// TestWakesOneClaimerPerJob: jobs enqueued to more blocked claimers than
+// jobs each reach one claimer at once (a lost wake would leave a job to
+// the claimers' minute-long waits), and Close returns the claimers still
+// blocked.
+func TestWakesOneClaimerPerJob(t *testing.T) {
+	s, err := null.New(jobstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	type res struct {
+		got []jobstore.Claimed
+		err error
+	}
+	const claimers, jobs = 8, 3
+	out := make(chan res, claimers)
+	for range claimers {
+		go func() {
+			got, err := s.Claim(ctx, jobstore.ClaimRequest{WorkerID: "w", Max: 1, Lease: time.Minute, Wait: time.Minute})
+			out <- res{got, err}
+		}()
+	}
+	for i := range jobs {
+		if err := s.Enqueue(ctx, jobstore.NewJob{ID: "j" + strconv.Itoa(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]bool{}
+	for range jobs {
+		r := <-out
+		if r.err != nil || len(r.got) != 1 || seen[r.got[0].Job.ID] {
+			t.Fatalf("a woken claim = %v, %v (seen %v)", r.got, r.err, seen)
+		}
+		seen[r.got[0].Job.ID] = true
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range claimers - jobs {
+		if r := <-out; !errors.Is(r.err, jobstore.ErrClosed) || len(r.got) != 0 {
+			t.Fatalf("a claim blocked at Close = %v, %v; want ErrClosed", r.got, r.err)
+		}
+	}
 }
