@@ -197,6 +197,10 @@ func (c Config) PhaseAt(since time.Duration) string {
 // relative rates (rate: 1.5x) into jobs/s; source says where mu came from.
 func (c *Config) SetCapacity(mu float64, source string) {
 	c.Producers.Capacity, c.Producers.CapacitySource = mu, source
+	// The runs of a plan share their Phases' backing array: written in
+	// place, one backend's capacity became every run's (the next run's
+	// conditions line, and an earlier run's summary, showed it).
+	c.Phases = slices.Clone(c.Phases)
 	for i := range c.Phases {
 		if c.Phases[i].Times > 0 {
 			c.Phases[i].Rate = c.Phases[i].Times * mu

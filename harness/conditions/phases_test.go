@@ -35,3 +35,22 @@ func TestRateAt(t *testing.T) {
 		t.Errorf("real time: %+v (the scenario's own: %+v)", rt.Phases[0], c.Phases[0])
 	}
 }
+
+// TestSetCapacityOwnPhases: the runs of a plan are copies of one Config
+// sharing its Phases; a capacity set on one run turns its relative rates
+// into jobs/s and leaves every other run's as they were.
+func TestSetCapacityOwnPhases(t *testing.T) {
+	plan := Config{Phases: []Phase{{Name: "overload", Duration: time.Minute, Times: 1.5}}}
+	a, b := plan, plan
+	a.SetCapacity(6000, "probe a")
+	if a.Phases[0].Rate != 9000 || a.Producers.Rate != 9000 {
+		t.Fatalf("run a: phase rate %g, producers %g; want 9000", a.Phases[0].Rate, a.Producers.Rate)
+	}
+	if b.Phases[0].Rate != 0 || plan.Phases[0].Rate != 0 {
+		t.Fatalf("run a's capacity reached run b (%g) or the plan (%g)", b.Phases[0].Rate, plan.Phases[0].Rate)
+	}
+	b.SetCapacity(3000, "probe b")
+	if a.Phases[0].Rate != 9000 || b.Phases[0].Rate != 4500 {
+		t.Fatalf("after run b's probe: a %g, b %g; want 9000 and 4500", a.Phases[0].Rate, b.Phases[0].Rate)
+	}
+}
