@@ -50,23 +50,28 @@ var handoffStores = []struct {
 // it then dies, Recover takes the job back as any expired lease, spending
 // the attempt (as a polling claimer's). An expired registration is swept
 // by Recover.
-func TestHandoffToDeadWaiter(t *testing.T) {
+func TestHandoffToDeadWaiter(t *testing.T) { eachHandoffStore(t, "handoff-", handoffToDeadWaiter) }
+
+// eachHandoffStore runs check on every store that hands off, in both
+// record encodings, each on a queue of its own (prefix and the subtest's
+// name) on a manual clock.
+func eachHandoffStore(t *testing.T, prefix string, check func(*testing.T, rclient.Client, jobstore.Store, *clock.Manual, jobstore.Options)) {
 	c := basetest.Client(t)
 	for _, tc := range handoffStores {
 		for _, enc := range []jobstore.Encoding{jobstore.EncodingHash, jobstore.EncodingJSON} {
-			t.Run(tc.name+"/"+string(enc), func(t *testing.T) { handoffToDeadWaiter(t, c, tc.new, enc) })
+			t.Run(tc.name+"/"+string(enc), func(t *testing.T) {
+				clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
+				o := jobstore.Options{Queue: prefix + strings.ReplaceAll(t.Name(), "/", "-"), Clock: clk, PollInterval: time.Millisecond, Encoding: enc}
+				check(t, c, openStore(t, c, tc.new, o), clk, o)
+			})
 		}
 	}
 }
 
 // handoffToDeadWaiter is TestHandoffToDeadWaiter for one store and record
 // encoding: the handed job's record is written once, already leased.
-func handoffToDeadWaiter(t *testing.T, c rclient.Client, newStore func(context.Context, rclient.Client, jobstore.Options) (jobstore.Store, error),
-	enc jobstore.Encoding) {
+func handoffToDeadWaiter(t *testing.T, c rclient.Client, s jobstore.Store, clk *clock.Manual, o jobstore.Options) {
 	ctx := context.Background()
-	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
-	o := jobstore.Options{Queue: "handoff-" + strings.ReplaceAll(t.Name(), "/", "-"), Clock: clk, PollInterval: time.Millisecond, Encoding: enc}
-	s := openStore(t, c, newStore, o)
 	keys := keys.New(o.Queue)
 	ghost := func(name string) {
 		// A registration as a claimer's call makes it (base's waiter):
@@ -383,21 +388,10 @@ func TestHandoffRegistrationIsShort(t *testing.T) {
 // after an orphaned block popped the item. A job so taken counts as
 // received: once its provisional lease ends, Recover takes it back
 // spending its attempt, not returned as never delivered.
-func TestHandoffLeaveTwice(t *testing.T) {
-	c := basetest.Client(t)
-	for _, tc := range handoffStores {
-		for _, enc := range []jobstore.Encoding{jobstore.EncodingHash, jobstore.EncodingJSON} {
-			t.Run(tc.name+"/"+string(enc), func(t *testing.T) { handoffLeaveTwice(t, c, tc.new, enc) })
-		}
-	}
-}
+func TestHandoffLeaveTwice(t *testing.T) { eachHandoffStore(t, "leave2-", handoffLeaveTwice) }
 
-func handoffLeaveTwice(t *testing.T, c rclient.Client, newStore func(context.Context, rclient.Client, jobstore.Options) (jobstore.Store, error),
-	enc jobstore.Encoding) {
+func handoffLeaveTwice(t *testing.T, c rclient.Client, s jobstore.Store, clk *clock.Manual, o jobstore.Options) {
 	ctx := context.Background()
-	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
-	o := jobstore.Options{Queue: "leave2-" + strings.ReplaceAll(t.Name(), "/", "-"), Clock: clk, PollInterval: time.Millisecond, Encoding: enc}
-	s := openStore(t, c, newStore, o)
 	run, ok := s.(interface {
 		Run(context.Context, base.Script, []string, []string) (any, error)
 	})
