@@ -453,3 +453,36 @@ func handoffLeaveTwice(t *testing.T, c rclient.Client, s jobstore.Store, clk *cl
 		t.Fatalf("Recover after the provisional leases = %+v, %v; want a1 requeued, b1, b2 and c1 dead (received, no retries left), none returned", r, err)
 	}
 }
+
+// A claim that leaves due jobs behind passes the wake on (it sets the
+// marker), so that one wake chains to as many blocked claimers as there is
+// work; a claim that takes the last due job does not. zset learns it from
+// the extra member its pop reads, bucket from a head read.
+func TestClaimPassesWakeOn(t *testing.T) {
+	c := basetest.Client(t)
+	ctx := context.Background()
+	for _, tc := range handoffStores {
+		if tc.name != "zset" && tc.name != "bucket" {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
+			o := jobstore.Options{Queue: "pass-" + tc.name, Clock: clk, PollInterval: time.Millisecond}
+			s := openStore(t, c, tc.new, o)
+			keys := keys.New(o.Queue)
+			if err := s.Enqueue(ctx, jobstore.NewJob{ID: "a"}, jobstore.NewJob{ID: "b"}); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []bool{true, false} {
+				_, _ = c.Do(ctx, rclient.Cmd("DEL", keys.Wake()))
+				if got, err := s.Claim(ctx, jobstore.ClaimRequest{WorkerID: "w", Max: 1, Lease: time.Minute}); err != nil || len(got) != 1 {
+					t.Fatalf("Claim = %v, %v; want one job", got, err)
+				}
+				n, _ := c.Do(ctx, rclient.Cmd("ZCARD", keys.Wake()))
+				if set := base.Int(n) == 1; set != want {
+					t.Errorf("due jobs left %v: marker set %v", want, set)
+				}
+			}
+		})
+	}
+}

@@ -550,11 +550,17 @@ local function seq_member_id(member) return member:sub(14) end
 -- grants each a lease in the same step, so a job is never out of both
 -- indexes and concurrent claimers never race for the head job. One ZREM and
 -- one ZADD serve the whole batch. Returns id, token pairs for activate_all.
-local function pop_leases(queue, active, upto, max, deadline, token_base)
+-- With peek it reads one member more, which it leaves, and returns also
+-- whether there was one: a due job remains after the batch, which a head
+-- read after the pop would have said (zset's claim), at the price of a
+-- ZRANGE WITHSCORES (Redis formats the score with printf) a claim.
+local function pop_leases(queue, active, upto, max, deadline, token_base, peek)
   local out = {}
-  if max < 1 then return out end
-  local members = redis.call('ZRANGE', queue, '-inf', upto, 'BYSCORE', 'LIMIT', '0', num_text(max))
-  if #members == 0 then return out end
+  if max < 1 then return out, false end
+  local members = redis.call('ZRANGE', queue, '-inf', upto, 'BYSCORE', 'LIMIT', '0', num_text(peek and max + 1 or max))
+  local more = #members > max
+  if more then members[max + 1] = nil end
+  if #members == 0 then return out, false end
   local leases, n = {}, #members
   for i, m in ipairs(members) do
     local id, token = seq_member_id(m), token_base .. '.' .. num_text(i)
@@ -564,7 +570,7 @@ local function pop_leases(queue, active, upto, max, deadline, token_base)
   end
   redis.call('ZREM', queue, unpack(members))
   redis.call('ZADD', active, unpack(leases))
-  return out
+  return out, more
 end
 
 -- Wake-ups for ZSET queues (wait mode "block" of zset and bucket; BullMQ's
