@@ -303,16 +303,9 @@ func openStore(t *testing.T, c rclient.Client, newStore func(context.Context, rc
 // that died registered, not yet swept) wakes nobody, and with a live one
 // the marker is set.
 func TestStreamWakeNeedsLiveWaiter(t *testing.T) {
-	c := basetest.Client(t)
 	ctx := context.Background()
-	for _, tc := range handoffStores {
-		if tc.name != "stream" && tc.name != "dual" {
-			continue
-		}
-		t.Run(tc.name, func(t *testing.T) {
-			clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
-			o := jobstore.Options{Queue: "wake-" + tc.name, Clock: clk, PollInterval: time.Millisecond}
-			s := openStore(t, c, tc.new, o)
+	someHandoffStores(t, "wake-", []string{"stream", "dual"},
+		func(t *testing.T, c rclient.Client, s jobstore.Store, clk *clock.Manual, o jobstore.Options) {
 			keys := keys.New(o.Queue)
 			for i, live := range []bool{false, true} {
 				until := clk.Now().Add(-time.Millisecond) // ended
@@ -335,6 +328,22 @@ func TestStreamWakeNeedsLiveWaiter(t *testing.T) {
 					t.Errorf("live waiter %v: marker set %v", live, got)
 				}
 			}
+		})
+}
+
+// someHandoffStores runs check on the hand-off stores named, hash records,
+// each on a queue of its own (prefix and the store's name) on a manual
+// clock.
+func someHandoffStores(t *testing.T, prefix string, names []string, check func(*testing.T, rclient.Client, jobstore.Store, *clock.Manual, jobstore.Options)) {
+	c := basetest.Client(t)
+	for _, tc := range handoffStores {
+		if !slices.Contains(names, tc.name) {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
+			o := jobstore.Options{Queue: prefix + tc.name, Clock: clk, PollInterval: time.Millisecond}
+			check(t, c, openStore(t, c, tc.new, o), clk, o)
 		})
 	}
 }
@@ -459,16 +468,9 @@ func handoffLeaveTwice(t *testing.T, c rclient.Client, s jobstore.Store, clk *cl
 // work; a claim that takes the last due job does not. zset learns it from
 // the extra member its pop reads, bucket from a head read.
 func TestClaimPassesWakeOn(t *testing.T) {
-	c := basetest.Client(t)
 	ctx := context.Background()
-	for _, tc := range handoffStores {
-		if tc.name != "zset" && tc.name != "bucket" {
-			continue
-		}
-		t.Run(tc.name, func(t *testing.T) {
-			clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
-			o := jobstore.Options{Queue: "pass-" + tc.name, Clock: clk, PollInterval: time.Millisecond}
-			s := openStore(t, c, tc.new, o)
+	someHandoffStores(t, "pass-", []string{"zset", "bucket"},
+		func(t *testing.T, c rclient.Client, s jobstore.Store, _ *clock.Manual, o jobstore.Options) {
 			keys := keys.New(o.Queue)
 			if err := s.Enqueue(ctx, jobstore.NewJob{ID: "a"}, jobstore.NewJob{ID: "b"}); err != nil {
 				t.Fatal(err)
@@ -484,5 +486,4 @@ func TestClaimPassesWakeOn(t *testing.T) {
 				}
 			}
 		})
-	}
 }
