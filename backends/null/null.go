@@ -74,7 +74,8 @@ func (s *Store) queueLocked(nj *nullJob) {
 // wakeLocked wakes a blocked claimer, the oldest, for each job queued since
 // the last wake. Waking them all (a closed channel) woke every claimer for
 // each job, and all but one went back to sleep: at 1000 jobs/s with four
-// claimers that was most of the calibration's scheduler work.
+// claimers the calibration's CPU a job fell from 150-157 to 137-138 µs
+// (one run each, a make test beside them) when that went.
 func (s *Store) wakeLocked() {
 	for ; s.queued > 0 && len(s.waiters) > 0; s.queued-- {
 		w := s.waiters[0]
