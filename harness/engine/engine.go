@@ -38,7 +38,7 @@ type Hooks struct {
 	// NoRecoverer: run no Recover loop (a store that keeps no leases, such
 	// as the reference floor, has nothing to recover).
 	NoRecoverer bool
-	HLog        *hdr.HistogramLogWriter // nil: no interval log
+	HLog        *hist.LogWriter // nil: no interval log
 	Status      func(StatusLine)
 	// Sample receives each second of the time series as the collector
 	// closes it (on the wall clock, also under simulated time); nil: none.

@@ -7,9 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/summary"
 )
 
@@ -19,14 +18,14 @@ import (
 type hlog struct {
 	base
 	f *os.File
-	w *hdr.HistogramLogWriter
+	w *hist.LogWriter
 }
 
 func newHLog(string) (Output, error) { return &hlog{}, nil }
 
 // HistogramLog opens the run's .hlog and returns its writer for the
 // engine.
-func (h *hlog) HistogramLog(r Run, conditions string) (*hdr.HistogramLogWriter, error) {
+func (h *hlog) HistogramLog(r Run, conditions string) (*hist.LogWriter, error) {
 	if h.f != nil { // a run that stopped before RunDone
 		_ = h.f.Close()
 	}
@@ -34,7 +33,7 @@ func (h *hlog) HistogramLog(r Run, conditions string) (*hdr.HistogramLogWriter, 
 	if err != nil {
 		return nil, err
 	}
-	w := hdr.NewHistogramLogWriter(f)
+	w := hist.NewLogWriter(f)
 	start := time.Now().Truncate(time.Second).UnixMilli()
 	err = errors.Join(w.OutputLogFormatVersion(),
 		w.OutputComment("[aebench run "+r.ID+": "+conditions+"; values in ns, tags <label>.<histogram>]"),

@@ -22,10 +22,9 @@ import (
 	"sort"
 	"strings"
 
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/aebench/aebench/backends/registry"
 	"github.com/aebench/aebench/harness/engine"
+	"github.com/aebench/aebench/harness/hist"
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
 )
@@ -84,7 +83,7 @@ type Checkpointer interface {
 // the runner asks it for the writer the engine's collector writes each
 // second's histograms to, before the run starts (the .hlog output).
 type HistogramLogger interface {
-	HistogramLog(r Run, conditions string) (*hdr.HistogramLogWriter, error)
+	HistogramLog(r Run, conditions string) (*hist.LogWriter, error)
 }
 
 // HistogramUser is an Output that uses SeriesPoint's latency buckets

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/aebench/aebench/harness/analysis"
 	"github.com/aebench/aebench/harness/conditions"
 	"github.com/aebench/aebench/harness/engine"
@@ -137,7 +135,7 @@ func (pr *planRunner) writeRunFiles(rs *summary.RunSummary, res *engine.Result) 
 
 // histogramLog is the writer of the run's interval histograms, from the
 // output that keeps them (the .hlog); nil when none does.
-func (pr *planRunner) histogramLog(r output.Run, conditions string) (*hdr.HistogramLogWriter, error) {
+func (pr *planRunner) histogramLog(r output.Run, conditions string) (*hist.LogWriter, error) {
 	for _, op := range pr.outputs {
 		if hl, ok := op.(output.HistogramLogger); ok {
 			return hl.HistogramLog(r, conditions)
