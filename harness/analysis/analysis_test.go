@@ -137,3 +137,36 @@ func TestMaxSustainable(t *testing.T) {
 		t.Error("no SLO: want no result")
 	}
 }
+
+// An open-loop run's client CPU a job splits by its own cell's open-loop
+// calibration; a closed loop, another cell's calibration or a failed one
+// leave it whole.
+func TestSetClientSplit(t *testing.T) {
+	run := func(id string, calib bool, cell int, mode string, cpu float64, status string) summary.RunSummary {
+		r := summary.RunSummary{ID: id, Calibration: calib, Cell: cell, Status: status}
+		r.Config.Producers.Mode = mode
+		r.Harness.ClientCPUUsPerJob = cpu
+		return r
+	}
+	sum := &summary.Summary{Runs: []summary.RunSummary{
+		run("null1", true, 1, "open", 40, summary.StatusOK),
+		run("zset1", false, 1, "open", 130, summary.StatusOK),
+		run("dual1", false, 1, "open", 30, summary.StatusOK), // cheaper than the null run: all harness
+		run("zset2", false, 2, "open", 130, summary.StatusOK),
+		run("null3", true, 3, "closed", 10, summary.StatusOK),
+		run("zset3", false, 3, "closed", 20, summary.StatusOK),
+		run("null4", true, 4, "open", 40, summary.StatusFailed),
+		run("zset4", false, 4, "open", 130, summary.StatusOK),
+	}}
+	SetClientSplit(sum)
+	want := map[string][2]float64{"zset1": {40, 90}, "dual1": {30, 0}, "zset2": {}, "zset3": {}, "zset4": {}, "null1": {}}
+	for _, r := range sum.Runs {
+		w, ok := want[r.ID]
+		if !ok {
+			continue
+		}
+		if got := [2]float64{r.Harness.ClientHarnessUsPerJob, r.Harness.ClientStoreUsPerJob}; got != w {
+			t.Errorf("%s: harness, store = %v, want %v", r.ID, got, w)
+		}
+	}
+}

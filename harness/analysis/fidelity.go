@@ -28,6 +28,28 @@ func SetHarnessFloor(sum *summary.Summary) {
 	}
 }
 
+// SetClientSplit splits the client CPU a job of every run whose cell has
+// an open-loop calibration (a cell shares its load) into the harness's
+// (the calibration's CPU a job) and the store's client side (the rest;
+// never below zero).
+func SetClientSplit(sum *summary.Summary) {
+	calib := map[int]float64{}
+	for _, r := range sum.Runs {
+		if r.Calibration && r.Status == summary.StatusOK && r.Config.Producers.Mode == "open" && r.Harness.ClientCPUUsPerJob > 0 {
+			calib[r.Cell] = r.Harness.ClientCPUUsPerJob
+		}
+	}
+	for i := range sum.Runs {
+		r := &sum.Runs[i]
+		c, ok := calib[r.Cell]
+		if r.Calibration || !ok || r.Harness.ClientCPUUsPerJob <= 0 {
+			continue
+		}
+		r.Harness.ClientHarnessUsPerJob = min(c, r.Harness.ClientCPUUsPerJob)
+		r.Harness.ClientStoreUsPerJob = r.Harness.ClientCPUUsPerJob - r.Harness.ClientHarnessUsPerJob
+	}
+}
+
 // floorCell is a run's cell in the latency table's "x harness" column: its
 // tail over the harness's own, marked where the harness may have set it.
 func FloorCell(r summary.RunSummary) string {

@@ -243,7 +243,7 @@ func (t *terminal) printTables(w io.Writer) {
 				fmt.Fprintf(w, "harness in the %s run%s: dispatch (claim returned -> handler start) p50 %s p99 %s; bookkeeping per job p50 %s; "+
 					"status/collector %s per second; client CPU %.1f µs/job%s; CPU run-queue wait %.1f ms/s\n",
 					r.ID, realMark(r), fmtNs(d["p50"]), fmtNs(d["p99"]), fmtNs(r.LatencyNs["bookkeeping"]["p50"]), fmtNs(float64(r.Harness.CollectorTickMeanNs)),
-					r.Harness.ClientCPUUsPerJob, fixedPart(r), r.Harness.RunQueueWaitMsPerS)
+					r.Harness.ClientCPUUsPerJob, fixedPart(r)+clientSplit(r), r.Harness.RunQueueWaitMsPerS)
 			}
 		}
 	}
@@ -486,6 +486,17 @@ func fixedPart(r summary.RunSummary) string {
 		return ""
 	}
 	return fmt.Sprintf(" (= %.1f ms a second whatever the rate, measured idle after the drain, + %.1f µs a job)", h.ClientFixedUsPerS/1e3, h.ClientPerJobUs)
+}
+
+// clientSplit says how much of a run's client CPU a job the harness
+// takes (its cell's null calibration at the same load) and how much the
+// store's client side.
+func clientSplit(r summary.RunSummary) string {
+	h := r.Harness
+	if h.ClientHarnessUsPerJob <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (store calls %.1f, harness %.1f: the null calibration's at the same load)", h.ClientStoreUsPerJob, h.ClientHarnessUsPerJob)
 }
 
 // printScaling writes the curve with its projection.

@@ -221,6 +221,7 @@ func (pr *planRunner) finalize() error {
 	sum.HarnessOverhead = analysis.OverheadSummary(sum)
 	analysis.SetRatios(sum)
 	analysis.SetHarnessFloor(sum)
+	analysis.SetClientSplit(sum)
 	analysis.SetHealth(sum)
 	blk, err := verdict.AggregateSummary(sum)
 	if err != nil {

@@ -161,6 +161,16 @@ type HarnessCost struct {
 	// of ClientCPUUsPerJob, and this says what a job itself costs.
 	ClientFixedUsPerS float64 `json:"client_fixed_us_per_s,omitempty"`
 	ClientPerJobUs    float64 `json:"client_per_job_us,omitempty"`
+	// ClientHarnessUsPerJob and ClientStoreUsPerJob split
+	// ClientCPUUsPerJob by difference with the cell's null calibration run
+	// (the same open-loop load on an in-process queue): its CPU a job is
+	// the harness's own, an upper bound since the null queue's own work is
+	// in it; the rest is the store's client code and its Redis client
+	// library. Zero where the cell has no open-loop calibration (a closed
+	// loop runs its calibration at another rate, so the difference would
+	// not be one job's).
+	ClientHarnessUsPerJob float64 `json:"client_harness_us_per_job,omitempty"`
+	ClientStoreUsPerJob   float64 `json:"client_store_us_per_job,omitempty"`
 	// ClientAllocsPerJob and ClientAllocBytesPerJob are this process's
 	// heap allocations over the measured window per job completed in it
 	// (runtime/metrics): counted, not timed, so a client-side regression
