@@ -137,6 +137,12 @@ type RedisConfig struct {
 	// Save is the RDB save points of persistence rdb and rdb+aof-everysec
 	// ("": a stock redis.conf's, StockSavePoints).
 	Save string `json:"save,omitempty"`
+	// CPUs pins a spawned server's main thread to these CPUs (a list such
+	// as "1" or "2-3"; redis-server --server_cpulist): with the harness
+	// started under taskset on the others, Redis has its cores to itself,
+	// and a store-bound figure is the store's, not the share of two cores
+	// the harness left it.
+	CPUs string `json:"cpus,omitempty"`
 }
 
 // Working-set estimate: what a queue holds per job beyond its payload (the
@@ -237,6 +243,9 @@ func (rc RedisConfig) Text(version string) string {
 	}
 	if rc.MaxMemoryPolicy != "" {
 		s += " " + rc.MaxMemoryPolicy
+	}
+	if rc.CPUs != "" {
+		s += " on cpus " + rc.CPUs
 	}
 	if rc.Metered() {
 		s += " under callgrind (timings distorted; cost over the whole run)"

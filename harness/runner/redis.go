@@ -43,7 +43,7 @@ func newRedisPool(logf func(string, ...any)) *redisPool {
 
 func (p *redisPool) get(ctx context.Context, rc conditions.RedisConfig) (*pooledRedis, error) {
 	key := rc.Mode + "|" + rc.URL + "|" + strconv.Itoa(rc.Masters) + "x" + strconv.Itoa(rc.Replicas) + "|" + rc.Persistence + "|" + strconv.Itoa(rc.HZ) + "|" + rc.Meter +
-		"|" + strconv.FormatInt(rc.MaxMemory, 10) + rc.MaxMemoryPolicy + "|" + rc.Save
+		"|" + strconv.FormatInt(rc.MaxMemory, 10) + rc.MaxMemoryPolicy + "|" + rc.Save + "|" + rc.CPUs
 	if pr, ok := p.servers[key]; ok && !pr.broken.Load() {
 		return pr, nil
 	} else if ok {
@@ -82,6 +82,9 @@ func (p *redisPool) get(ctx context.Context, rc conditions.RedisConfig) (*pooled
 		}
 		if rc.MaxMemoryPolicy != "" {
 			o.ExtraArgs = append(o.ExtraArgs, "--maxmemory-policy", rc.MaxMemoryPolicy)
+		}
+		if rc.CPUs != "" {
+			o.ExtraArgs = append(o.ExtraArgs, "--server_cpulist", rc.CPUs)
 		}
 	}
 	if rc.Metered() {

@@ -55,6 +55,9 @@ func (p *parser) crossCheck(c Config) error {
 	if c.Redis.HZ != 10 && c.Redis.Mode != "embedded" && c.Redis.Mode != "cluster" {
 		return at("redis.hz", fmt.Sprintf("applies to a server aebench spawns (redis.mode embedded or cluster), not %q", c.Redis.Mode))
 	}
+	if c.Redis.CPUs != "" && c.Redis.Mode != "embedded" && c.Redis.Mode != "cluster" {
+		return at("redis.cpus", fmt.Sprintf("applies to a server aebench spawns (redis.mode embedded or cluster), not %q", c.Redis.Mode))
+	}
 	if c.Redis.Metered() && c.Redis.Mode != "embedded" {
 		return at("redis.meter", fmt.Sprintf("instructions needs a server aebench spawns alone (redis.mode embedded), not %q", c.Redis.Mode))
 	}

@@ -173,6 +173,9 @@ func redisServerFields() []field {
 			Doc: "time: Redis cost per job from INFO (CPU time, commands, bytes); instructions: also the instructions Redis executes per job, counted by valgrind's callgrind around the measured window (embedded only; deterministic enough to gate on a shared runner, but Redis runs about 50x slower, so the run's timings are marked distorted and never compared with unmetered ones)",
 			set: func(c *Config, v string) error { return setEnum(&c.Redis.Meter, v, "time", "instructions") }},
 
+		{Path: "redis.cpus", Default: "", Allowed: "a CPU list (1, 2-3, 0,2) of CPUs this machine has",
+			Doc: "pins a spawned server's main thread to these CPUs (redis-server --server_cpulist; embedded, cluster). Start aebench under taskset on the other CPUs (taskset -c 0 aebench run ... --set redis.cpus=1) and Redis has its cores to itself: a store-bound figure is then the store's, not what the harness left it of shared cores. Shown in the conditions",
+			set: func(c *Config, v string) error { return setCPUList(&c.Redis.CPUs, v) }},
 		{Path: "redis.hz", Default: "10", Allowed: "an integer from 1 to 500", Matrix: true,
 			Doc: "hz of a spawned server (embedded, cluster); Redis's default is 10. Redis times out blocked commands on this tick, so a claim blocked until a delayed job's RunAt wakes up to 1/hz late: compare lateness at 10 and 100",
 			set: func(c *Config, v string) error { return setInt(&c.Redis.HZ, v, 1, 500) }},

@@ -1,0 +1,50 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/aebench/aebench/harness/conditions"
+)
+
+// redis.cpus pins the spawned server's main thread: its affinity, read
+// from /proc, is the CPU asked, where a dropped option leaves it on every
+// CPU the harness may use.
+func TestRedisCPUs(t *testing.T) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil || set.Count() < 2 {
+		t.Skipf("needs two CPUs to tell a pinned server from one that is not (affinity: %v)", err)
+	}
+	last := -1
+	for c := range 1024 {
+		if set.IsSet(c) {
+			last = c
+		}
+	}
+	p := newRedisPool(t.Logf)
+	defer func() { _ = p.close() }()
+	pr, err := p.get(context.Background(), conditions.RedisConfig{Mode: "embedded", HZ: 10, Persistence: "none", CPUs: strconv.Itoa(last)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := pr.r.Nodes[0].PID()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/status", pid, pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			got = strings.TrimSpace(v)
+		}
+	}
+	if got != strconv.Itoa(last) {
+		t.Errorf("redis-server's main thread may run on CPUs %q; redis.cpus asked %d", got, last)
+	}
+}
