@@ -1,9 +1,10 @@
 // Package hist holds a run's latency histograms: the tags, one
 // HdrHistogram per tag in the harness's range (1µs to a day, 3 significant
 // digits, values in ns), the per-goroutine Recorder the collector drains
-// once a second, and the helpers that turn a histogram into the live
-// buckets and sums of the time series. It knows nothing of a run: the
-// engine records into it and the outputs read it.
+// once a second, the helpers that turn a histogram into the live buckets
+// and sums of the time series, and the interval log's writer (LogWriter).
+// It knows nothing of a run: the engine records into it and the outputs
+// read it.
 package hist
 
 import (
