@@ -138,10 +138,10 @@ type RedisConfig struct {
 	// ("": a stock redis.conf's, StockSavePoints).
 	Save string `json:"save,omitempty"`
 	// CPUs pins a spawned server's main thread to these CPUs (a list such
-	// as "1" or "2-3"; redis-server --server_cpulist): with the harness
-	// started under taskset on the others, Redis has its cores to itself,
-	// and a store-bound figure is the store's, not the share of two cores
-	// the harness left it.
+	// as "1" or "2-3"; redis-server --server_cpulist), and the runner
+	// keeps the harness off them: Redis has its cores to itself, and a
+	// store-bound figure is the store's, not the share of two cores the
+	// harness left it.
 	CPUs string `json:"cpus,omitempty"`
 }
 

@@ -48,3 +48,44 @@ func TestRedisCPUs(t *testing.T) {
 		t.Errorf("redis-server's main thread may run on CPUs %q; redis.cpus asked %d", got, last)
 	}
 }
+
+// pinHarness moves every thread of this process off Redis's CPUs, and
+// refuses a list that leaves it none.
+func TestPinHarness(t *testing.T) {
+	var orig unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &orig); err != nil || orig.Count() < 2 {
+		t.Skipf("needs two CPUs (affinity: %v)", err)
+	}
+	defer func() {
+		if err := setAffinity(orig); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	all := conditions.FormatCPUList(cpuSetOf(orig))
+	if _, err := pinHarness(all); err == nil || !strings.Contains(err.Error(), "leaves the harness no CPU") {
+		t.Errorf("redis.cpus %s, every CPU the harness has: err = %v", all, err)
+	}
+	last := -1
+	for c := range cpuSetOf(orig) {
+		last = max(last, c)
+	}
+	mine, err := pinHarness(strconv.Itoa(last))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		status, err := os.ReadFile("/proc/self/task/" + task.Name() + "/status")
+		if err != nil {
+			continue // exited
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok && strings.TrimSpace(v) != mine {
+				t.Errorf("thread %s may run on %q; the harness was pinned to %s, off Redis's CPU %d", task.Name(), strings.TrimSpace(v), mine, last)
+			}
+		}
+	}
+}

@@ -163,6 +163,9 @@ func (o Options) withDefaults() Options {
 // missing server fails in a second, not after the calibration run, and
 // checks every backend's options.
 func (pr *planRunner) prepare(ctx context.Context, runs []conditions.RunSpec) error {
+	if err := pr.pinHarness(runs); err != nil {
+		return err
+	}
 	checked := map[*pooledRedis]bool{}
 	for _, spec := range runs {
 		if be, err := pr.o.Registry.Lookup(spec.Config.Backend.Name); err == nil && be.Kind != registry.KindCalibration {
@@ -181,6 +184,28 @@ func (pr *planRunner) prepare(ctx context.Context, runs []conditions.RunSpec) er
 		}
 	}
 	return pr.checkOptions(ctx, runs)
+}
+
+// pinHarness moves the harness off the CPUs the plan gives Redis
+// (redis.cpus, the same in every run), before any server or worker
+// process starts, and says where each runs.
+func (pr *planRunner) pinHarness(runs []conditions.RunSpec) error {
+	cpus := ""
+	for _, spec := range runs {
+		if rc := spec.Config.Redis; rc.CPUs != "" && (rc.Mode == "embedded" || rc.Mode == "cluster") {
+			cpus = rc.CPUs
+		}
+	}
+	if cpus == "" {
+		return nil
+	}
+	mine, err := pinHarness(cpus)
+	if err != nil {
+		return err
+	}
+	pr.sum.Environment.HarnessCPUs = mine
+	fmt.Fprintf(pr.progress, "cpus: redis-server on %s, the harness on %s (redis.cpus)\n", cpus, mine)
+	return nil
 }
 
 // runAll runs the plan's runs in order, writing summary.json after each;

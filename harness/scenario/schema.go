@@ -174,7 +174,7 @@ func redisServerFields() []field {
 			set: func(c *Config, v string) error { return setEnum(&c.Redis.Meter, v, "time", "instructions") }},
 
 		{Path: "redis.cpus", Default: "", Allowed: "a CPU list (1, 2-3, 0,2) of CPUs this machine has",
-			Doc: "pins a spawned server's main thread to these CPUs (redis-server --server_cpulist; embedded, cluster). Start aebench under taskset on the other CPUs (taskset -c 0 aebench run ... --set redis.cpus=1) and Redis has its cores to itself: a store-bound figure is then the store's, not what the harness left it of shared cores. Shown in the conditions",
+			Doc: "pins a spawned server's main thread to these CPUs (redis-server --server_cpulist; embedded, cluster), and the harness (with the worker processes and drivers it starts) to the CPUs it may use less these: Redis has its cores to itself, and a store-bound figure is the store's, not what the harness left it of shared cores. Shown in the conditions and the plan's cpus line (summary environment.harness_cpus)",
 			set: func(c *Config, v string) error { return setCPUList(&c.Redis.CPUs, v) }},
 		{Path: "redis.hz", Default: "10", Allowed: "an integer from 1 to 500", Matrix: true,
 			Doc: "hz of a spawned server (embedded, cluster); Redis's default is 10. Redis times out blocked commands on this tick, so a claim blocked until a delayed job's RunAt wakes up to 1/hz late: compare lateness at 10 and 100",

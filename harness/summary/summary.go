@@ -540,6 +540,9 @@ type Environment struct {
 	// MemTotalBytes and MemAvailableBytes at the start (/proc/meminfo).
 	MemTotalBytes     int64 `json:"mem_total_bytes,omitempty"`
 	MemAvailableBytes int64 `json:"mem_available_bytes,omitempty"`
+	// HarnessCPUs is the CPUs this process kept to when the plan gave
+	// its Redis others (redis.cpus); empty: not pinned.
+	HarnessCPUs string `json:"harness_cpus,omitempty"`
 	// Modules: versions of the libraries that shape the numbers (go-redis,
 	// rueidis, hdrhistogram-go, asynq), from the binary's build info.
 	Modules     map[string]string `json:"modules,omitempty"`

@@ -1,0 +1,10 @@
+//go:build !linux
+
+package runner
+
+import "errors"
+
+// pinHarness: CPU affinity is set on Linux only.
+func pinHarness(string) (string, error) {
+	return "", errors.New("redis.cpus: pinning needs Linux")
+}
