@@ -32,8 +32,7 @@ func pinHarness(redisCPUs string) (string, error) {
 		delete(mine, c)
 	}
 	if len(mine) == 0 {
-		return "", fmt.Errorf("redis.cpus %s leaves the harness no CPU (it may run on %s): give Redis fewer, or start aebench with taskset on others",
-			redisCPUs, conditions.FormatCPUList(cpuSetOf(set)))
+		return "", errNoHarnessCPU{redis: redisCPUs, mine: conditions.FormatCPUList(cpuSetOf(set))}
 	}
 	var keep unix.CPUSet
 	for c := range mine {

@@ -200,6 +200,10 @@ func (pr *planRunner) pinHarness(runs []conditions.RunSpec) error {
 		return nil
 	}
 	mine, err := pinHarness(cpus)
+	var none errNoHarnessCPU
+	if errors.As(err, &none) {
+		return &scenario.ConfigError{File: pr.s.File, Field: "redis.cpus", Msg: none.Error() + "; allowed: CPUs that leave the harness at least one of " + none.mine}
+	}
 	if err != nil {
 		return err
 	}
