@@ -39,9 +39,9 @@
 // jobs remain, and a head read only when it took nothing, or a full batch
 // with nothing due after it; per job an HMGET of the four fields a worker
 // needs (lib.lua's claim_view) and an HSET of Status and Lease. Unbatched
-// (Max 1) from a backlog, a claim is thus five commands and a wake (a
-// head read after each pop, a ZRANGE WITHSCORES, cost about 12,500
-// instructions a claim under callgrind: docs/results.md). Issue
+// (Max 1) from a backlog, a claim is thus five commands and a wake, where
+// a head read after each pop (a ZRANGE WITHSCORES) had cost about 12,500
+// instructions a claim more under callgrind (docs/results.md). Issue
 // 24 asks for no wake unless a claimer waits; knowing that takes a waiter
 // count in Redis, read by the same pop (a GET a job, about what the ZRANGE
 // costs) and kept right when a claimer gives up its wait, so it is not

@@ -17,28 +17,36 @@ import (
 // (under taskset -c 0 with redis.cpus 1 nothing changes), and a thread
 // made later inherits it, as do the processes it starts (worker processes,
 // peers' drivers; redis-server then moves itself with server_cpulist).
-// It returns the harness's CPUs, or an error when none would be left.
-func pinHarness(redisCPUs string) (string, error) {
+// It returns the harness's CPUs and how to give it back the ones it had
+// (at the plan's end: a later plan in the same process, without
+// redis.cpus, would otherwise start its Redis on the harness's CPUs), or
+// an error when none would be left.
+func pinHarness(redisCPUs string) (string, func(), error) {
 	red, ok := conditions.ParseCPUList(redisCPUs)
 	if !ok {
-		return "", fmt.Errorf("redis.cpus %q is not a CPU list", redisCPUs)
+		return "", nil, fmt.Errorf("redis.cpus %q is not a CPU list", redisCPUs)
 	}
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return "", fmt.Errorf("redis.cpus: reading the harness's CPUs: %w", err)
+		return "", nil, fmt.Errorf("redis.cpus: reading the harness's CPUs: %w", err)
 	}
 	mine := cpuSetOf(set)
 	for c := range red {
 		delete(mine, c)
 	}
 	if len(mine) == 0 {
-		return "", errNoHarnessCPU{redis: redisCPUs, mine: conditions.FormatCPUList(cpuSetOf(set))}
+		return "", nil, errNoHarnessCPU{redis: redisCPUs, mine: conditions.FormatCPUList(cpuSetOf(set))}
 	}
 	var keep unix.CPUSet
 	for c := range mine {
 		keep.Set(c)
 	}
-	return conditions.FormatCPUList(mine), setAffinity(keep)
+	restore := func() { _ = setAffinity(set) }
+	if err := setAffinity(keep); err != nil {
+		restore()
+		return "", nil, err
+	}
+	return conditions.FormatCPUList(mine), restore, nil
 }
 
 // setAffinity gives every thread of this process the CPUs in set: twice

@@ -5,6 +5,6 @@ package runner
 import "errors"
 
 // pinHarness: CPU affinity is set on Linux only.
-func pinHarness(string) (string, error) {
-	return "", errors.New("redis.cpus: pinning needs Linux")
+func pinHarness(string) (string, func(), error) {
+	return "", nil, errors.New("redis.cpus: pinning needs Linux")
 }

@@ -117,6 +117,11 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*Outcome, error)
 	pr := &planRunner{s: s, o: o, dir: dir, sum: sum, ths: ths, pool: newRedisPool(o.Logf), progress: progress,
 		status: &statusPrinter{w: progress, tty: o.TTY, width: o.Width}}
 	defer pr.pool.close()
+	defer func() {
+		if pr.unpin != nil {
+			pr.unpin()
+		}
+	}()
 	pr.outputs = outs
 	defer pr.closeOutputs()
 	for _, op := range outs {
@@ -199,7 +204,7 @@ func (pr *planRunner) pinHarness(runs []conditions.RunSpec) error {
 	if cpus == "" {
 		return nil
 	}
-	mine, err := pinHarness(cpus)
+	mine, restore, err := pinHarness(cpus)
 	var none errNoHarnessCPU
 	if errors.As(err, &none) {
 		return &scenario.ConfigError{File: pr.s.File, Field: "redis.cpus", Msg: none.Error() + "; allowed: CPUs that leave the harness at least one of " + none.mine}
@@ -207,6 +212,7 @@ func (pr *planRunner) pinHarness(runs []conditions.RunSpec) error {
 	if err != nil {
 		return err
 	}
+	pr.unpin = restore
 	pr.sum.Environment.HarnessCPUs = mine
 	fmt.Fprintf(pr.progress, "cpus: redis-server on %s, the harness on %s (redis.cpus)\n", cpus, mine)
 	return nil
@@ -364,7 +370,9 @@ type planRunner struct {
 	dir     string
 	sum     *summary.Summary
 	pool    *redisPool
-	status  *statusPrinter
+	// unpin gives the harness back the CPUs it had before redis.cpus.
+	unpin  func()
+	status *statusPrinter
 	// outputs get every sample, run and the plan (package output).
 	outputs []output.Output
 	// runAddr is where the current run's clients reach Redis when it is

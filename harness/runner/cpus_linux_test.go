@@ -62,17 +62,26 @@ func TestPinHarness(t *testing.T) {
 		}
 	}()
 	all := conditions.FormatCPUList(cpuSetOf(orig))
-	if _, err := pinHarness(all); err == nil || !strings.Contains(err.Error(), "leaves the harness no CPU") {
+	if _, _, err := pinHarness(all); err == nil || !strings.Contains(err.Error(), "leaves the harness no CPU") {
 		t.Errorf("redis.cpus %s, every CPU the harness has: err = %v", all, err)
 	}
 	last := -1
 	for c := range cpuSetOf(orig) {
 		last = max(last, c)
 	}
-	mine, err := pinHarness(strconv.Itoa(last))
+	mine, restore, err := pinHarness(strconv.Itoa(last))
 	if err != nil {
 		t.Fatal(err)
 	}
+	threadsOn(t, mine, fmt.Sprintf("pinned off Redis's CPU %d", last))
+	restore()
+	threadsOn(t, all, "given back its CPUs at the plan's end")
+}
+
+// threadsOn checks that every thread of this process may run on exactly
+// the CPUs in list.
+func threadsOn(t *testing.T, list, when string) {
+	t.Helper()
 	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		t.Fatal(err)
@@ -83,8 +92,8 @@ func TestPinHarness(t *testing.T) {
 			continue // exited
 		}
 		for _, line := range strings.Split(string(status), "\n") {
-			if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok && strings.TrimSpace(v) != mine {
-				t.Errorf("thread %s may run on %q; the harness was pinned to %s, off Redis's CPU %d", task.Name(), strings.TrimSpace(v), mine, last)
+			if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok && strings.TrimSpace(v) != list {
+				t.Errorf("thread %s may run on %q; want %s (%s)", task.Name(), strings.TrimSpace(v), list, when)
 			}
 		}
 	}
