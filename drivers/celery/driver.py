@@ -254,8 +254,8 @@ def inspect(ids):
             memo["view"] = broker_view(r, held)
         return memo["view"]
 
-    res = []
-    for i, m in zip(ids, metas):
+    res, gone_at = [], []
+    for n, (i, m) in enumerate(zip(ids, metas)):
         st = STATES.get(json.loads(m).get("status")) if m else None
         gone = later = False
         if st is None:
@@ -263,7 +263,17 @@ def inspect(ids):
             gone = later
         elif st == "active" and i not in held():
             gone, later = True, view().get(i, ("", False))[1]
+        if gone:
+            gone_at.append(n)
         res.append({"s": st, "r": st != "unknown" and not gone, **({"l": LATER} if later else {})})
+    # A task that finished between the read above and the workers' answer
+    # is held by none and is not abandoned: its result says so now.
+    if gone_at:
+        again = r.mget(["celery-task-meta-" + ids[n] for n in gone_at])
+        for n, m in zip(gone_at, again):
+            st = STATES.get(json.loads(m).get("status")) if m else None
+            if st in ("completed", "failed", "delayed"):
+                res[n] = {"s": st, "r": True}
     return res
 
 
