@@ -81,10 +81,10 @@ local upto = ARGV[1]
 local lowest = redis.call('ZRANGE', index, '0', '0', 'WITHSCORES')[2]
 if lowest and tonumber(lowest) <= now then upto = '(' .. lowest end
 local leased = pop_leases(ready, active, upto, max, ARGV[4], ARGV[5])
-local out = activate_all(active, job_prefix(ready), leased, ARGV[9], ARGV[1], ARGV[4])
+local out = activate_all(active, job_prefix(ready), leased, ARGV[5], ARGV[9], ARGV[1], ARGV[4])
 
 local report = {}
-if rmax > 0 and #leased < 2 * max and upto ~= ARGV[1] then
+if rmax > 0 and #leased < max and upto ~= ARGV[1] then
   report = redis.call('ZRANGE', index, '-inf', now, 'BYSCORE', 'LIMIT', '0', ARGV[6])
 end
 
@@ -98,7 +98,7 @@ end
 -- A move that leased some jobs but fewer than asked left nothing due in
 -- ready and does not block next: it reads no head.
 local next_due = false
-if marker and #report == 0 and (#leased == 0 or #leased == 2 * max) then
+if marker and #report == 0 and (#leased == 0 or #leased == max) then
   local h = zsets_head(ready)
   local head = h
   if lowest then

@@ -98,8 +98,9 @@ func (c *Core) Real(d time.Duration) time.Duration { return clock.RealDuration(c
 // Ms formats t as Unix milliseconds, the unit every script takes.
 func Ms(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
 
-// TokenBase returns a prefix unique to one claim call; the scripts append
-// ".<n>" for the n-th job of the batch.
+// TokenBase returns a token unique to one claim call: every lease the
+// call's pop takes has it as its token (lib.lua's pop_leases), and a
+// hand-off appends ".<n>" for the n-th job it gives a waiter.
 func (c *Core) TokenBase() string {
 	return c.tokenPrefix + "-" + strconv.FormatUint(c.tokenSeq.Add(1), 36)
 }

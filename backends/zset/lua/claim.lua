@@ -31,11 +31,11 @@ if marker then
   if handed then return { {}, '', handed } end
 end
 local leased, more = pop_leases(queue, active, now, max, deadline, ARGV[4], true)
-local out = activate_all(active, job_prefix(queue), leased, ARGV[5], now, deadline)
+local out = activate_all(active, job_prefix(queue), leased, ARGV[4], ARGV[5], now, deadline)
 local head = ''
 if more then
   head = pass_wake(marker, now, now) -- a due job remains: pass the wake on
-elseif #leased == 0 or #leased == 2 * max then
+elseif #leased == 0 or #leased == max then
   head = head_after_pop(queue, marker, now)
 end
 if marker and #out == 0 then handoff_join(queue, ARGV[7], ARGV[8]) end

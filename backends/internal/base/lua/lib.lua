@@ -224,27 +224,26 @@ local function claim_record(key, token, worker, now, deadline)
   rec_set(key, 'Status', ST_INPROGRESS, 'Lease', lease_field(token, deadline, now, worker))
 end
 
--- activate puts a record under a lease it already holds and returns its
--- claim view. A record that is gone or no longer waiting (canceled
--- meanwhile) gives up the lease and returns nil.
-local function activate(active, key, id, token, worker, now, deadline)
+-- activate puts a record under a lease it already holds (lease, its
+-- lease_field) and returns its claim view. A record that is gone or no
+-- longer waiting (canceled meanwhile) gives up the lease and returns nil.
+local function activate(active, key, id, token, lease)
   local view = claim_view(key)
   if not is_waiting(view[1]) then
     lease_release(active, id, token)
     return nil
   end
-  claim_record(key, token, worker, now, deadline)
+  rec_set(key, 'Status', ST_INPROGRESS, 'Lease', lease)
   return view
 end
 
--- activate_all activates the id, token pairs a pop leased, deriving each
+-- activate_all activates the ids a pop leased under token, deriving each
 -- record key with prefix (job_prefix), and returns the claimed jobs as
--- view_out lays them out.
-local function activate_all(active, prefix, id_tokens, worker, now, deadline)
-  local out = {}
-  for i = 1, #id_tokens, 2 do
-    local id, token = id_tokens[i], id_tokens[i + 1]
-    local view = activate(active, prefix .. id, id, token, worker, now, deadline)
+-- view_out lays them out. One Lease field serves the batch.
+local function activate_all(active, prefix, ids, token, worker, now, deadline)
+  local out, lease = {}, lease_field(token, deadline, now, worker)
+  for _, id in ipairs(ids) do
+    local view = activate(active, prefix .. id, id, token, lease)
     if view then view_out(out, id, token, view[2], view[3], view[4]) end
   end
   return out
@@ -549,7 +548,12 @@ local function seq_member_id(member) return member:sub(14) end
 -- ZRANGE bound: '<ms>', or '(<ms>' for strictly below), oldest first, and
 -- grants each a lease in the same step, so a job is never out of both
 -- indexes and concurrent claimers never race for the head job. One ZREM and
--- one ZADD serve the whole batch. Returns id, token pairs for activate_all.
+-- one ZADD serve the whole batch. Every lease of the call has token_base
+-- as its token: a lease is a job's id and a token, and the base is unique
+-- to one claim call, so a lease is still never granted twice; where each
+-- had "<base>.<n>", a token, a lease member and a Lease field a job cost
+-- about 5,000 instructions under callgrind (capacity.yaml's batched claim,
+-- 47.5k -> 42.3k a job). Returns the ids for activate_all.
 -- With peek it reads one member more, which it leaves, and returns also
 -- whether there was one: a due job remains after the batch, which a head
 -- read after the pop would have said (zset's claim), at the price of a
@@ -563,10 +567,10 @@ local function pop_leases(queue, active, upto, max, deadline, token_base, peek)
   if #members == 0 then return out, false end
   local leases, n = {}, #members
   for i, m in ipairs(members) do
-    local id, token = seq_member_id(m), token_base .. '.' .. num_text(i)
+    local id = seq_member_id(m)
     -- leases go in descending order: zadd_desc says why
-    leases[2 * (n - i) + 1], leases[2 * (n - i) + 2] = deadline, lease_member(id, token)
-    out[2 * i - 1], out[2 * i] = id, token
+    leases[2 * (n - i) + 1], leases[2 * (n - i) + 2] = deadline, lease_member(id, token_base)
+    out[i] = id
   end
   redis.call('ZREM', queue, unpack(members))
   redis.call('ZADD', active, unpack(leases))

@@ -179,7 +179,7 @@ end
 
 -- stream_take claims, out of the entries a read returned (flat entry id,
 -- job id pairs), up to take due jobs, each under a lease whose token is
--- token_base .. '.' .. n. A job read before its RunAt is never started: a
+-- token_base (pop_leases says why one token serves a call). A job read before its RunAt is never started: a
 -- new entry is appended for it (the cost of having no place for delayed
 -- jobs); so is a due job past take. An entry whose record is gone, no
 -- longer waiting, or points at another entry (Ref) is skipped, and so is a
@@ -197,7 +197,7 @@ end
 -- be due earlier), and the earliest RunAt appended for not being due, or
 -- ''.
 local function stream_take(active, stream, prefix, entries, now, deadline, worker, token_base, take, fields)
-  local taken, leases, next_at, n, sorted = {}, {}, '', 0, true
+  local taken, leases, next_at, n, sorted, lease = {}, {}, '', 0, true, nil
   local voided = stream_voided(stream)
   local any_voided = #entries > 0 and redis.call('SCARD', voided) > 0
   for i = 1, #entries, 2 do
@@ -226,11 +226,11 @@ local function stream_take(active, stream, prefix, entries, now, deadline, worke
       if early and (next_at == '' or not ms_le(next_at, run_at)) then next_at = run_at end
     else
       n = n + 1
-      local token = token_base .. '.' .. num_text(n)
+      lease = lease or lease_field(token_base, deadline, now, worker)
       leases[#leases + 1] = deadline
-      leases[#leases + 1] = lease_member(id, token)
-      claim_record(key, token, worker, now, deadline)
-      taken[n] = { id, token, payload or false, run_at or '0', n, extra or false }
+      leases[#leases + 1] = lease_member(id, token_base)
+      rec_set(key, 'Status', ST_INPROGRESS, 'Lease', lease)
+      taken[n] = { id, token_base, payload or false, run_at or '0', n, extra or false }
       if n > 1 and not ms_le(taken[n - 1][4], taken[n][4]) then sorted = false end
     end
   end
