@@ -179,12 +179,13 @@ end
 
 -- stream_take claims, out of the entries a read returned (flat entry id,
 -- job id pairs), up to take due jobs, each under a lease whose token is
--- token_base (pop_leases says why one token serves a call). A job read before its RunAt is never started: a
--- new entry is appended for it (the cost of having no place for delayed
--- jobs); so is a due job past take. An entry whose record is gone, no
--- longer waiting, or points at another entry (Ref) is skipped, and so is a
--- voided one (stream_void). fields, when given, holds each entry's field
--- list as the claim's own script read it (with NOACK): an entry with the
+-- token_base (lib.lua's pop_leases says why one token serves a call). A
+-- job read before its RunAt is never started: a new entry is appended for
+-- it (the cost of having no place for delayed jobs); so is a due job past
+-- take. An entry whose record is gone, no longer waiting, or points at
+-- another entry (Ref) is skipped, and so is a voided one (stream_void).
+-- fields, when given, holds each entry's field list as the claim's own
+-- script read it (with NOACK): an entry with the
 -- claim's view (stream_xadd) is then taken without reading its record (it
 -- cannot be stale: a job leaves its unread entry only by a claim or by
 -- Cancel, which voids it). Without fields (entries a blocking read
