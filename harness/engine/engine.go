@@ -535,6 +535,7 @@ func (e *engine) finish(res *Result, interrupted bool) {
 	res.StallNote = health.StallNote(time.Duration(res.Harness.MaxStallNs), e.cfg.Workers.Lease, res.Ledger.DuplicateReruns,
 		res.Counters.Recovered+res.Counters.RecoveredDead, e.hooks.Speed)
 	res.Harness.ClientCPUUsPerJob, res.Harness.RunQueueWaitMsPerS = e.usage.ClientCPUUsPerJob, e.usage.RunQueueWaitMsPerS
+	res.Harness.HostStealPercent = e.usage.HostStealPercent
 	res.Harness.ClientAllocsPerJob, res.Harness.ClientAllocBytesPerJob = e.usage.ClientAllocsPerJob, e.usage.ClientAllocBytesPerJob
 	res.Harness.ClientFixedUsPerS, res.Harness.ClientPerJobUs = e.usage.ClientFixedUsPerS, e.usage.ClientPerJobUs
 	e.errMu.Lock()

@@ -37,6 +37,11 @@ const (
 	// CollectorTickMax: one collector tick took this long, so the
 	// per-second series smeared across seconds.
 	CollectorTickMax = 250 * time.Millisecond
+	// HostStealPercent: the hypervisor gave this share of the machine's
+	// CPU time to other guests. Not from make bench: on this VM steal was
+	// 0.3% quiet and 1-5% with every core busy (2026-11-29), so a tenth of
+	// the machine taken is well past a busy guest's own share.
+	HostStealPercent = 10
 )
 
 // Judge is a run's health from the figures the harness took of itself
@@ -52,9 +57,12 @@ const (
 func Judge(h summary.HarnessCost, latency map[string]map[string]float64, stallNote string, callEvery time.Duration, speed float64) *summary.Health {
 	speed = max(speed, 1)
 	out := &summary.Health{Status: summary.Healthy, RunQueueWaitMsPerS: h.RunQueueWaitMsPerS,
-		ScheduleLagP99Ns: latency["schedule_lag"]["p99"], CollectorTickMaxNs: h.CollectorTickMaxNs}
+		ScheduleLagP99Ns: latency["schedule_lag"]["p99"], CollectorTickMaxNs: h.CollectorTickMaxNs, HostStealPercent: h.HostStealPercent}
 	if h.RunQueueWaitMsPerS > RunQueueWaitMsPerS {
 		out.Suspect(fmt.Sprintf("its threads waited %.0f ms/s for a CPU (healthy: at most %d)", h.RunQueueWaitMsPerS, RunQueueWaitMsPerS))
+	}
+	if h.HostStealPercent > HostStealPercent {
+		out.Suspect(fmt.Sprintf("the hypervisor took %.0f%% of the machine's CPU time (steal; healthy: at most %d%%)", h.HostStealPercent, HostStealPercent))
 	}
 	storeBound := callEvery > 0 && latency["enqueue"]["mean"] >= float64(callEvery)/2
 	if lag := out.ScheduleLagP99Ns / speed; lag > float64(ScheduleLagP99) && !storeBound {

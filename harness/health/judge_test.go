@@ -26,6 +26,8 @@ func TestJudge(t *testing.T) {
 		{"producers late", summary.HarnessCost{RunQueueWaitMsPerS: 300}, 506e6, "", "producers started 506ms (real) late"},
 		{"slow collector", summary.HarnessCost{CollectorTickMaxNs: int64(400 * time.Millisecond)}, 0, "", "collector tick took 400ms"},
 		{"stall on simulated time", summary.HarnessCost{}, 0, "stall: the harness stalled", "stall: the harness stalled"},
+		{"busy host, all cores busy", summary.HarnessCost{RunQueueWaitMsPerS: 350, HostStealPercent: 5}, 0.7e6, "", ""},
+		{"host took the CPUs", summary.HarnessCost{RunQueueWaitMsPerS: 350, HostStealPercent: 23}, 0.7e6, "", "hypervisor took 23%"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := Judge(tc.h, lat(tc.lag), tc.stall, 0, 1)

@@ -43,3 +43,14 @@ func RunQueueWait() (time.Duration, bool) {
 	}
 	return time.Duration(total), true
 }
+
+// Steal is the CPU time the hypervisor gave to others while this machine's
+// CPUs wanted it (/proc/stat's steal, summed over every CPU), and the
+// number of CPUs it is summed over.
+func Steal() (time.Duration, int, bool) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	return parseSteal(string(data))
+}

@@ -153,6 +153,12 @@ type HarnessCost struct {
 	// (/proc/self/task/*/schedstat): when it is high, the machine, not the
 	// store, set the tail.
 	RunQueueWaitMsPerS float64 `json:"run_queue_wait_ms_per_s,omitempty"`
+	// HostStealPercent is the share of the machine's CPU time (every CPU)
+	// a hypervisor gave to other guests over the window (/proc/stat's
+	// steal): on a VM a busy host slows Redis and the harness alike, and
+	// the run-queue wait, which counts this machine's own contention,
+	// does not show it.
+	HostStealPercent float64 `json:"host_steal_percent,omitempty"`
 	// ClientFixedUsPerS is this process's CPU per second with no job left:
 	// the collector, the status line and idle workers, measured for
 	// idleProbe after an open-loop run's drain. ClientPerJobUs is the rest

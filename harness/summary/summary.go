@@ -349,15 +349,14 @@ const (
 type Health struct {
 	Status  string   `json:"status"`
 	Reasons []string `json:"reasons,omitempty"`
-	// RunQueueWaitMsPerS: the harness's threads' wait for a CPU per second
-	// of the window; ScheduleLagP99Ns: how late the producers' calls
-	// started against their plan, p99; CollectorTickMaxNs: the slowest
-	// collector tick; CalibrationP99Ns: the cell's calibration run's e2e
-	// minus handler p99, when it made the run suspect.
+	// The figures judged (HarnessCost's and the latencies' of the same
+	// names); CalibrationP99Ns: the cell's calibration run's e2e minus
+	// handler p99, when it made the run suspect.
 	RunQueueWaitMsPerS float64 `json:"run_queue_wait_ms_per_s"`
 	ScheduleLagP99Ns   float64 `json:"schedule_lag_p99_ns,omitempty"`
 	CollectorTickMaxNs int64   `json:"collector_tick_max_ns"`
 	CalibrationP99Ns   float64 `json:"calibration_p99_ns,omitempty"`
+	HostStealPercent   float64 `json:"host_steal_percent,omitempty"`
 }
 
 // Suspect marks the health suspect for why.
