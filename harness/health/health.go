@@ -22,8 +22,9 @@ const (
 	metricAllocBytes = "/gc/heap/allocs:bytes"
 )
 
-// Usage is this process's CPU time and run-queue wait at the
-// start of the measured window, to be divided over it at the end.
+// Usage is this process's CPU time and run-queue wait, and the machine's
+// steal, at the start of the measured window, to be divided over it at
+// the end.
 type Usage struct {
 	cpu, wait, steal       time.Duration
 	cpuOK, waitOK, stealOK bool

@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// userHZ is the unit of /proc/stat's times: USER_HZ, 100 on every Linux
-// build the kernel's ABI allows to differ from it (see proc(5)).
+// userHZ is the unit of /proc/stat's times: USER_HZ (sysconf(_SC_CLK_TCK),
+// proc(5)), 100 on the architectures Go builds for on Linux.
 const userHZ = 100
 
 // parseSteal reads /proc/stat's text: the steal field (the eighth number)
