@@ -54,8 +54,12 @@ func (s *Scenario) registry() *registry.Registry {
 // every cell, and in each cell every backend once, so that the runs a
 // paired ratio compares (backends of one cell, or one backend across cells,
 // as a claim's differential does) are taken side by side and slow drift of
-// the machine favours none. Each cell's calibration run comes first in the
-// first round.
+// the machine favours none. Within a cell the backends' order rotates by
+// one each round (round 1 as written, round 2 from the second backend, and
+// so on), so no backend always runs first or after the same neighbour: on
+// a shared host a place in the order is worth 10-40% on a p99 (latency.yaml
+// in the written order and reversed, docs/results.md). Each cell's
+// calibration run comes first in the first round.
 func (s *Scenario) Runs() []RunSpec {
 	var out []RunSpec
 	for r := 1; r <= s.Repeats; r++ {
@@ -84,7 +88,9 @@ func (s *Scenario) cellRound(c Cell, r int) []RunSpec {
 		out = append(out, RunSpec{ID: cell + "calibration", Cell: c.Index, Repeat: 1,
 			Calibration: true, Config: cfg})
 	}
-	for _, b := range c.Backends {
+	n := len(c.Backends)
+	for i := range c.Backends {
+		b := c.Backends[(i+r-1)%n]
 		cfg := c.Base
 		cfg.Backend = b
 		id := cell + b.Label

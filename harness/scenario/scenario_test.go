@@ -128,7 +128,7 @@ producers:
 }
 
 func TestRepeatsInterleaveBackends(t *testing.T) {
-	s, err := ParseScenario("r.yaml", []byte("repeats: 2\ncalibration: 2s\nbackends: [zset, null]\n"))
+	s, err := ParseScenario("r.yaml", []byte("repeats: 4\ncalibration: 2s\nbackends: [zset, null, stream]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,8 +136,10 @@ func TestRepeatsInterleaveBackends(t *testing.T) {
 	for _, r := range s.Runs() {
 		ids = append(ids, r.ID)
 	}
-	// One cell: no c1- prefix (matrix scenarios above keep it).
-	want := []string{"calibration", "r1-zset", "r1-null", "r2-zset", "r2-null"}
+	// One cell: no c1- prefix (matrix scenarios above keep it). The order
+	// rotates by round, so each backend takes each place once in three.
+	want := []string{"calibration", "r1-zset", "r1-null", "r1-stream", "r2-null", "r2-stream", "r2-zset",
+		"r3-stream", "r3-zset", "r3-null", "r4-zset", "r4-null", "r4-stream"}
 	if !slices.Equal(ids, want) {
 		t.Fatalf("runs = %v, want %v", ids, want)
 	}

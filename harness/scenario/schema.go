@@ -547,7 +547,7 @@ func FieldDocs(reg *registry.Registry) [][4]string {
 	out := [][4]string{
 		{"name", "file name", "letters, digits, - _ .", "scenario name, used in the results folder name"},
 		{"description", "", "text", "shown by aebench list"},
-		{"repeats", "1", "an integer 1..100", "runs of each backend per matrix cell"},
+		{"repeats", "1", "an integer 1..100", "runs of each backend per matrix cell; runs go round by round (repeat r of every cell, then r+1), and each round starts one backend later in the list, so every backend takes every place in the order"},
 		{"calibration", "on", "off, on, or a duration", "run the in-process null backend first in each cell to measure the harness's own overhead (on: as long as duration)"},
 		{"matrix", "cross", "cross, zip", "cross: one cell per combination of the list-valued fields; zip: the lists (all of one length) vary together, cell i taking the i-th value of each"},
 		{"backends", "(required)", strings.Join(reg.Names(), ", "), "list of names, or mappings {name, label, options}"},
