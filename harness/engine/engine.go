@@ -321,14 +321,13 @@ func (e *engine) setUp(ctx context.Context, res *Result) error {
 		return err
 	}
 	res.Prefill = pf
-	if pf != nil {
-		// Collect the load's garbage before the clock starts: the heap
-		// pages it touched are then reused by the run's allocations, which
-		// otherwise fault in fresh pages through the warm-up and window
-		// (at GOGC=2000, scenarios/peer-check.yaml's floor: 0.65-0.95
-		// page faults a job at 244ee2d, 0.47-0.57 with this).
-		runtime.GC()
-	}
+	// Collect the load's garbage, and the previous run's, before the clock
+	// starts: the heap pages they touched are then reused by the run's
+	// allocations, which otherwise fault in fresh pages through the
+	// warm-up and window (at GOGC=2000, scenarios/peer-check.yaml's floor:
+	// 0.65-0.95 page faults a job at 244ee2d, 0.47-0.57 with this), and no
+	// run pays for marking the one before it.
+	runtime.GC()
 	if e.hooks.Cost == nil {
 		return nil
 	}
