@@ -85,9 +85,14 @@ type Report struct {
 	// system under test under this run's faults (jobstore.LossDeclarer),
 	// in its driver's words. LostDeclaredJobs counts the lost jobs the
 	// declaration covers, judged job by job; LostBeyondIDs names lost jobs
-	// it does not cover, which fail the run.
+	// it does not cover, which fail the run. Of the covered, LostHeldJobs
+	// were not in flight at a fault but held, never started, by a process
+	// it killed: at most LostHeldAllowed (the declared holds_extra of every
+	// fault of a declared kind).
 	LostDeclared     string   `json:"lost_declared,omitempty"`
 	LostDeclaredJobs int64    `json:"lost_declared_jobs,omitempty"`
+	LostHeldJobs     int64    `json:"lost_held_jobs,omitempty"`
+	LostHeldAllowed  int64    `json:"lost_held_allowed,omitempty"`
 	LostBeyondIDs    []string `json:"lost_beyond_ids,omitempty"`
 	// EarlyDeclared: the early starts are within what the system under test
 	// declares (jobstore.EarlyDeclarer), in its driver's words.

@@ -52,11 +52,17 @@ func (l *Ledger) JudgeDeclaredLoss(r *Report, d Declared, sum faults.Summary) {
 			caught[id] = true
 		}
 		hits = append(hits, &declaredHit{at: rec.Time(), budget: d.Holds(rec.Kind)})
+		r.LostHeldAllowed += int64(d.Holds(rec.Kind))
 	}
 	var beyond []string
 	for _, j := range l.LostJobs() {
-		if caught[j.ID] || !j.Started && claimHeld(hits, j) {
+		if caught[j.ID] {
 			r.LostDeclaredJobs++
+			continue
+		}
+		if !j.Started && claimHeld(hits, j) {
+			r.LostDeclaredJobs++
+			r.LostHeldJobs++
 			continue
 		}
 		beyond = append(beyond, j.ID)

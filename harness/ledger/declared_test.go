@@ -1,7 +1,10 @@
 package ledger
 
 import (
+	"slices"
 	"testing"
+
+	"github.com/aebench/aebench/faults"
 )
 
 // claimHeld charges a never-started lost job to a fault that may have
@@ -43,5 +46,43 @@ func TestClaimHeld(t *testing.T) {
 	}
 	if a.budget != 0 || b.budget != 0 {
 		t.Errorf("budgets %d and %d, want both spent", a.budget, b.budget)
+	}
+}
+
+// JudgeDeclaredLoss covers the kill's in-flight job and, within the
+// declared holds, never-started jobs the killed process held, counting
+// those apart (lost_held_jobs against lost_held_allowed) so a count check
+// can tell them from the in-flight ones; a held job beyond the budget is
+// named and fails the run.
+func TestJudgeDeclaredLoss(t *testing.T) {
+	cases := []struct {
+		name           string
+		holds          int
+		declared, held int64
+		beyond         []string
+		ok             bool
+	}{
+		{"two held, two allowed", 2, 3, 2, nil, true},
+		{"two held, one allowed", 1, 2, 1, []string{"c"}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			l := New()
+			play(l, steps(enqueued("a", 9_700), enqueued("b", 9_800), enqueued("c", 9_900),
+				[]ledgerStep{{op: "start", id: "a", at: 9_750}}))
+			tr := faults.NewTracker(origin)
+			ev := faults.Event{Index: 1, Fault: faults.Fault{Kind: faults.WorkerKill}}
+			tr.Fault(ev, "w0", ms(10_000), []faults.Affected{{ID: "a", Started: true}})
+			sum, _ := tr.Finish(func(string) faults.Outcome { return faults.Outcome{Lost: true} })
+			r := l.CheckWith(true)
+			l.JudgeDeclaredLoss(&r, Declared{Why: "acks early", Kinds: []string{string(faults.WorkerKill)},
+				Holds: func(faults.Kind) int { return tc.holds }}, sum)
+			if r.Lost != 3 || r.LostDeclaredJobs != tc.declared || r.LostHeldJobs != tc.held ||
+				r.LostHeldAllowed != int64(tc.holds) || !slices.Equal(r.LostBeyondIDs, tc.beyond) || r.OK != tc.ok {
+				t.Errorf("lost %d, declared %d, held %d of %d allowed, beyond %v, ok %v; want 3, %d, %d of %d, %v, %v",
+					r.Lost, r.LostDeclaredJobs, r.LostHeldJobs, r.LostHeldAllowed, r.LostBeyondIDs, r.OK,
+					tc.declared, tc.held, tc.holds, tc.beyond, tc.ok)
+			}
+		})
 	}
 }
