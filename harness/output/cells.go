@@ -2,6 +2,7 @@ package output
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
@@ -15,7 +16,10 @@ type planView struct {
 	sum *summary.Summary
 }
 
-// cellRuns returns the runs of a cell that have numbers, calibration excluded.
+// cellRuns returns the runs of a cell that have numbers, calibration
+// excluded, round by round and in each round in the cell's written order
+// of backends: the plan rotates that order from round to round
+// (scenario.Scenario.Runs), the tables and plots keep it.
 func (v *planView) cellRuns(cell int) []summary.RunSummary {
 	var out []summary.RunSummary
 	for _, r := range v.sum.Runs {
@@ -23,6 +27,20 @@ func (v *planView) cellRuns(cell int) []summary.RunSummary {
 			out = append(out, r)
 		}
 	}
+	place := map[string]int{}
+	for _, c := range v.s.Cells {
+		if c.Index == cell {
+			for i, b := range c.Backends {
+				place[b.Label] = i
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Repeat != out[j].Repeat {
+			return out[i].Repeat < out[j].Repeat
+		}
+		return place[out[i].Label] < place[out[j].Label]
+	})
 	return out
 }
 
