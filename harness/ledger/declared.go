@@ -33,9 +33,10 @@ const fetchHold = time.Second
 // fault of those kinds caught in flight, and up to HoldsExtra
 // (Declared.Holds) per process such a fault hit of jobs never
 // started, enqueued before the fault and due by then (a job queued due at
-// once: within fetchHold), the earliest fault after each first. Every
-// other lost job fails the run, named: a job the driver acknowledged and
-// never stored is not made good by a kill seconds later.
+// once: within fetchHold), the latest due job first and the earliest
+// fault after each first. Every other lost job fails the run, named: a
+// job the driver acknowledged and never stored is not made good by a kill
+// seconds later.
 func (l *Ledger) JudgeDeclaredLoss(r *Report, d Declared, sum faults.Summary) {
 	if r.Lost == 0 {
 		return
@@ -54,8 +55,18 @@ func (l *Ledger) JudgeDeclaredLoss(r *Report, d Declared, sum faults.Summary) {
 		hits = append(hits, &declaredHit{at: rec.Time(), budget: d.Holds(rec.Kind)})
 		r.LostHeldAllowed += int64(d.Holds(rec.Kind))
 	}
+	// Latest due first: a process fetches in due order, so the jobs it held
+	// unreported are the last it fetched; and the order is the same every
+	// time the same ledger is judged (the ledger's own is a map's).
+	lost := l.LostJobs()
+	slices.SortFunc(lost, func(a, b LostJob) int {
+		if c := b.Due.Compare(a.Due); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
 	var beyond []string
-	for _, j := range l.LostJobs() {
+	for _, j := range lost {
 		if caught[j.ID] {
 			r.LostDeclaredJobs++
 			continue

@@ -63,7 +63,7 @@ func TestJudgeDeclaredLoss(t *testing.T) {
 		ok             bool
 	}{
 		{"two held, two allowed", 2, 3, 2, nil, true},
-		{"two held, one allowed", 1, 2, 1, []string{"c"}, false},
+		{"two held, one allowed: the latest due is held", 1, 2, 1, []string{"b"}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
