@@ -471,10 +471,16 @@ func (p *procPool) Crash(ctx context.Context, ev faults.Event) error {
 		}
 		t.Stop()
 	}
-	at := time.Now()
 	if err := wp.Kill(); err != nil {
 		return fmt.Errorf("SIGKILL %s: %w", wp.ID, err)
 	}
+	// The kill's time is read once the signal is sent: the victim takes no
+	// lease after it. Read before, a preemption of this goroutine between
+	// the read and the signal (hundreds of ms on a loaded machine) let the
+	// victim take hand-offs whose leases then began "after the kill", and
+	// their dead letters read as leased to a claimer that never ran them
+	// (faults.Tracker.Leased allows 50 ms of skew).
+	at := time.Now()
 	<-wp.eof // every event it wrote has been read
 	ev.Point = point
 	p.settleKilled(wp, ev, at)
