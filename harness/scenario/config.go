@@ -57,9 +57,10 @@ func (s *Scenario) registry() *registry.Registry {
 // the machine favours none. Within a cell the backends' order rotates by
 // one each round (round 1 as written, round 2 from the second backend, and
 // so on), so no backend always runs first or after the same neighbour: on
-// a shared host a place in the order is worth 10-40% on a p99 (latency.yaml
-// in the written order and reversed, docs/results.md). Each cell's
-// calibration run comes first in the first round.
+// a shared host a place may move a p99 by more than the margins judged
+// (latency.yaml's bucket 1.34x the floor in the written order, 0.79x with
+// it reversed, one run each; docs/results.md). Each cell's calibration run
+// comes first in the first round.
 func (s *Scenario) Runs() []RunSpec {
 	var out []RunSpec
 	for r := 1; r <= s.Repeats; r++ {
