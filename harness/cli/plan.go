@@ -77,6 +77,21 @@ func printPlan(w io.Writer, sc *scenario.Scenario, noPlots bool) {
 	if len(sc.Cells) > 0 {
 		fmt.Fprintf(w, "conditions of cell 1: %s\n", sc.Cells[0].Base.Conditions(""))
 	}
+	if second := roundOrder(runs, 2); sc.Repeats > 1 && len(second) > 1 {
+		fmt.Fprintf(w, "order: round by round, each starting one backend later in a cell's list (round 2: %s)\n", strings.Join(second, ", "))
+	}
 	fmt.Fprintf(w, "estimate: about %s of wall time (windows, drains, set-up and plots; a prefill's load not included)\n",
 		runner.Estimate(sc, noPlots).Round(time.Second))
+}
+
+// roundOrder is the labels of the first cell's runs in round r, in the
+// order they run.
+func roundOrder(runs []scenario.RunSpec, r int) []string {
+	var out []string
+	for _, spec := range runs {
+		if spec.Repeat == r && !spec.Calibration && spec.Cell == runs[0].Cell {
+			out = append(out, spec.Config.Backend.Label)
+		}
+	}
+	return out
 }

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aebench/aebench/harness/scenario"
 )
 
 // TestPlan: aebench plan prints the expanded plan with its estimate and
@@ -45,5 +47,18 @@ func TestInit(t *testing.T) {
 	}
 	if code, _, errOut := cli(t, "init", "--backends", "zsett", t.TempDir()); code != exitUsage || !strings.Contains(errOut, `did you mean "zset"`) {
 		t.Errorf("init --backends zsett: exit %d %q", code, errOut)
+	}
+}
+
+// The plan says the order its rounds run in, which rotates.
+func TestPlanOrder(t *testing.T) {
+	sc, err := scenario.ParseScenario("o.yaml", []byte("repeats: 2\ncalibration: off\nbackends: [zset, null, stream]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	printPlan(&b, sc, true)
+	if !strings.Contains(b.String(), "(round 2: null, stream, zset)") {
+		t.Errorf("plan:\n%s\nwant round 2's order", b.String())
 	}
 }
