@@ -21,6 +21,12 @@ const (
 	// prefillLoaders load in parallel: Redis, not one connection, should
 	// bound the load.
 	prefillLoaders = 4
+	// prefillCallTimeout bounds one prefill Enqueue: set-up, unmeasured,
+	// so not the 10 s of a run's calls (finishTimeout). A job system's
+	// driver enqueues a batch one job at a time in its own language, the
+	// four loaders' batches in turn: Celery's took over 10 s a batch in a
+	// loaded make test, and the prefill failed.
+	prefillCallTimeout = time.Minute
 )
 
 // prefill loads producers.prefill jobs before the run starts, in bulk. The
@@ -77,7 +83,10 @@ func (e *engine) prefillLoader(ctx context.Context, next *atomic.Int64, total, d
 			jobs = append(jobs, nj)
 		}
 		e.led.Planned(planned, now)
-		if err := e.store.Enqueue(e.calls.at(now), jobs...); err != nil {
+		cctx, cancel := context.WithTimeout(context.Background(), prefillCallTimeout)
+		err := e.store.Enqueue(cctx, jobs...)
+		cancel()
+		if err != nil {
 			e.led.EnqueueFailed(ids)
 			return fmt.Errorf("jobs %d..%d: %w", first, first+int64(len(jobs))-1, err)
 		}
