@@ -494,9 +494,10 @@ func (e *engine) finish(res *Result, interrupted bool) {
 	res.Audit, res.AuditErr = e.audit()
 	res.Census, res.CensusErr = e.census()
 	declared := e.declaredLoss()
+	var unexplained []string
 	if e.ft != nil {
 		e.ft.finish(e.local)
-		e.attributeUnreported()
+		unexplained = e.attributeUnreported()
 		e.led.SetCaught(e.ft.tracker.Caught, e.cfg.Expect.DeadUnstarted == "allowed")
 	} else {
 		e.led.SetCaught(nil, e.cfg.Expect.DeadUnstarted == "allowed")
@@ -507,6 +508,7 @@ func (e *engine) finish(res *Result, interrupted bool) {
 		res.Ledger = e.led.CheckWith(e.cfg.LostAllowed() || declared != "")
 	}
 	res.Ledger.UnfinishedLater = e.rb.Later()
+	res.Ledger.DeadUnstartedLeases = unexplained
 	res.Snapshot = e.snapshotCheck(res.Ledger.Lost)
 	res.PhaseTallies = e.led.Tallies(e.phaseEdges())
 	if m := e.cfg.MixLayout(); m.N() > 0 {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -115,8 +116,12 @@ const maxUnreported = 1000
 // names its worker (a dead letter keeps it) and when it began; the
 // tracker adds the job to that worker's fault (faults.Tracker.Leased).
 // What stays unexplained is a claimer that was handed jobs and never ran
-// them with no fault to show for it, and fails the run (Ledger's check).
-func (e *engine) attributeUnreported() {
+// them with no fault to show for it, and fails the run (Ledger's check);
+// it returns those jobs' last leases, "<id> leased to <worker> at <s>"
+// (wall-clock seconds into the run, as a fault's run_at_s at real speed),
+// up to ledger.MaxExamples.
+func (e *engine) attributeUnreported() []string {
+	var unexplained []string
 	for _, id := range e.led.DeadUnstarted(maxUnreported) {
 		if e.ft.tracker.Caught(id) {
 			continue
@@ -124,10 +129,18 @@ func (e *engine) attributeUnreported() {
 		ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
 		j, err := e.store.Get(ctx, id)
 		cancel()
-		if err == nil && j.WorkerID != "" {
-			e.ft.tracker.Leased(j.WorkerID, j.StartedAt, id)
+		if err == nil && j.WorkerID != "" && e.ft.tracker.Leased(j.WorkerID, j.StartedAt, id) {
+			continue
+		}
+		if len(unexplained) < ledger.MaxExamples {
+			lease := "no lease read"
+			if err == nil && j.WorkerID != "" {
+				lease = fmt.Sprintf("leased to %s at %.3fs", j.WorkerID, j.StartedAt.Sub(e.t0).Seconds())
+			}
+			unexplained = append(unexplained, id+" "+lease)
 		}
 	}
+	return unexplained
 }
 
 // LoopCrash lets a recoverer or mover crash between its steps: the loop

@@ -125,6 +125,10 @@ type Report struct {
 	DeadUnstartedExplained int64    `json:"dead_unstarted_explained,omitempty"`
 	ReturnedUnstarted      int64    `json:"returned_unstarted"`
 	DeadUnstartedIDs       []string `json:"dead_unstarted_ids,omitempty"`
+	// DeadUnstartedLeases: of those no fault explains, each one's last
+	// lease as its record keeps it (worker, and when it began), for the
+	// reader to match against the workers' faults and stalls.
+	DeadUnstartedLeases []string `json:"dead_unstarted_leases,omitempty"`
 	// Fenced counts calls refused with ErrLeaseLost.
 	Fenced int64 `json:"fenced"`
 	// Examples lists up to 10 ids per problem.

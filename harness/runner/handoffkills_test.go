@@ -2,7 +2,11 @@ package runner
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/aebench/aebench/faults"
 
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
@@ -33,7 +37,7 @@ func TestHandoffKills(t *testing.T) {
 	for _, r := range out.Summary.Runs {
 		l, rv := r.Ledger, r.Recovery
 		if r.Status != summary.StatusOK || rv == nil {
-			t.Errorf("%s: status %s: %v", r.Label, r.Status, r.Problems)
+			t.Errorf("%s: status %s: %v; last leases %v; kills %s", r.Label, r.Status, r.Problems, l.DeadUnstartedLeases, kills(rv))
 			continue
 		}
 		if rv.Landed < 5 {
@@ -81,4 +85,17 @@ workers: {count: 2, concurrency: 4, handler: constant(2500ms), lease: 30s, recov
 			t.Errorf("%s: no Extend: the handed jobs' provisional leases were not renewed", r.Label)
 		}
 	}
+}
+
+// kills lists a run's faults as target@seconds into the run, for a
+// failure's message.
+func kills(rv *faults.Summary) string {
+	if rv == nil {
+		return "none"
+	}
+	var out []string
+	for _, rec := range rv.Records {
+		out = append(out, fmt.Sprintf("%s@%.3fs", rec.Target, rec.RunAtS))
+	}
+	return strings.Join(out, " ")
 }
