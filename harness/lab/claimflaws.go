@@ -38,7 +38,7 @@ var flawRows = []flawRow{
 	{"flaw-seed001-reply.yaml", "001", "the claim script's reply and its parser one index apart (lines 355-360 against 412-420): CreatedAt is parsed from WorkerId, always empty, so every claim fails (JOB_CONSTRUCTION_ERROR) after the script set the job InProgress and took it out of the queue: no job completes", "not_completed", 0, []string{"seed001-reply-aligned"}},
 	{"flaw-seed002-timeout.yaml", "002", "timeout counted from StartedAt, no heartbeat: jobs longer than it run twice", "reruns", 0, []string{"seed002-timeout-renewed"}},
 	{"flaw-seed002-scan.yaml", "002", "recovery SCANs every key in Redis: its cost grows with the keyspace, not with the jobs to recover", "recover_p50_us", 10, []string{"seed002-one-scan-step"}},
-	{"flaw-seed002-cluster.yaml", "002", "recovery script declares no keys (lines 250-322): on a Redis Cluster it runs on one master and SCANs only that master's keys. With the seed's own key names (ae:job:*, ae:jobs:queue, no hash tag) its write to the queue fails on every master that does not own ae:jobs:queue, after it marked a job Scheduled, and that job is lost (TestSeed002ScriptOnCluster); this row runs it on this harness's names (one hash tag), the narrower flaw: it reaches the queue's slot on 1 call in M, so recovery comes late", "recovery_max_ms", 1.5, []string{"seed002-keys-declared"}},
+	{"flaw-seed002-cluster.yaml", "002", "recovery script declares no keys (lines 250-322): on a Redis Cluster it runs on one master and SCANs only that master's keys. With the seed's own key names (ae:job:*, ae:jobs:queue, no hash tag) its write to the queue fails on every master that does not own ae:jobs:queue, after it marked a job Scheduled, and that job is lost (TestSeed002ScriptOnCluster); this row runs it on this harness's names (one hash tag), the narrower flaw: it reaches the queue's slot on 1 call in M, so recovery comes late", "recovery_late_ms", 1.5, []string{"seed002-keys-declared"}},
 	{"flaw-seed002-formats.yaml", "002/001", "seed 002's recovery writes RetryDelayUntil and LastUpdatedAt as Unix seconds (lines 283-291, and LastUpdatedAt in its dead branch), where seed 001's HashToJob parses them as dates (lines 84 and 89: DateTime.Parse throws on a Unix number): GetJobById fails on every record the recovery wrote, and on a dead-lettered one for good (nothing rewrites it). The count is the dead-lettered records seed 001's reader cannot parse; for the variant it equals the jobs its recovery dead-lettered, by design", "unreadable_records", 0, []string{"seed002-formats-ms"}},
 	{"flaw-unfenced.yaml", "001/000/002/003", "updates after a claim not fenced: seed 001's UpdateJob (lines 227-266) writes the whole record with no WorkerId check, and seeds 000 (line 432) and 003 (lines 19-30) update through it; once a job is recovered to another worker (seed 002's recovery, lines 250-313), the first worker overwrites its state. Seed 004 has no recovery and is not covered", "duplicate_completions", 0, []string{"unfenced-fenced-update"}},
 }
@@ -54,11 +54,18 @@ var flawMetrics = map[string]func(rs *summary.RunSummary) int64{
 	"reruns":                func(rs *summary.RunSummary) int64 { return rs.Ledger.DuplicateReruns },
 	"duplicate_completions": func(rs *summary.RunSummary) int64 { return rs.Ledger.DuplicateCompletions },
 	"recover_p50_us":        func(rs *summary.RunSummary) int64 { return int64(rs.LatencyNs["recover"]["p50"] / 1e3) },
-	"recovery_max_ms": func(rs *summary.RunSummary) int64 {
+	// What recovery takes beyond the lease, on the mean: the lease is the
+	// same wait in both stores, and the seed's lateness is in every
+	// recovery that waits for the queue's master. It was the max of the
+	// whole recovery: one slow restart on a loaded machine moved the
+	// corrected store's from 1.2 to 2.4 s, and a seed run with lucky slot
+	// picks kept its own at 2.2 s, and the row failed (make test beside
+	// its other packages). At least 1 ms, so a ratio is defined.
+	"recovery_late_ms": func(rs *summary.RunSummary) int64 {
 		if rs.Recovery == nil {
 			return 0
 		}
-		return int64(rs.Recovery.RecoveryNs["max"] / 1e6)
+		return max(1, int64((rs.Recovery.RecoveryNs["mean"]-float64(rs.Config.Workers.Lease))/1e6))
 	},
 	"duplicate_entries":  auditCount("duplicate_entries"),
 	"pel_pending":        auditCount("pel_pending"),
@@ -83,7 +90,7 @@ var flawSources = map[string]string{
 	"reruns":                "ledger: jobs run again while their first run was alive",
 	"duplicate_completions": "ledger: a job completed twice",
 	"recover_p50_us":        "recover call p50, µs",
-	"recovery_max_ms":       "fault to the job's next start, max, ms",
+	"recovery_late_ms":      "fault to the job's next start beyond the lease, mean, ms",
 	"duplicate_entries":     "audit: XADDs after a ZREM that removed nothing, counted in Redis as the variant ran",
 	"pel_pending":           "audit: XPENDING count after the drain, read the same way for both",
 	"early_promotions":      "audit: promoted entries the claim found not yet due, counted in Redis as the variant ran",
