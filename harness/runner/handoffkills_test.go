@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/aebench/aebench/faults"
-
 	"github.com/aebench/aebench/harness/scenario"
 	"github.com/aebench/aebench/harness/summary"
 )
